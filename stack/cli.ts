@@ -1,0 +1,55 @@
+import { createLogger } from '../lib/logger.js';
+import { settingsHelp } from '../lib/settings.js';
+import { stackEndpoints, stackLayout, stackSettings } from './config.js';
+import { stackStatus, startStack, stopStack } from './launcher.js';
+
+const USAGE = `Usage: npm run stack -- <start|stop|status>
+
+  start   start what is missing of the native stack (Postgres, Kafka, Kafka Connect with
+          Debezium, Apicurio Registry) and wait until each answers; reuses what runs
+  stop    stop every process the stack started
+  status  each component, its port, its health, its memory
+
+Settings (environment variables):
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const command = argv[0];
+  if (command === undefined || command === '--help' || command === '-h') {
+    console.log(USAGE + settingsHelp(stackSettings));
+    return command === undefined ? 2 : 0;
+  }
+  const logger = createLogger({ name: 'stack' });
+  const layout = stackLayout();
+  switch (command) {
+    case 'start': {
+      const began = Date.now();
+      await startStack(logger, layout);
+      logger.info({ seconds: (Date.now() - began) / 1000, ...stackEndpoints(layout) }, 'stack is up');
+      return 0;
+    }
+    case 'stop':
+      await stopStack(logger, layout);
+      return 0;
+    case 'status': {
+      const rows = await stackStatus(layout);
+      for (const row of rows) {
+        const state = row.healthy ? 'healthy' : row.pid === undefined ? 'stopped' : 'unhealthy';
+        const memory = row.residentMb === undefined ? '' : `${row.residentMb} MB`;
+        console.log(`${row.name.padEnd(9)} ${String(row.port).padEnd(6)} ${state.padEnd(10)} pid ${String(row.pid ?? '-').padEnd(8)} ${memory}`);
+      }
+      return rows.every((r) => r.healthy) ? 0 : 1;
+    }
+    default:
+      console.error(`unknown command "${command}"\n\n${USAGE}`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  },
+);

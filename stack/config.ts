@@ -1,0 +1,81 @@
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { defineSettings, parseSettings, zDurationMs, zInt, zPort, zString, type Config } from '../lib/settings.js';
+
+export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Component versions: the one place that the native launcher and docker-compose.yml agree on. */
+export const versionsSchema = z.object({
+  postgres: z.string(),
+  kafka: z.string(),
+  debezium: z.string(),
+  apicurio: z.string(),
+  scala: z.string(),
+});
+export type StackVersions = z.infer<typeof versionsSchema>;
+
+export function readVersions(): StackVersions {
+  const raw = readFileSync(join(projectRoot, 'stack', 'versions.json'), 'utf8');
+  return versionsSchema.parse(JSON.parse(raw));
+}
+
+const port = zPort();
+const megabytes = zInt({ min: 1, example: '512' });
+
+export const stackSettings = defineSettings('stack', {
+  home: { env: 'STACK_HOME', default: '.stack', parser: zString({ minLength: 1, example: '.stack' }), description: 'Folder for the stack\'s downloads, data, logs and process ids (relative to the project root).' },
+  postgresPort: { env: 'STACK_POSTGRES_PORT', default: '54329', parser: port, description: 'Port of the stack\'s own Postgres cluster (loopback only).' },
+  postgresWalSegmentMb: { env: 'STACK_POSTGRES_WAL_SEGMENT_MB', default: '16', parser: megabytes, description: 'WAL segment size given to initdb; 1 makes slot-limit tests fill in seconds. Only read when the cluster is created.' },
+  postgresMaxSlotWalKeepSize: { env: 'STACK_POSTGRES_MAX_SLOT_WAL_KEEP_SIZE', default: '4GB', parser: zString({ pattern: /^(-1|\d+(kB|MB|GB|TB)?)$/, expected: 'a Postgres size such as 4GB, 512MB or -1', example: '4GB' }), description: 'max_slot_wal_keep_size written into the cluster\'s configuration (the slot monitor enforces its own target).' },
+  kafkaPort: { env: 'STACK_KAFKA_PORT', default: '19092', parser: port, description: 'Kafka broker listener (loopback only).' },
+  kafkaControllerPort: { env: 'STACK_KAFKA_CONTROLLER_PORT', default: '19093', parser: port, description: 'KRaft controller listener (loopback only).' },
+  connectPort: { env: 'STACK_CONNECT_PORT', default: '18083', parser: port, description: 'Kafka Connect REST API (loopback only).' },
+  registryPort: { env: 'STACK_REGISTRY_PORT', default: '18081', parser: port, description: 'Apicurio Registry HTTP port; the Confluent-compatible API is at /apis/ccompat/v7.' },
+  kafkaHeapMb: { env: 'STACK_KAFKA_HEAP_MB', default: '768', parser: megabytes, description: 'Maximum heap of the Kafka broker.' },
+  connectHeapMb: { env: 'STACK_CONNECT_HEAP_MB', default: '768', parser: megabytes, description: 'Maximum heap of the Kafka Connect worker.' },
+  registryHeapMb: { env: 'STACK_REGISTRY_HEAP_MB', default: '512', parser: megabytes, description: 'Maximum heap of Apicurio Registry.' },
+  readyTimeoutMs: { env: 'STACK_READY_TIMEOUT_MS', default: '180000', parser: zDurationMs({ min: 1000, example: '180000' }), description: 'How long start waits for each component to become healthy before failing with its last log lines.' },
+});
+
+export type StackSettings = Config<typeof stackSettings.settings>;
+
+/** Where everything of one stack lives on disk, and how to reach it. */
+export interface StackLayout {
+  settings: StackSettings;
+  versions: StackVersions;
+  home: string;
+  dist: string;
+  runDir: string;
+  logDir: string;
+  kafkaData: string;
+}
+
+export function stackLayout(env: NodeJS.ProcessEnv = process.env): StackLayout {
+  const settings = parseSettings(stackSettings, env);
+  const home = isAbsolute(settings.home) ? settings.home : join(projectRoot, settings.home);
+  return {
+    settings,
+    versions: readVersions(),
+    home,
+    dist: join(home, 'dist'),
+    runDir: join(home, 'run'),
+    logDir: join(home, 'logs'),
+    kafkaData: join(home, 'kafka', 'data'),
+  };
+}
+
+/** Connection facts every program and test uses to reach the stack. */
+export function stackEndpoints(layout: StackLayout) {
+  const s = layout.settings;
+  return {
+    postgresAdminUrl: `postgres://postgres:postgres@127.0.0.1:${s.postgresPort}/postgres`,
+    postgresPort: s.postgresPort,
+    kafkaBrokers: [`127.0.0.1:${s.kafkaPort}`],
+    connectUrl: `http://127.0.0.1:${s.connectPort}`,
+    registryUrl: `http://127.0.0.1:${s.registryPort}/apis/ccompat/v7`,
+  };
+}
+
+export const startHint = 'npm run stack -- start';

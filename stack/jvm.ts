@@ -1,0 +1,66 @@
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { StackLayout } from './config.js';
+import { spawnDetached, stopProcess } from './processes.js';
+
+const LOG4J2_PROPERTIES = `status = warn
+appender.console.type = Console
+appender.console.name = STDOUT
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.stdout.ref = STDOUT
+logger.reflections.name = org.reflections
+logger.reflections.level = ERROR
+`;
+
+/** Starts a JVM of the stack detached, with a bounded heap and its output in the stack's log folder. */
+export function launchJvm(layout: StackLayout, opts: {
+  name: string;
+  heapMb: number;
+  classpath?: string;
+  jar?: string;
+  mainClass?: string;
+  args: string[];
+  systemProperties?: Record<string, string>;
+  cwd?: string;
+  /** The java command; the default `java` unless the component needs a newer one. */
+  java?: string;
+}): void {
+  const log4j = join(layout.home, 'log4j2.properties');
+  if (!existsSync(log4j)) {
+    mkdirSync(layout.home, { recursive: true });
+    writeFileSync(log4j, LOG4J2_PROPERTIES);
+  }
+  const properties = {
+    'stagefront.stack': layout.home,
+    'log4j2.configurationFile': log4j,
+    'java.awt.headless': 'true',
+    ...opts.systemProperties,
+  };
+  const javaArgs = [
+    `-Xms${Math.min(256, opts.heapMb)}m`,
+    `-Xmx${opts.heapMb}m`,
+    '-XX:+UseG1GC',
+    '-XX:MaxGCPauseMillis=20',
+    ...Object.entries(properties).map(([k, v]) => `-D${k}=${v}`),
+    ...(opts.jar ? ['-jar', opts.jar] : ['-cp', opts.classpath ?? '', opts.mainClass ?? '']),
+    ...opts.args,
+  ];
+  spawnDetached({
+    command: opts.java ?? 'java',
+    args: javaArgs,
+    logFile: join(layout.logDir, `${opts.name}.log`),
+    pidFile: jvmPidFile(layout, opts.name),
+    cwd: opts.cwd,
+  });
+}
+
+export function jvmPidFile(layout: StackLayout, name: string): string {
+  return join(layout.runDir, `${name}.pid`);
+}
+
+/** Graceful stop (SIGTERM lets Kafka and Connect flush), SIGKILL after the grace period. */
+export async function stopJvm(pid: number | undefined, graceMs = 30_000): Promise<void> {
+  if (pid !== undefined) await stopProcess(pid, graceMs);
+}

@@ -1,0 +1,115 @@
+import type { Logger } from '../lib/logger.js';
+import { ensureArtifacts } from './artifacts.js';
+import type { Component } from './component.js';
+import { stackLayout, type StackLayout } from './config.js';
+import { connectComponent } from './connect.js';
+import { kafkaComponent } from './kafka.js';
+import { postgresComponent } from './postgres.js';
+import { ensurePrerequisites } from './prerequisites.js';
+import { sleep as pause } from '../lib/wait.js';
+import { portOpen, residentBytes, tailFile } from './processes.js';
+import { registryComponent } from './registry.js';
+
+export function stackComponents(layout: StackLayout): Component[] {
+  return [postgresComponent(layout), kafkaComponent(layout), registryComponent(layout), connectComponent(layout)];
+}
+
+/**
+ * Brings the whole stack up, idempotently: what is healthy is reused, what is starting is waited
+ * for, what is missing is started. Components start as soon as their dependencies are healthy.
+ */
+export async function startStack(logger: Logger, layout: StackLayout = stackLayout()): Promise<void> {
+  ensurePrerequisites(logger);
+  await ensureArtifacts(layout, logger);
+  const components = stackComponents(layout);
+  const started = new Map<string, Promise<void>>();
+  const startOne = (component: Component): Promise<void> => {
+    const existing = started.get(component.name);
+    if (existing) return existing;
+    const deps = components.filter((c) => component.dependsOn.includes(c.name));
+    const run = Promise.all(deps.map(startOne)).then(() => ensureRunning(component, layout, logger));
+    started.set(component.name, run);
+    return run;
+  };
+  await Promise.all(components.map(startOne));
+}
+
+async function ensureRunning(component: Component, layout: StackLayout, logger: Logger): Promise<void> {
+  const log = logger.child({ component: component.name, port: component.port });
+  if (await component.healthy()) {
+    log.info('already running and healthy');
+    return;
+  }
+  if (component.pid() === undefined) {
+    if (await portOpen(component.port)) {
+      throw new Error(
+        `${component.name}: port ${component.port} is held by a process this stack did not start; ` +
+          `stop that process or choose another port (see npm run stack -- --help)`,
+      );
+    }
+    log.info('starting');
+    await component.launch();
+  } else {
+    log.info({ pid: component.pid() }, 'process is up; waiting until it is healthy');
+  }
+  await waitHealthy(component, layout.settings.readyTimeoutMs);
+  log.info({ pid: component.pid() }, 'healthy');
+}
+
+async function waitHealthy(component: Component, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await component.healthy()) return;
+    if (component.pid() === undefined && !(await portOpen(component.port))) {
+      await pause(500); // a process that exited during start-up does not come back
+      if (component.pid() === undefined) {
+        throw new Error(`${component.name} exited during start-up; last log lines (${component.logFile}):\n${tailFile(component.logFile)}`);
+      }
+    }
+    await pause(500);
+  }
+  throw new Error(
+    `${component.name} did not become healthy within ${timeoutMs} ms; last log lines (${component.logFile}):\n${tailFile(component.logFile)}`,
+  );
+}
+
+/** Stops every component the stack started, in reverse order, and checks that their ports are free. */
+export async function stopStack(logger: Logger, layout: StackLayout = stackLayout()): Promise<void> {
+  for (const component of stackComponents(layout).reverse()) {
+    const pid = component.pid();
+    if (pid === undefined) continue;
+    logger.info({ component: component.name, pid }, 'stopping');
+    await component.stop();
+  }
+  for (const component of stackComponents(layout)) {
+    if (await portOpen(component.port)) {
+      logger.warn({ component: component.name, port: component.port }, 'port still held after stop (not a process of this stack?)');
+    }
+  }
+}
+
+export interface ComponentStatus {
+  name: string;
+  port: number;
+  pid: number | undefined;
+  healthy: boolean;
+  residentMb: number | undefined;
+  logFile: string;
+}
+
+export async function stackStatus(layout: StackLayout = stackLayout()): Promise<ComponentStatus[]> {
+  return Promise.all(
+    stackComponents(layout).map(async (c) => {
+      const pid = c.pid();
+      const rss = pid === undefined ? undefined : residentBytes(pid);
+      return {
+        name: c.name,
+        port: c.port,
+        pid,
+        healthy: await c.healthy(),
+        residentMb: rss === undefined ? undefined : Math.round(rss / 1024 / 1024),
+        logFile: c.logFile,
+      };
+    }),
+  );
+}
