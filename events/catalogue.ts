@@ -1,0 +1,140 @@
+/**
+ * The event catalogue: the contract between the seat service and every consumer. Each event type
+ * names its aggregate (which picks the Kafka topic), the field that is its key (which fixes the
+ * order consumers see), its Avro schema file and registry subject, and what it means.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export type AggregateType = 'seat' | 'order';
+
+export interface EventDefinition {
+  type: string;
+  aggregateType: AggregateType;
+  /** Payload field whose value is the record key and the CloudEvents subject. */
+  keyField: string;
+  schemaFile: string;
+  /** Registry subject: the Avro record's full name (several event types share one topic). */
+  subject: string;
+  meaning: string;
+}
+
+export const EVENT_SOURCE = '/stagefront/seat-service';
+export const EVENT_CONTENT_TYPE = 'application/avro';
+
+export const EVENTS = {
+  seatHeld: {
+    type: 'com.stagefront.seat.held',
+    aggregateType: 'seat',
+    keyField: 'seat_id',
+    schemaFile: 'seat-held.avsc',
+    subject: 'com.stagefront.events.SeatHeld',
+    meaning: 'A buyer holds the seat until expires_at. Not available, not sold.',
+  },
+  seatReleased: {
+    type: 'com.stagefront.seat.released',
+    aggregateType: 'seat',
+    keyField: 'seat_id',
+    schemaFile: 'seat-released.avsc',
+    subject: 'com.stagefront.events.SeatReleased',
+    meaning: 'The buyer gave the held seat back; it is available again.',
+  },
+  seatHoldExpired: {
+    type: 'com.stagefront.seat.hold_expired',
+    aggregateType: 'seat',
+    keyField: 'seat_id',
+    schemaFile: 'seat-hold-expired.avsc',
+    subject: 'com.stagefront.events.SeatHoldExpired',
+    meaning: 'The hold ran out unconfirmed; the sweeper made the seat available again.',
+  },
+  seatSold: {
+    type: 'com.stagefront.seat.sold',
+    aggregateType: 'seat',
+    keyField: 'seat_id',
+    schemaFile: 'seat-sold.avsc',
+    subject: 'com.stagefront.events.SeatSold',
+    meaning: 'The seat belongs to an order, for good.',
+  },
+  orderConfirmed: {
+    type: 'com.stagefront.order.confirmed',
+    aggregateType: 'order',
+    keyField: 'order_id',
+    schemaFile: 'order-confirmed.avsc',
+    subject: 'com.stagefront.events.OrderConfirmed',
+    meaning: 'A hold became an order; the buyer is owed a confirmation email and the sale counts.',
+  },
+} as const satisfies Record<string, EventDefinition>;
+
+export type EventName = keyof typeof EVENTS;
+
+export interface SeatHeld {
+  seat_id: string;
+  show_id: string;
+  section: string;
+  hold_id: string;
+  buyer_id: string;
+  held_at: number;
+  expires_at: number;
+}
+
+export interface SeatReleased {
+  seat_id: string;
+  show_id: string;
+  section: string;
+  hold_id: string;
+  released_at: number;
+}
+
+export interface SeatHoldExpired {
+  seat_id: string;
+  show_id: string;
+  section: string;
+  hold_id: string;
+  expired_at: number;
+}
+
+export interface SeatSold {
+  seat_id: string;
+  show_id: string;
+  section: string;
+  order_id: string;
+  price_cents: number;
+  sold_at: number;
+}
+
+export interface OrderConfirmed {
+  order_id: string;
+  show_id: string;
+  hold_id: string;
+  buyer_id: string;
+  buyer_email: string;
+  seat_ids: string[];
+  total_cents: number;
+  currency: string;
+  confirmed_at: number;
+}
+
+export interface EventPayloads {
+  seatHeld: SeatHeld;
+  seatReleased: SeatReleased;
+  seatHoldExpired: SeatHoldExpired;
+  seatSold: SeatSold;
+  orderConfirmed: OrderConfirmed;
+}
+
+const schemaDir = join(dirname(fileURLToPath(import.meta.url)), 'schemas');
+
+export function readEventSchema(name: EventName): string {
+  return readFileSync(join(schemaDir, EVENTS[name].schemaFile), 'utf8');
+}
+
+/** Kafka topic of an aggregate type: `<prefix>.<aggregate>` (the Outbox Event Router's route). */
+export function topicFor(prefix: string, aggregateType: AggregateType): string {
+  return `${prefix}.${aggregateType}`;
+}
+
+/** Dead letter topic of a source topic: one per source topic. */
+export function deadLetterTopicFor(topic: string): string {
+  return `${topic}.dlq`;
+}
