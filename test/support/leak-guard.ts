@@ -1,30 +1,43 @@
-import { afterEach } from 'vitest';
+import { afterAll, afterEach, beforeEach } from 'vitest';
 
 type Close = () => void | Promise<void>;
+type Scope = 'test' | 'file';
 
-const open = new Map<number, { label: string; close: Close }>();
+const open = new Map<number, { label: string; close: Close; scope: Scope }>();
 let nextId = 1;
+let insideTest = false;
 
 /**
  * Registers something a test starts (a consumer, a pool, a child process). The returned function
- * closes it and takes it off the list; whatever is still listed after a test fails that test.
+ * closes it and takes it off the list. What a test starts must be closed by the end of that test;
+ * what a beforeAll starts, by the end of the file. Anything left fails the test (or the file).
  */
 export function track(label: string, close: Close): () => Promise<void> {
   const id = nextId++;
-  open.set(id, { label, close });
+  open.set(id, { label, close, scope: insideTest ? 'test' : 'file' });
   return async () => {
     if (!open.delete(id)) return;
     await close();
   };
 }
 
-/** Call once per test file: an afterEach that fails a test which left something running. */
+async function failOnLeftovers(scope: Scope): Promise<void> {
+  const leftovers = [...open.entries()].filter(([, entry]) => entry.scope === scope);
+  if (leftovers.length === 0) return;
+  for (const [id] of leftovers) open.delete(id);
+  await Promise.allSettled(leftovers.map(([, entry]) => entry.close()));
+  const where = scope === 'test' ? 'the test' : 'the test file (beforeAll without afterAll cleanup)';
+  throw new Error(`${where} left running: ${leftovers.map(([, entry]) => entry.label).join(', ')} (closed now)`);
+}
+
+/** Call once per test file: fails a test, or the file, that leaves a consumer, pool or process running. */
 export function installLeakGuard(): void {
-  afterEach(async () => {
-    if (open.size === 0) return;
-    const leftovers = [...open.values()];
-    open.clear();
-    await Promise.allSettled(leftovers.map((entry) => entry.close()));
-    throw new Error(`the test left running: ${leftovers.map((entry) => entry.label).join(', ')} (closed now)`);
+  beforeEach(() => {
+    insideTest = true;
   });
+  afterEach(async () => {
+    insideTest = false;
+    await failOnLeftovers('test');
+  });
+  afterAll(() => failOnLeftovers('file'));
 }

@@ -1,0 +1,102 @@
+/** Kafka Connect's REST API: the few calls the connector command needs. */
+import { PipelineError } from '../lib/errors.js';
+import { waitFor } from '../lib/wait.js';
+
+export interface ConnectorStatus {
+  name: string;
+  connector: { state: string; trace?: string };
+  tasks: { id: number; state: string; trace?: string }[];
+}
+
+async function connectRequest(connectUrl: string, path: string, init: RequestInit = {}): Promise<Response> {
+  try {
+    return await fetch(`${connectUrl}${path}`, {
+      ...init,
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      signal: AbortSignal.timeout(30_000),
+    });
+  } catch (cause) {
+    throw new PipelineError('connect_unreachable', `Kafka Connect at ${connectUrl} does not answer; start the stack (npm run stack -- start) or set CONNECT_URL`, { cause });
+  }
+}
+
+async function expectOk(response: Response, what: string): Promise<Response> {
+  if (response.ok) return response;
+  const body = await response.text();
+  throw new PipelineError('connect_request_failed', `${what}: HTTP ${response.status} ${body.slice(0, 2000)}`);
+}
+
+/** Creates the connector or updates its configuration (PUT is idempotent). */
+export async function putConnectorConfig(connectUrl: string, name: string, config: Record<string, string>): Promise<void> {
+  const response = await connectRequest(connectUrl, `/connectors/${encodeURIComponent(name)}/config`, {
+    method: 'PUT',
+    body: JSON.stringify(config),
+  });
+  await expectOk(response, `creating or updating connector ${name}`);
+}
+
+/** Asks Connect to validate a configuration; returns one line per field error. */
+export async function validateConnectorConfig(connectUrl: string, config: Record<string, string>): Promise<string[]> {
+  const plugin = (config['connector.class'] ?? '').split('.').pop() ?? '';
+  const response = await connectRequest(connectUrl, `/connector-plugins/${plugin}/config/validate`, {
+    method: 'PUT',
+    body: JSON.stringify(config),
+  });
+  const body = (await (await expectOk(response, 'validating the connector configuration')).json()) as {
+    configs: { value?: { name: string; errors?: string[] } | null }[];
+  };
+  return body.configs.flatMap((c) => (c.value?.errors ?? []).map((e) => `${c.value?.name}: ${e}`));
+}
+
+export async function connectorStatus(connectUrl: string, name: string): Promise<ConnectorStatus | undefined> {
+  const response = await connectRequest(connectUrl, `/connectors/${encodeURIComponent(name)}/status`);
+  if (response.status === 404) return undefined;
+  return (await (await expectOk(response, `status of ${name}`)).json()) as ConnectorStatus;
+}
+
+function isRunning(status: ConnectorStatus | undefined): boolean {
+  return status?.connector.state === 'RUNNING' && status.tasks.length > 0 && status.tasks.every((t) => t.state === 'RUNNING');
+}
+
+function failureTrace(status: ConnectorStatus | undefined): string | undefined {
+  if (status === undefined) return undefined;
+  if (status.connector.state === 'FAILED') return status.connector.trace ?? 'connector FAILED without a trace';
+  return status.tasks.find((t) => t.state === 'FAILED')?.trace;
+}
+
+/** Waits until the connector and every task are RUNNING; a FAILED one ends the wait with its trace. */
+export async function waitUntilRunning(connectUrl: string, name: string, timeoutMs: number): Promise<ConnectorStatus> {
+  let last: ConnectorStatus | undefined;
+  try {
+    return await waitFor(
+      async () => {
+        last = await connectorStatus(connectUrl, name);
+        const trace = failureTrace(last);
+        if (trace !== undefined) throw new ConnectorFailed(name, trace);
+        return isRunning(last) ? last : undefined;
+      },
+      { timeoutMs, intervalMs: 250, description: `connector ${name} and its task to be RUNNING` },
+    );
+  } catch (err) {
+    const trace = failureTrace(last);
+    if (trace !== undefined) throw new ConnectorFailed(name, trace);
+    throw err;
+  }
+}
+
+export class ConnectorFailed extends PipelineError {
+  constructor(name: string, trace: string) {
+    super('connector_failed', `connector ${name} FAILED:\n${trace.split('\n').slice(0, 40).join('\n')}`, { details: { name } });
+  }
+}
+
+/** Restarts the connector and only its failed tasks. */
+export async function restartFailed(connectUrl: string, name: string): Promise<void> {
+  const response = await connectRequest(connectUrl, `/connectors/${encodeURIComponent(name)}/restart?includeTasks=true&onlyFailed=true`, { method: 'POST' });
+  await expectOk(response, `restarting ${name}`);
+}
+
+export async function deleteConnector(connectUrl: string, name: string): Promise<void> {
+  const response = await connectRequest(connectUrl, `/connectors/${encodeURIComponent(name)}`, { method: 'DELETE' });
+  if (response.status !== 404) await expectOk(response, `deleting ${name}`);
+}

@@ -1,0 +1,76 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { AggregateType } from '../events/catalogue.js';
+import { EVENTS, deadLetterTopicFor, topicFor } from '../events/catalogue.js';
+import { createKafka, ensureTopics } from '../lib/kafka.js';
+import type { Logger } from '../lib/logger.js';
+import type { Config } from '../lib/settings.js';
+import { putConnectorConfig, validateConnectorConfig, waitUntilRunning, type ConnectorStatus } from './connect-client.js';
+import type { connectorSettings } from './settings.js';
+
+export type ConnectorConfig = Config<typeof connectorSettings.settings>;
+
+export const OUTBOX_CONNECTOR_FILE = join(dirname(fileURLToPath(import.meta.url)), 'seat-outbox.json');
+
+/** The file's ${UPPER_CASE} placeholders and the settings that fill them. */
+function placeholderValues(config: ConnectorConfig): Record<string, string> {
+  return {
+    SEAT_DB_HOST: config.seatDbHost,
+    SEAT_DB_PORT: String(config.seatDbPort),
+    SEAT_DB_NAME: config.seatDbName,
+    DEBEZIUM_DB_USER: config.debeziumUser,
+    DEBEZIUM_DB_PASSWORD: config.debeziumPassword,
+    SLOT_NAME: config.slotName,
+    PUBLICATION_NAME: config.publicationName,
+    TOPIC_PREFIX: config.topicPrefix,
+    TOPIC_PARTITIONS: String(config.topicPartitions),
+    HEARTBEAT_INTERVAL_MS: String(config.heartbeatIntervalMs),
+  };
+}
+
+/**
+ * Reads the connector configuration file (shared by the native stack and docker compose) and fills
+ * its ${UPPER_CASE} placeholders. Lower-case ones (${routedByValue}) belong to Debezium and stay.
+ */
+export function renderOutboxConnector(config: ConnectorConfig, file = OUTBOX_CONNECTOR_FILE): Record<string, string> {
+  const values = placeholderValues(config);
+  const raw = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
+  const rendered: Record<string, string> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    rendered[key] = value.replace(/\$\{([A-Z][A-Z0-9_]*)\}/g, (_match, name: string) => {
+      const replacement = values[name];
+      if (replacement === undefined) throw new Error(`${file}: ${key} uses \${${name}}, which no setting provides`);
+      return replacement;
+    });
+  }
+  return rendered;
+}
+
+/** The event topics and their dead letter topics, one per aggregate type. */
+export function outboxTopics(prefix: string): string[] {
+  const aggregates = [...new Set(Object.values(EVENTS).map((e) => e.aggregateType))] as AggregateType[];
+  return aggregates.flatMap((a) => [topicFor(prefix, a), deadLetterTopicFor(topicFor(prefix, a))]);
+}
+
+/**
+ * Creates the topics (so consumers can subscribe before the first event), validates the
+ * configuration, creates or updates the connector, and waits until it and its task run.
+ */
+export async function applyOutboxConnector(config: ConnectorConfig, logger: Logger): Promise<ConnectorStatus> {
+  const kafka = createKafka({ brokers: config.kafkaBrokers, clientId: 'connector-command', logger });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    await ensureTopics(admin, outboxTopics(config.topicPrefix).map((topic) => ({ topic, numPartitions: config.topicPartitions })));
+  } finally {
+    await admin.disconnect();
+  }
+  const rendered = renderOutboxConnector(config);
+  const problems = await validateConnectorConfig(config.connectUrl, { name: config.connectorName, ...rendered });
+  if (problems.length > 0) throw new Error(`Connect refused the configuration of ${config.connectorName}:\n  ${problems.join('\n  ')}`);
+  await putConnectorConfig(config.connectUrl, config.connectorName, rendered);
+  const status = await waitUntilRunning(config.connectUrl, config.connectorName, config.readyTimeoutMs);
+  logger.info({ connector: config.connectorName, slot: config.slotName, topics: outboxTopics(config.topicPrefix) }, 'connector running');
+  return status;
+}

@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import type { PoolClient } from '../lib/postgres.js';
+import { encodeWithSchema, registerAvroSchema, type Registry } from '../lib/schema-registry.js';
+import {
+  EVENT_CONTENT_TYPE,
+  EVENT_SOURCE,
+  EVENTS,
+  readEventSchema,
+  type EventName,
+  type EventPayloads,
+} from '../events/catalogue.js';
+
+export interface PendingEvent<N extends EventName = EventName> {
+  name: N;
+  payload: EventPayloads[N];
+}
+
+/** Writes events as outbox rows inside the caller's business transaction. */
+export interface EventWriter {
+  /** Inserts one outbox row per event in one statement; returns the event ids (ce_id) in order. */
+  write(client: PoolClient, events: PendingEvent[], at: Date): Promise<string[]>;
+}
+
+/**
+ * Registers every schema of the catalogue (BACKWARD compatibility) before the service writes
+ * anything, so an incompatible change stops the service at start, naming the subject and field.
+ */
+export async function createEventWriter(registry: Registry): Promise<EventWriter> {
+  const schemaIds = new Map<EventName, number>();
+  for (const name of Object.keys(EVENTS) as EventName[]) {
+    schemaIds.set(name, await registerAvroSchema(registry, EVENTS[name].subject, readEventSchema(name), 'BACKWARD'));
+  }
+  return {
+    async write(client, events, at) {
+      if (events.length === 0) return [];
+      const rows = await Promise.all(events.map((event) => outboxRow(registry, schemaIds, event, at)));
+      await client.query(
+        /* sql */ `insert into outbox (id, aggregatetype, aggregateid, type, payload, ce_source, ce_time, ce_subject, content_type)
+         select id, aggregatetype, aggregateid, type, payload, $5, $6, aggregateid, $7
+           from unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $8::bytea[])
+             as e(id, aggregatetype, aggregateid, type, payload)`,
+        [
+          rows.map((r) => r.id),
+          rows.map((r) => r.aggregateType),
+          rows.map((r) => r.aggregateId),
+          rows.map((r) => r.type),
+          EVENT_SOURCE,
+          at.toISOString(),
+          EVENT_CONTENT_TYPE,
+          rows.map((r) => r.payload),
+        ],
+      );
+      return rows.map((r) => r.id);
+    },
+  };
+}
+
+async function outboxRow(registry: Registry, schemaIds: Map<EventName, number>, event: PendingEvent, _at: Date) {
+  const definition = EVENTS[event.name];
+  const schemaId = schemaIds.get(event.name);
+  if (schemaId === undefined) throw new Error(`no schema registered for event ${event.name}`);
+  const aggregateId = (event.payload as unknown as Record<string, unknown>)[definition.keyField];
+  if (typeof aggregateId !== 'string') throw new Error(`event ${event.name} has no string ${definition.keyField}`);
+  return {
+    id: randomUUID(),
+    aggregateType: definition.aggregateType,
+    aggregateId,
+    type: definition.type,
+    payload: await encodeWithSchema(registry, schemaId, event.payload),
+  };
+}

@@ -1,0 +1,40 @@
+import type { Logger } from '../lib/logger.js';
+import { createPool, type Pool } from '../lib/postgres.js';
+import { createSchemaRegistry } from '../lib/schema-registry.js';
+import type { Config } from '../lib/settings.js';
+import { createEventWriter, type EventWriter } from './event-writer.js';
+import { confirmHold, releaseHold, type HoldEndResult } from './hold-endings.js';
+import { holdSeats, type HoldResult } from './holds.js';
+import { expireDueHolds } from './expiry.js';
+import type { seatServiceSettings } from './settings.js';
+
+export type SeatServiceConfig = Config<typeof seatServiceSettings.settings>;
+
+export interface SeatService {
+  pool: Pool;
+  events: EventWriter;
+  hold(request: { showId: string; seatIds: string[]; buyerId: string }): Promise<HoldResult>;
+  confirm(request: { holdId: string; buyerEmail: string }): Promise<HoldEndResult>;
+  release(holdId: string): Promise<HoldEndResult>;
+  expireDueHolds(limit?: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the seat service: a pool on the seat database and the event schemas registered (an
+ * incompatible schema stops it here, before any event is written).
+ */
+export async function openSeatService(config: SeatServiceConfig, logger: Logger): Promise<SeatService> {
+  const registry = createSchemaRegistry(config.registryUrl);
+  const events = await createEventWriter(registry);
+  const pool = createPool({ connectionString: config.databaseUrl, applicationName: 'seat-service', logger, max: config.poolSize });
+  return {
+    pool,
+    events,
+    hold: (request) => holdSeats(pool, events, { ...request, ttlMs: config.holdTtlMs }, logger),
+    confirm: (request) => confirmHold(pool, events, request, logger),
+    release: (holdId) => releaseHold(pool, events, holdId, logger),
+    expireDueHolds: (limit = 500) => expireDueHolds(pool, events, { limit, logger }),
+    close: () => pool.end(),
+  };
+}

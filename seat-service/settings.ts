@@ -1,0 +1,64 @@
+import { defineSettings, zDurationMs, zInt, zString, zUrl } from '../lib/settings.js';
+
+const postgresUrl = (example: string) => zUrl({ protocols: ['postgres', 'postgresql'], example });
+
+export const seatServiceSettings = defineSettings('seat-service', {
+  databaseUrl: {
+    env: 'SEAT_DB_URL',
+    default: 'postgres://stagefront_service:stagefront_service@127.0.0.1:54329/stagefront',
+    parser: postgresUrl('postgres://stagefront_service:secret@db:5432/stagefront'),
+    description: 'Seat database, as the seat service role (business tables and the outbox only).',
+    secret: true,
+  },
+  adminDatabaseUrl: {
+    env: 'SEAT_DB_ADMIN_URL',
+    default: 'postgres://postgres:postgres@127.0.0.1:54329/stagefront',
+    parser: postgresUrl('postgres://postgres:secret@db:5432/stagefront'),
+    description: 'Seat database as its owner: used only by migrate, setup-roles and create-database.',
+    secret: true,
+  },
+  registryUrl: {
+    env: 'SCHEMA_REGISTRY_URL',
+    default: 'http://127.0.0.1:18081/apis/ccompat/v7',
+    parser: zUrl({ example: 'http://registry:8080/apis/ccompat/v7' }),
+    description: 'Confluent-compatible schema registry API (Apicurio /apis/ccompat/v7).',
+  },
+  holdTtlMs: {
+    env: 'HOLD_TTL_MS',
+    default: '600000',
+    parser: zDurationMs({ min: 1000, example: '600000' }),
+    description: 'How long a hold keeps its seats before the sweeper expires it.',
+  },
+  poolSize: {
+    env: 'SEAT_DB_POOL_SIZE',
+    default: '20',
+    parser: zInt({ min: 1, max: 200, example: '20' }),
+    description: 'Connections the service keeps to the seat database.',
+  },
+  outboxRetentionMs: {
+    env: 'OUTBOX_RETENTION_MS',
+    default: '604800000',
+    parser: zDurationMs({ min: 60_000, example: '604800000' }),
+    description: 'How long outbox rows are kept after they are written, for reconciliation and replay (default 7 days).',
+  },
+  purgeBatchSize: {
+    env: 'OUTBOX_PURGE_BATCH_SIZE',
+    default: '5000',
+    parser: zInt({ min: 1, max: 100_000, example: '5000' }),
+    description: 'Outbox rows deleted per purge transaction.',
+  },
+  servicePassword: {
+    env: 'SEAT_SERVICE_DB_PASSWORD',
+    default: 'stagefront_service',
+    parser: zString({ minLength: 1, example: 'a-long-random-password' }),
+    description: 'Password setup-roles gives the stagefront_service role.',
+    secret: true,
+  },
+  debeziumPassword: {
+    env: 'DEBEZIUM_DB_PASSWORD',
+    default: 'stagefront_debezium',
+    parser: zString({ minLength: 1, example: 'a-long-random-password' }),
+    description: 'Password setup-roles gives the stagefront_debezium role (the connector logs in with it).',
+    secret: true,
+  },
+});

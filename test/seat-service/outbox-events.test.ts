@@ -1,0 +1,82 @@
+import { CloudEvent, Kafka as CloudEventsKafka, type KafkaMessage as CloudEventsKafkaMessage } from 'cloudevents';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVENTS } from '../../events/catalogue.js';
+import { createSchemaRegistry, decodeWithSchema } from '../../lib/schema-registry.js';
+import { waitFor } from '../../lib/wait.js';
+import { createShow, seatId } from '../../seat-service/inventory.js';
+import { installLeakGuard } from '../support/leak-guard.js';
+import { collectRecords, startSeatPipeline, type CollectedRecord, type SeatPipeline } from '../support/seat-pipeline.js';
+import { adminQuery, requireStack } from '../support/stack.js';
+
+const stack = requireStack();
+installLeakGuard();
+
+describe('seat service outbox routed by Debezium as CloudEvents', () => {
+  let pipeline: SeatPipeline;
+  const show = 'show1';
+
+  beforeAll(async () => {
+    pipeline = await startSeatPipeline('outbox');
+    await createShow(pipeline.service.pool, {
+      showId: show, title: 'Stadium night', startsAt: new Date('2027-06-01T20:00:00Z'), onSaleAt: new Date('2026-12-01T10:00:00Z'),
+      sections: [{ section: 'A', rows: 2, seatsPerRow: 5, priceCents: 4500 }],
+    });
+  });
+  afterAll(async () => pipeline?.teardown());
+
+  it('hold, confirm and release each publish CloudEvents with every ce_* header, the outbox id and a registry-decodable value', async () => {
+    const collector = await collectRecords([pipeline.topics.seat, pipeline.topics.order]);
+    try {
+      const held = await pipeline.service.hold({ showId: show, seatIds: [seatId(show, 'A', 1, 1), seatId(show, 'A', 1, 2)], buyerId: 'buyer-1' });
+      expect(held.status).toBe('held');
+      if (held.status !== 'held') return;
+      const confirmed = await pipeline.service.confirm({ holdId: held.holdId, buyerEmail: 'b1@example.test' });
+      expect(confirmed.status).toBe('confirmed');
+      const second = await pipeline.service.hold({ showId: show, seatIds: [seatId(show, 'A', 2, 1)], buyerId: 'buyer-2' });
+      if (second.status !== 'held') throw new Error(`expected a hold, got ${second.status}`);
+      const released = await pipeline.service.release(second.holdId);
+      expect(released.status).toBe('released');
+
+      const outbox = await adminQuery(pipeline.adminUrl, 'select id, type, aggregateid, aggregatetype, payload from outbox order by created_at');
+      expect(outbox.rows).toHaveLength(2 + 3 + 1 + 1); // 2 held, 2 sold + order, 1 held, 1 released
+      const records = await waitFor(() => (collector.records.length >= outbox.rows.length ? collector.records : undefined), {
+        timeoutMs: 30_000, description: `${outbox.rows.length} records on the event topics`,
+      });
+
+      const registry = createSchemaRegistry(stack.registryUrl);
+      for (const row of outbox.rows) {
+        const record = records.find((r) => r.headers.ce_id === row.id);
+        expect(record, `record for outbox row ${row.id}`).toBeDefined();
+        if (!record) continue;
+        expect(record.topic).toBe(`${pipeline.connector.topicPrefix}.${row.aggregatetype}`);
+        expect(record.key).toBe(row.aggregateid);
+        expect(record.headers).toMatchObject({
+          ce_id: row.id, ce_type: row.type, ce_source: '/stagefront/seat-service', ce_specversion: '1.0',
+          ce_subject: row.aggregateid, 'content-type': 'application/avro',
+        });
+        expect(new Date(record.headers.ce_time ?? '').getTime()).not.toBeNaN();
+        expect(record.value.equals(row.payload)).toBe(true);
+        const decoded = await decodeWithSchema<Record<string, unknown>>(registry, record.value);
+        const keyField = Object.values(EVENTS).find((e) => e.type === row.type)?.keyField ?? '';
+        expect(decoded[keyField]).toBe(row.aggregateid);
+        const event = toCloudEvent(record);
+        expect(event.validate()).toBe(true);
+        expect(event.id).toBe(row.id);
+        expect(event.type).toBe(row.type);
+      }
+    } finally {
+      await collector.stop();
+    }
+  });
+});
+
+function toCloudEvent(record: CollectedRecord): CloudEvent<unknown> {
+  const message: CloudEventsKafkaMessage = {
+    key: record.key,
+    value: record.value,
+    headers: record.headers,
+    body: record.value,
+    timestamp: record.message.timestamp,
+  };
+  return CloudEventsKafka.toEvent(message) as CloudEvent<unknown>;
+}

@@ -1,0 +1,119 @@
+import pg from 'pg';
+import { deleteConnector } from '../../connectors/connect-client.js';
+import { applyOutboxConnector, type ConnectorConfig } from '../../connectors/outbox-connector.js';
+import { connectorSettings } from '../../connectors/settings.js';
+import { createKafka, type KafkaMessage } from '../../lib/kafka.js';
+import { createLogger, type Logger } from '../../lib/logger.js';
+import { createPool } from '../../lib/postgres.js';
+import { parseSettings } from '../../lib/settings.js';
+import { waitFor } from '../../lib/wait.js';
+import { migrateSeatDatabase, setupRoles } from '../../seat-service/database-setup.js';
+import { openSeatService, type SeatService, type SeatServiceConfig } from '../../seat-service/service.js';
+import { seatServiceSettings } from '../../seat-service/settings.js';
+import { track } from './leak-guard.js';
+import { adminQuery, createTestDatabase, endpoints, uniqueName } from './stack.js';
+
+export const testLogger: Logger = createLogger({ name: 'test', level: (process.env.TEST_LOG_LEVEL as 'info' | undefined) ?? 'warn' });
+
+export interface SeatPipeline {
+  databaseUrl: string;
+  adminUrl: string;
+  connector: ConnectorConfig;
+  service: SeatService;
+  serviceConfig: SeatServiceConfig;
+  topics: { seat: string; order: string };
+  teardown(): Promise<void>;
+}
+
+/** A seat database of its own, migrated, with roles, a running outbox connector and unique topics. */
+export async function startSeatPipeline(prefix: string, overrides: Record<string, string> = {}): Promise<SeatPipeline> {
+  const stack = endpoints();
+  const database = await createTestDatabase(prefix);
+  const adminPool = createPool({ connectionString: database.url, applicationName: 'test-migrate', logger: testLogger, max: 1 });
+  try {
+    await migrateSeatDatabase(adminPool, testLogger);
+    await setupRoles(adminPool, { service: 'stagefront_service', debezium: 'stagefront_debezium' });
+  } finally {
+    await adminPool.end();
+  }
+  const name = uniqueName(prefix).toLowerCase();
+  const connector = parseSettings(connectorSettings, {
+    CONNECT_URL: stack.connectUrl,
+    CONNECTOR_NAME: name,
+    KAFKA_BROKERS: stack.kafkaBrokers.join(','),
+    SEAT_DB_PORT: String(stack.postgresPort),
+    SEAT_DB_NAME: database.name,
+    SLOT_NAME: name,
+    TOPIC_PREFIX: name,
+    TOPIC_PARTITIONS: '3',
+    HEARTBEAT_INTERVAL_MS: '2000',
+    ...overrides,
+  });
+  await applyOutboxConnector(connector, testLogger);
+  const serviceUrl = database.url.replace('postgres:postgres@', 'stagefront_service:stagefront_service@');
+  const serviceConfig = parseSettings(seatServiceSettings, { SEAT_DB_URL: serviceUrl, SEAT_DB_ADMIN_URL: database.url, SCHEMA_REGISTRY_URL: stack.registryUrl, HOLD_TTL_MS: '60000' });
+  const service = await openSeatService(serviceConfig, testLogger);
+  const close = track(`seat pipeline ${name}`, async () => {
+    await service.close();
+    await deleteConnector(stack.connectUrl, name);
+    await dropSlot(stack.postgresAdminUrl, name);
+    await database.drop();
+  });
+  return {
+    databaseUrl: serviceUrl,
+    adminUrl: database.url,
+    connector,
+    service,
+    serviceConfig,
+    topics: { seat: `${name}.seat`, order: `${name}.order` },
+    teardown: close,
+  };
+}
+
+/** Drops a replication slot once its reader has let go of it. */
+export async function dropSlot(adminUrl: string, slot: string): Promise<void> {
+  await waitFor(
+    async () => {
+      const { rows } = await adminQuery(adminUrl, 'select active from pg_replication_slots where slot_name = $1', [slot]);
+      if (rows.length === 0) return true;
+      if (rows[0].active) return false;
+      await adminQuery(adminUrl, 'select pg_drop_replication_slot($1)', [slot]);
+      return true;
+    },
+    { timeoutMs: 30_000, intervalMs: 250, description: `slot ${slot} to be released and dropped` },
+  );
+}
+
+export interface CollectedRecord {
+  topic: string;
+  partition: number;
+  offset: string;
+  key: string;
+  headers: Record<string, string>;
+  value: Buffer;
+  message: KafkaMessage;
+}
+
+/** Reads topics from the beginning into an array until stopped. */
+export async function collectRecords(topics: string[]): Promise<{ records: CollectedRecord[]; stop: () => Promise<void> }> {
+  const kafka = createKafka({ brokers: endpoints().kafkaBrokers, clientId: 'test-collector', logger: testLogger });
+  const consumer = kafka.consumer({ groupId: uniqueName('collector'), maxWaitTimeInMs: 100 });
+  const records: CollectedRecord[] = [];
+  await consumer.connect();
+  const stop = track('record collector', () => consumer.disconnect());
+  await consumer.subscribe({ topics, fromBeginning: true });
+  await consumer.run({
+    eachMessage: async ({ topic, partition, message }) => {
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(message.headers ?? {})) headers[k] = Buffer.isBuffer(v) ? v.toString('utf8') : String(v);
+      records.push({ topic, partition, offset: message.offset, key: message.key?.toString('utf8') ?? '', headers, value: message.value ?? Buffer.alloc(0), message });
+    },
+  });
+  return { records, stop };
+}
+
+export async function adminClient(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  return client;
+}
