@@ -30,7 +30,7 @@ export function ownedPid(pidFile: string, marker: string): number | undefined {
 }
 
 /** GET a URL with a short timeout; the response body on 2xx, undefined otherwise. */
-export async function httpGet(url: string, timeoutMs = 2000): Promise<string | undefined> {
+export async function httpGet(url: string, timeoutMs = 5000): Promise<string | undefined> {
   try {
     const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
     const body = await response.text();

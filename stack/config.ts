@@ -26,6 +26,7 @@ const megabytes = zInt({ min: 1, example: '512' });
 
 export const stackSettings = defineSettings('stack', {
   home: { env: 'STACK_HOME', default: '.stack', parser: zString({ minLength: 1, example: '.stack' }), description: 'Folder for the stack\'s downloads, data, logs and process ids (relative to the project root).' },
+  dist: { env: 'STACK_DIST', default: 'dist', parser: zString({ minLength: 1, example: '/opt/stagefront-dist' }), description: 'Folder for the downloaded Kafka, Connect, Debezium and Apicurio (relative to the stack home); stacks may share one.' },
   postgresPort: { env: 'STACK_POSTGRES_PORT', default: '54329', parser: port, description: 'Port of the stack\'s own Postgres cluster (loopback only).' },
   postgresWalSegmentMb: { env: 'STACK_POSTGRES_WAL_SEGMENT_MB', default: '16', parser: megabytes, description: 'WAL segment size given to initdb; 1 makes slot-limit tests fill in seconds. Only read when the cluster is created.' },
   postgresMaxSlotWalKeepSize: { env: 'STACK_POSTGRES_MAX_SLOT_WAL_KEEP_SIZE', default: '4GB', parser: zString({ pattern: /^(-1|\d+(kB|MB|GB|TB)?)$/, expected: 'a Postgres size such as 4GB, 512MB or -1', example: '4GB' }), description: 'max_slot_wal_keep_size written into the cluster\'s configuration (the slot monitor enforces its own target).' },
@@ -33,9 +34,12 @@ export const stackSettings = defineSettings('stack', {
   kafkaControllerPort: { env: 'STACK_KAFKA_CONTROLLER_PORT', default: '19093', parser: port, description: 'KRaft controller listener (loopback only).' },
   connectPort: { env: 'STACK_CONNECT_PORT', default: '18083', parser: port, description: 'Kafka Connect REST API (loopback only).' },
   registryPort: { env: 'STACK_REGISTRY_PORT', default: '18081', parser: port, description: 'Apicurio Registry HTTP port; the Confluent-compatible API is at /apis/ccompat/v7.' },
+  registryManagementPort: { env: 'STACK_REGISTRY_MANAGEMENT_PORT', default: '18082', parser: port, description: 'Apicurio Registry management interface (health, metrics; loopback only).' },
   kafkaHeapMb: { env: 'STACK_KAFKA_HEAP_MB', default: '768', parser: megabytes, description: 'Maximum heap of the Kafka broker.' },
   connectHeapMb: { env: 'STACK_CONNECT_HEAP_MB', default: '768', parser: megabytes, description: 'Maximum heap of the Kafka Connect worker.' },
   registryHeapMb: { env: 'STACK_REGISTRY_HEAP_MB', default: '512', parser: megabytes, description: 'Maximum heap of Apicurio Registry.' },
+  alertmanagerPort: { env: 'STACK_ALERTMANAGER_PORT', default: '18093', parser: port, description: 'Alertmanager HTTP port (loopback only); the slot monitor sends its alerts to it.' },
+  alertmanagerWebhookUrl: { env: 'STACK_ALERTMANAGER_WEBHOOK_URL', default: '', parser: zString({ example: 'http://127.0.0.1:8080/alerts' }), description: 'Where the stack\'s Alertmanager sends notifications (a webhook, resolved ones too); empty keeps them in Alertmanager only.' },
   readyTimeoutMs: { env: 'STACK_READY_TIMEOUT_MS', default: '180000', parser: zDurationMs({ min: 1000, example: '180000' }), description: 'How long start waits for each component to become healthy before failing with its last log lines.' },
 });
 
@@ -59,7 +63,7 @@ export function stackLayout(env: NodeJS.ProcessEnv = process.env): StackLayout {
     settings,
     versions: readVersions(),
     home,
-    dist: join(home, 'dist'),
+    dist: isAbsolute(settings.dist) ? settings.dist : join(home, settings.dist),
     runDir: join(home, 'run'),
     logDir: join(home, 'logs'),
     kafkaData: join(home, 'kafka', 'data'),
@@ -75,6 +79,7 @@ export function stackEndpoints(layout: StackLayout) {
     kafkaBrokers: [`127.0.0.1:${s.kafkaPort}`],
     connectUrl: `http://127.0.0.1:${s.connectPort}`,
     registryUrl: `http://127.0.0.1:${s.registryPort}/apis/ccompat/v7`,
+    alertmanagerUrl: `http://127.0.0.1:${s.alertmanagerPort}`,
   };
 }
 

@@ -1,4 +1,5 @@
 import type { Logger } from '../lib/logger.js';
+import { alertmanagerComponent } from './alertmanager.js';
 import { ensureArtifacts } from './artifacts.js';
 import type { Component } from './component.js';
 import { stackLayout, type StackLayout } from './config.js';
@@ -11,7 +12,7 @@ import { portOpen, residentBytes, tailFile } from './processes.js';
 import { registryComponent } from './registry.js';
 
 export function stackComponents(layout: StackLayout): Component[] {
-  return [postgresComponent(layout), kafkaComponent(layout), registryComponent(layout), connectComponent(layout)];
+  return [postgresComponent(layout), kafkaComponent(layout), registryComponent(layout), connectComponent(layout), alertmanagerComponent(layout)];
 }
 
 /**

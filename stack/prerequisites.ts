@@ -38,6 +38,18 @@ const PREREQUISITES: Prerequisite[] = [
     aptPackages: ['postgresql'],
     install: 'sudo apt-get install postgresql (macOS: brew install postgresql@15)',
   },
+  {
+    name: 'Alertmanager (receives the slot monitor\'s alerts)',
+    present: () => ['prometheus-alertmanager', 'alertmanager'].some((binary) => commandWorks(binary, ['--version'])),
+    aptPackages: ['prometheus-alertmanager'],
+    install: 'sudo apt-get install prometheus-alertmanager (macOS: brew install alertmanager)',
+  },
+  {
+    name: 'promtool (tests the Prometheus alert rules of the slot monitor)',
+    present: () => commandWorks('promtool', ['--version']),
+    aptPackages: ['prometheus'],
+    install: 'sudo apt-get install prometheus (macOS: brew install prometheus)',
+  },
 ];
 
 /**

@@ -31,6 +31,8 @@ export function registryComponent(layout: StackLayout): Component {
         systemProperties: {
           'quarkus.http.host': '127.0.0.1',
           'quarkus.http.port': String(s.registryPort),
+          'quarkus.management.host': '127.0.0.1',
+          'quarkus.management.port': String(s.registryManagementPort),
           'quarkus.log.console.json': 'false',
         },
       });
