@@ -13,6 +13,7 @@ export const versionsSchema = z.object({
   debezium: z.string(),
   apicurio: z.string(),
   scala: z.string(),
+  alertmanager: z.string(),
 });
 export type StackVersions = z.infer<typeof versionsSchema>;
 

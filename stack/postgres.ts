@@ -1,14 +1,15 @@
 import { createHash } from 'node:crypto';
-import { chownSync, existsSync, mkdirSync, writeFileSync, appendFileSync } from 'node:fs';
+import { readFileSync, chownSync, existsSync, mkdirSync, writeFileSync, appendFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import pg from 'pg';
 import type { Component } from './component.js';
 import { ownedPid } from './component.js';
-import type { StackLayout } from './config.js';
+import { projectRoot, type StackLayout } from './config.js';
 import { postgresBinDir } from './prerequisites.js';
 import { runCommand } from './processes.js';
 
 const ADMIN_PASSWORD = 'postgres';
+const SHARED_SETTINGS = join(projectRoot, 'stack', 'postgres.conf');
 
 /** The stack's own Postgres cluster: logical decoding on, loopback only, run as a non-root user. */
 export function postgresComponent(layout: StackLayout): Component {
@@ -38,27 +39,17 @@ export function postgresComponent(layout: StackLayout): Component {
   };
 }
 
+/** The shared settings file (also used by docker compose), then what only the native stack sets. */
 function serverSettings(layout: StackLayout): string {
   const s = layout.settings;
   return [
-    '# Written by the stack launcher at every start; ALTER SYSTEM (postgresql.auto.conf) still wins.',
+    '# Written by the stack launcher at every start from stack/postgres.conf (copied: the postgres',
+    '# OS user may not be able to read the project folder), then the native-only settings.',
+    readFileSync(SHARED_SETTINGS, 'utf8'),
     "listen_addresses = '127.0.0.1'",
     `port = ${s.postgresPort}`,
     "unix_socket_directories = ''",
-    'max_connections = 300',
-    'shared_buffers = 256MB',
-    'wal_level = logical',
-    'max_replication_slots = 20',
-    'max_wal_senders = 20',
     `max_slot_wal_keep_size = '${s.postgresMaxSlotWalKeepSize}'`,
-    '# Low CDC latency: flush WAL to the sender quickly.',
-    "wal_writer_delay = '10ms'",
-    "wal_sender_timeout = '30s'",
-    "checkpoint_timeout = '5min'",
-    "max_wal_size = '1GB'",
-    "log_min_messages = 'warning'",
-    'log_checkpoints = on',
-    "log_line_prefix = '%m [%p] %q%u@%d '",
     '',
   ].join('\n');
 }

@@ -1,0 +1,5 @@
+#!/bin/sh
+# docker compose: runs once when the official postgres image creates its cluster, so the seat
+# database reads the same settings file as the native stack (ALTER SYSTEM still wins).
+set -e
+echo "include '/etc/stagefront/postgres.conf'" >> "$PGDATA/postgresql.conf"
