@@ -64,24 +64,18 @@ function failureTrace(status: ConnectorStatus | undefined): string | undefined {
   return status.tasks.find((t) => t.state === 'FAILED')?.trace;
 }
 
-/** Waits until the connector and every task are RUNNING; a FAILED one ends the wait with its trace. */
+/** Waits until the connector and every task are RUNNING; a FAILED one ends the wait at once, with its trace. */
 export async function waitUntilRunning(connectUrl: string, name: string, timeoutMs: number): Promise<ConnectorStatus> {
-  let last: ConnectorStatus | undefined;
-  try {
-    return await waitFor(
-      async () => {
-        last = await connectorStatus(connectUrl, name);
-        const trace = failureTrace(last);
-        if (trace !== undefined) throw new ConnectorFailed(name, trace);
-        return isRunning(last) ? last : undefined;
-      },
-      { timeoutMs, intervalMs: 250, description: `connector ${name} and its task to be RUNNING` },
-    );
-  } catch (err) {
-    const trace = failureTrace(last);
-    if (trace !== undefined) throw new ConnectorFailed(name, trace);
-    throw err;
-  }
+  const settled = await waitFor(
+    async () => {
+      const status = await connectorStatus(connectUrl, name);
+      return isRunning(status) || failureTrace(status) !== undefined ? status : undefined;
+    },
+    { timeoutMs, intervalMs: 250, description: `connector ${name} and its task to be RUNNING` },
+  );
+  const trace = failureTrace(settled);
+  if (trace !== undefined) throw new ConnectorFailed(name, trace);
+  return settled;
 }
 
 export class ConnectorFailed extends PipelineError {

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { AggregateType } from '../events/catalogue.js';
 import { EVENTS, deadLetterTopicFor, topicFor } from '../events/catalogue.js';
 import { createKafka, ensureTopics } from '../lib/kafka.js';
+import { PipelineError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import type { Config } from '../lib/settings.js';
 import { putConnectorConfig, validateConnectorConfig, waitUntilRunning, type ConnectorStatus } from './connect-client.js';
@@ -68,7 +69,11 @@ export async function applyOutboxConnector(config: ConnectorConfig, logger: Logg
   }
   const rendered = renderOutboxConnector(config);
   const problems = await validateConnectorConfig(config.connectUrl, { name: config.connectorName, ...rendered });
-  if (problems.length > 0) throw new Error(`Connect refused the configuration of ${config.connectorName}:\n  ${problems.join('\n  ')}`);
+  if (problems.length > 0) {
+    throw new PipelineError('connector_config_refused', `Connect refused the configuration of ${config.connectorName}:\n  ${problems.join('\n  ')}`, {
+      details: { problems },
+    });
+  }
   await putConnectorConfig(config.connectUrl, config.connectorName, rendered);
   const status = await waitUntilRunning(config.connectUrl, config.connectorName, config.readyTimeoutMs);
   logger.info({ connector: config.connectorName, slot: config.slotName, topics: outboxTopics(config.topicPrefix) }, 'connector running');

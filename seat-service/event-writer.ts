@@ -21,14 +21,23 @@ export interface EventWriter {
   write(client: PoolClient, events: PendingEvent[], at: Date): Promise<string[]>;
 }
 
+export interface EventWriterOptions {
+  /** Prepended to every registry subject, for environments that share one registry. */
+  subjectPrefix?: string;
+  /** Where schema texts come from; the catalogue's files by default. */
+  readSchema?: (name: EventName) => string;
+}
+
 /**
  * Registers every schema of the catalogue (BACKWARD compatibility) before the service writes
  * anything, so an incompatible change stops the service at start, naming the subject and field.
  */
-export async function createEventWriter(registry: Registry): Promise<EventWriter> {
+export async function createEventWriter(registry: Registry, options: EventWriterOptions = {}): Promise<EventWriter> {
   const schemaIds = new Map<EventName, number>();
+  const readSchema = options.readSchema ?? readEventSchema;
   for (const name of Object.keys(EVENTS) as EventName[]) {
-    schemaIds.set(name, await registerAvroSchema(registry, EVENTS[name].subject, readEventSchema(name), 'BACKWARD'));
+    const subject = `${options.subjectPrefix ?? ''}${EVENTS[name].subject}`;
+    schemaIds.set(name, await registerAvroSchema(registry, subject, readSchema(name), 'BACKWARD'));
   }
   return {
     async write(client, events, at) {

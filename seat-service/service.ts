@@ -2,7 +2,7 @@ import type { Logger } from '../lib/logger.js';
 import { createPool, type Pool } from '../lib/postgres.js';
 import { createSchemaRegistry } from '../lib/schema-registry.js';
 import type { Config } from '../lib/settings.js';
-import { createEventWriter, type EventWriter } from './event-writer.js';
+import { createEventWriter, type EventWriter, type EventWriterOptions } from './event-writer.js';
 import { confirmHold, releaseHold, type HoldEndResult } from './hold-endings.js';
 import { holdSeats, type HoldResult } from './holds.js';
 import { expireDueHolds } from './expiry.js';
@@ -24,9 +24,13 @@ export interface SeatService {
  * Opens the seat service: a pool on the seat database and the event schemas registered (an
  * incompatible schema stops it here, before any event is written).
  */
-export async function openSeatService(config: SeatServiceConfig, logger: Logger): Promise<SeatService> {
+export async function openSeatService(
+  config: SeatServiceConfig,
+  logger: Logger,
+  writerOptions: Omit<EventWriterOptions, 'subjectPrefix'> = {},
+): Promise<SeatService> {
   const registry = createSchemaRegistry(config.registryUrl);
-  const events = await createEventWriter(registry);
+  const events = await createEventWriter(registry, { subjectPrefix: config.subjectPrefix, ...writerOptions });
   const pool = createPool({ connectionString: config.databaseUrl, applicationName: 'seat-service', logger, max: config.poolSize });
   return {
     pool,

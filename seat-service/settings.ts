@@ -23,6 +23,12 @@ export const seatServiceSettings = defineSettings('seat-service', {
     parser: zUrl({ example: 'http://registry:8080/apis/ccompat/v7' }),
     description: 'Confluent-compatible schema registry API (Apicurio /apis/ccompat/v7).',
   },
+  subjectPrefix: {
+    env: 'SCHEMA_SUBJECT_PREFIX',
+    default: '',
+    parser: zString({ pattern: /^[A-Za-z0-9._-]*$/, expected: 'letters, digits, ".", "_" or "-" (or empty)', example: 'staging.' }),
+    description: 'Prepended to every schema subject, when several environments share one registry (empty: none).',
+  },
   holdTtlMs: {
     env: 'HOLD_TTL_MS',
     default: '600000',
