@@ -1,0 +1,124 @@
+/**
+ * Every alert the slot monitor raises: its severity and the runbook steps on-call follows.
+ * The summary and description of each firing are written by the code that detects it
+ * (slot-conditions.ts, keep-size.ts, monitor.ts) with the numbers of that moment.
+ * docs/slot-monitor.md explains each one at length.
+ */
+export type Severity = 'critical' | 'warning' | 'info' | 'none';
+
+export interface AlertDefinition {
+  severity: Severity;
+  runbook: readonly string[];
+}
+
+const STOPPED_READER_STEPS = [
+  'Find the connector that owns the slot: curl -s $CONNECT_URL/connectors?expand=status (slot.name in its config).',
+  'If it is FAILED or STOPPED, read the task trace, fix the cause, then restart it: curl -X POST "$CONNECT_URL/connectors/<name>/restart?includeTasks=true&onlyFailed=true" (or PUT .../resume).',
+  'Watch retained WAL fall on the slot-monitor dashboard or: select slot_name, active, wal_status, safe_wal_size from pg_replication_slots;',
+];
+
+export const ALERTS = {
+  SlotWalExtended: {
+    severity: 'warning',
+    runbook: [
+      'The slot keeps more WAL than max_wal_size: its reader is behind or stopped. Nothing is lost yet.',
+      ...STOPPED_READER_STEPS,
+      'If the reader cannot be fixed before safe_wal_size reaches 0, plan for the lost-slot recovery (docs/slot-monitor.md).',
+    ],
+  },
+  SlotWalUnreserved: {
+    severity: 'critical',
+    runbook: [
+      'The slot is past max_slot_wal_keep_size: the next checkpoint (at most checkpoint_timeout away, sooner under write load) invalidates it and the events in that WAL are gone from the slot.',
+      'Do NOT raise max_slot_wal_keep_size to save it unless the disk has room for it; a full disk stops every sale.',
+      ...STOPPED_READER_STEPS,
+      'If the reader catches up, the alert resolves. If the slot becomes lost, follow SlotLost.',
+    ],
+  },
+  SlotLost: {
+    severity: 'critical',
+    runbook: [
+      'The slot was invalidated: the WAL it needed is deleted and Debezium can never stream from it again (it retries for ~30 minutes, then fails). The events are still in the outbox table within its retention.',
+      'Stop the connector: curl -X PUT $CONNECT_URL/connectors/<name>/stop',
+      'Note T, the oldest "last handled event" time over all consumers (their inboxes), minus a few minutes: the re-emit starts there.',
+      'Drop the lost slot on the seat database: select pg_drop_replication_slot(\'<slot>\');',
+      'Reset the connector offsets: curl -X DELETE $CONNECT_URL/connectors/<name>/offsets',
+      'Resume it: curl -X PUT $CONNECT_URL/connectors/<name>/resume (it creates the slot again, streaming from now).',
+      'Re-emit the outbox rows written since the last event the consumers handled, with an incremental snapshot of the outbox filtered by time (docs/slot-monitor.md, "Recovering a lost slot"); consumers drop duplicates by ce_id.',
+    ],
+  },
+  SlotHeadroomLow: {
+    severity: 'warning',
+    runbook: [
+      'safe_wal_size is below the warning fraction of max_slot_wal_keep_size: the slot is heading for unreserved, then lost.',
+      ...STOPPED_READER_STEPS,
+      'If the reader is healthy but slow, check Connect task lag and the Kafka broker; a heavy write burst on the seat database also shows up here.',
+    ],
+  },
+  SlotHeadroomCritical: {
+    severity: 'critical',
+    runbook: [
+      'safe_wal_size is below the critical fraction of max_slot_wal_keep_size: minutes of writes are left before the slot passes the cap.',
+      ...STOPPED_READER_STEPS,
+      'Prepare the lost-slot recovery (SlotLost) in case the reader cannot be fixed in time.',
+    ],
+  },
+  SlotInactive: {
+    severity: 'warning',
+    runbook: [
+      'No process has read the slot for longer than the configured time, so its retained WAL only grows.',
+      ...STOPPED_READER_STEPS,
+      'If the slot belongs to nothing any more (an old connector), drop it: select pg_drop_replication_slot(\'<slot>\');',
+    ],
+  },
+  SlotMissing: {
+    severity: 'critical',
+    runbook: [
+      'A slot the pipeline needs does not exist: nothing captures outbox rows, and when the connector creates it again it starts from that moment, skipping what was written in between.',
+      'Check whether someone dropped it (database log: grep pg_drop_replication_slot) or the connector was deleted.',
+      'Restart or recreate the connector so the slot exists again, then re-emit the outbox rows written while it was missing, as in the SlotLost recovery.',
+    ],
+  },
+  SlotWalGrowingWithoutOutboxWrites: {
+    severity: 'warning',
+    runbook: [
+      'The slot\'s reader is connected but does not confirm progress, because nothing is written to the outbox while other tables produce WAL: the Debezium heartbeat is not working.',
+      'Check the connector has heartbeat.interval.ms and heartbeat.action.query (pg_logical_emit_message) set, and that the Connect worker can run it.',
+      'Confirm in the connector logs that heartbeats are emitted; retained WAL should fall within offset.flush.interval.ms once they are.',
+    ],
+  },
+  SlotKeepSizeCorrected: {
+    severity: 'info',
+    runbook: [
+      'The monitor found max_slot_wal_keep_size differing from its target and set it with ALTER SYSTEM and pg_reload_conf(). Nothing to do unless the change was unexpected.',
+      'Find who changed it: ALTER SYSTEM writes postgresql.auto.conf; configuration management may be fighting the monitor.',
+    ],
+  },
+  SlotKeepSizeMismatch: {
+    severity: 'warning',
+    runbook: [
+      'max_slot_wal_keep_size on the seat database differs from the monitor\'s target and the monitor did not change it (check-only mode, or the change failed).',
+      'At -1 (unlimited) a dead slot can fill the disk and stop the database. Set it: alter system set max_slot_wal_keep_size = \'<target>\'; select pg_reload_conf();',
+      'If the monitor runs in enforce mode, check its role has GRANT ALTER SYSTEM ON PARAMETER max_slot_wal_keep_size and EXECUTE on pg_reload_conf().',
+    ],
+  },
+  SlotMonitorDatabaseUnreachable: {
+    severity: 'critical',
+    runbook: [
+      'The slot monitor cannot query the seat database, so nobody sees the replication slots right now; slot alerts that were firing stay firing.',
+      'Check the database is up (pg_isready -h <host> -p <port>) and accepts the monitor role (its log names the refusal).',
+      'If the database is down, that is the bigger incident; if only the monitor is refused, fix its credentials or pg_hba.conf.',
+    ],
+  },
+  Watchdog: {
+    severity: 'none',
+    runbook: [
+      'Always firing while the slot monitor runs, so that its silence is noticed. Route it to a dead man\'s switch that pages when it STOPS arriving.',
+      'If it stopped: the monitor process is dead or cannot reach Alertmanager. Check the process (systemctl status / kubectl get pods) and its log.',
+    ],
+  },
+} as const satisfies Record<string, AlertDefinition>;
+
+export type AlertName = keyof typeof ALERTS;
+
+export const ALERT_NAMES = Object.keys(ALERTS) as AlertName[];

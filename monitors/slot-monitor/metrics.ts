@@ -1,0 +1,97 @@
+/**
+ * The slot monitor's Prometheus metrics, all in one place and on the program's own registry.
+ * monitors/prometheus/slot-alerts.rules.yml alerts on these for people who scrape.
+ */
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { TrackedAlert } from './alert-tracker.js';
+import type { DeliveryOutcome } from './delivery-queue.js';
+import type { SlotHistory } from './slot-history.js';
+import type { DatabaseReading, WalStatus } from './slot-readings.js';
+
+const WAL_STATUSES: readonly WalStatus[] = ['reserved', 'extended', 'unreserved', 'lost'];
+
+export class SlotMonitorMetrics {
+  readonly #walStatus: Gauge<'slot_name' | 'wal_status'>;
+  readonly #safeWalSize: Gauge<'slot_name'>;
+  readonly #retained: Gauge<'slot_name'>;
+  readonly #flushLag: Gauge<'slot_name'>;
+  readonly #active: Gauge<'slot_name'>;
+  readonly #inactiveSeconds: Gauge<'slot_name'>;
+  readonly #present: Gauge<'slot_name'>;
+  readonly #keepSize: Gauge;
+  readonly #keepSizeTarget: Gauge;
+  readonly #corrections: Counter;
+  readonly #outboxInserts: Gauge;
+  readonly #databaseUp: Gauge;
+  readonly #lastSuccess: Gauge;
+  readonly #polls: Counter<'outcome'>;
+  readonly #pollDuration: Histogram;
+  readonly #alertsFiring: Gauge<'alertname' | 'severity' | 'slot_name'>;
+  readonly #deliveries: Counter<'sink' | 'outcome'>;
+
+  constructor(registry: Registry, targetKeepSizeBytes: number) {
+    const registers = [registry];
+    const perSlot = (name: string, help: string) => new Gauge({ name, help, labelNames: ['slot_name'] as const, registers });
+    const single = (name: string, help: string) => new Gauge({ name, help, registers });
+    this.#walStatus = new Gauge({ name: 'slot_monitor_slot_wal_status', help: 'pg_replication_slots.wal_status: 1 on the current status of each slot, 0 on the others.', labelNames: ['slot_name', 'wal_status'] as const, registers });
+    this.#safeWalSize = perSlot('slot_monitor_slot_safe_wal_size_bytes', 'pg_replication_slots.safe_wal_size: bytes that can be written before the slot passes max_slot_wal_keep_size (absent when unlimited or lost).');
+    this.#retained = perSlot('slot_monitor_slot_retained_wal_bytes', 'pg_current_wal_lsn() - restart_lsn: WAL kept on disk for the slot.');
+    this.#flushLag = perSlot('slot_monitor_slot_confirmed_flush_lag_bytes', 'pg_current_wal_lsn() - confirmed_flush_lsn: how far the reader\'s acknowledgements trail.');
+    this.#active = perSlot('slot_monitor_slot_active', '1 while a process reads the slot.');
+    this.#inactiveSeconds = perSlot('slot_monitor_slot_inactive_seconds', 'Seconds since the monitor first saw the slot inactive (0 while active).');
+    this.#present = perSlot('slot_monitor_slot_present', '1 when the slot exists; 0 for a configured slot that is missing.');
+    this.#keepSize = single('slot_monitor_max_slot_wal_keep_size_bytes', 'max_slot_wal_keep_size of the seat database in bytes (-1: unlimited).');
+    this.#keepSizeTarget = single('slot_monitor_max_slot_wal_keep_size_target_bytes', 'The max_slot_wal_keep_size the monitor requires.');
+    this.#corrections = new Counter({ name: 'slot_monitor_keep_size_corrections_total', help: 'Times the monitor set max_slot_wal_keep_size back to its target.', registers });
+    this.#outboxInserts = single('slot_monitor_outbox_rows_inserted', 'pg_stat_user_tables.n_tup_ins of the outbox table (absent when the table does not exist).');
+    this.#databaseUp = single('slot_monitor_database_up', '1 when the last poll could query the seat database.');
+    this.#lastSuccess = single('slot_monitor_last_successful_poll_timestamp_seconds', 'Unix time of the last poll that read the slots.');
+    this.#polls = new Counter({ name: 'slot_monitor_polls_total', help: 'Polls of the seat database by outcome.', labelNames: ['outcome'] as const, registers });
+    this.#pollDuration = new Histogram({ name: 'slot_monitor_poll_duration_seconds', help: 'Time one poll took.', buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5], registers });
+    this.#alertsFiring = new Gauge({ name: 'slot_monitor_alerts_firing', help: 'Alerts the monitor has firing, by name.', labelNames: ['alertname', 'severity', 'slot_name'] as const, registers });
+    this.#deliveries = new Counter({ name: 'slot_monitor_alert_deliveries_total', help: 'Alert delivery attempts by destination and outcome.', labelNames: ['sink', 'outcome'] as const, registers });
+    this.#keepSizeTarget.set(targetKeepSizeBytes);
+  }
+
+  recordReading(reading: DatabaseReading, history: SlotHistory, requiredSlots: readonly string[]): void {
+    for (const gauge of [this.#walStatus, this.#safeWalSize, this.#retained, this.#flushLag, this.#active, this.#inactiveSeconds, this.#present]) gauge.reset();
+    for (const slot of reading.slots) {
+      const labels = { slot_name: slot.slotName };
+      for (const status of WAL_STATUSES) this.#walStatus.set({ ...labels, wal_status: status }, slot.walStatus === status ? 1 : 0);
+      if (slot.safeWalSizeBytes !== null) this.#safeWalSize.set(labels, slot.safeWalSizeBytes);
+      if (slot.retainedBytes !== null) this.#retained.set(labels, slot.retainedBytes);
+      if (slot.confirmedFlushLagBytes !== null) this.#flushLag.set(labels, slot.confirmedFlushLagBytes);
+      this.#active.set(labels, slot.active ? 1 : 0);
+      const since = history.inactiveSince(slot.slotName);
+      this.#inactiveSeconds.set(labels, since ? (reading.takenAt.getTime() - since.getTime()) / 1000 : 0);
+      this.#present.set(labels, 1);
+    }
+    const present = new Set(reading.slots.map((slot) => slot.slotName));
+    for (const name of requiredSlots) if (!present.has(name)) this.#present.set({ slot_name: name }, 0);
+    this.#keepSize.set(reading.maxSlotWalKeepSizeBytes);
+    if (reading.outboxInserts === null) this.#outboxInserts.reset();
+    else this.#outboxInserts.set(reading.outboxInserts);
+  }
+
+  recordPoll(ok: boolean, seconds: number, at: Date): void {
+    this.#polls.inc({ outcome: ok ? 'ok' : 'failed' });
+    this.#pollDuration.observe(seconds);
+    this.#databaseUp.set(ok ? 1 : 0);
+    if (ok) this.#lastSuccess.set(at.getTime() / 1000);
+  }
+
+  recordAlerts(active: readonly TrackedAlert[]): void {
+    this.#alertsFiring.reset();
+    for (const alert of active) {
+      this.#alertsFiring.inc({ alertname: alert.name, severity: alert.severity, slot_name: alert.labels.slot_name ?? '' });
+    }
+  }
+
+  recordCorrection(): void {
+    this.#corrections.inc();
+  }
+
+  recordDelivery(sink: string, outcome: DeliveryOutcome): void {
+    this.#deliveries.inc({ sink, outcome });
+  }
+}

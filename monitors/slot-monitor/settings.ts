@@ -1,0 +1,90 @@
+/**
+ * The slot monitor's settings table: parsing, `--help` and `.env.example` all come from it.
+ */
+import { z } from 'zod';
+import { LOG_LEVELS, type LogLevel } from '../../lib/logger.js';
+import {
+  ConfigError,
+  defineSettings,
+  parseSettings,
+  zBytes,
+  zDurationMs,
+  zEnum,
+  zInt,
+  zList,
+  zPort,
+  zString,
+  zUrl,
+  type Config,
+  type SettingParser,
+} from '../../lib/settings.js';
+
+export const PROGRAM = 'slot-monitor';
+
+/** A number between 0 and 1 (exclusive), e.g. 0.25. */
+function zFraction(example: string): SettingParser<number> {
+  const schema = z.string().trim().regex(/^0?\.\d+$/).transform(Number).pipe(z.number().gt(0).lt(1));
+  return { schema, expected: 'a fraction between 0 and 1, such as 0.25', example };
+}
+
+/** An http(s) URL, or empty to switch the feature off. */
+function zOptionalHttpUrl(example: string): SettingParser<string> {
+  const schema = z.string().trim().refine((text) => text === '' || /^https?:\/\/[^\s/]+/.test(text));
+  return { schema, expected: 'an http:// or https:// URL, or empty to switch it off', example };
+}
+
+const logLevel: SettingParser<LogLevel> = zEnum(LOG_LEVELS as [LogLevel, ...LogLevel[]]);
+const identifier = zString({ minLength: 1, pattern: /^[^\s]+$/, expected: 'a Postgres identifier (no spaces)', example: 'outbox' });
+
+export const slotMonitorSettings = defineSettings(PROGRAM, {
+  databaseUrl: { env: 'SLOT_MONITOR_DATABASE_URL', default: undefined, secret: true, parser: zUrl({ protocols: ['postgres', 'postgresql'], example: 'postgres://slot_monitor:secret@127.0.0.1:54329/seats' }), description: 'The seat database, connected to as the monitor role (pg_monitor plus ALTER SYSTEM on max_slot_wal_keep_size).' },
+  pollIntervalMs: { env: 'SLOT_MONITOR_POLL_INTERVAL_MS', default: '10000', parser: zDurationMs({ min: 100, example: '10000' }), description: 'How often pg_replication_slots is read; an alert arrives at most this long after its condition starts.' },
+  slots: { env: 'SLOT_MONITOR_SLOTS', default: '', parser: zList({ example: 'stagefront_outbox' }), description: 'Slots that must exist (a missing one alerts); empty watches every slot and none is required.' },
+  inactiveAlertAfterMs: { env: 'SLOT_MONITOR_INACTIVE_ALERT_AFTER_MS', default: '300000', parser: zDurationMs({ min: 0, example: '300000' }), description: 'A slot nobody reads for longer than this raises SlotInactive.' },
+  headroomWarningFraction: { env: 'SLOT_MONITOR_HEADROOM_WARNING_FRACTION', default: '0.5', parser: zFraction('0.5'), description: 'SlotHeadroomLow fires when safe_wal_size falls below this fraction of max_slot_wal_keep_size.' },
+  headroomCriticalFraction: { env: 'SLOT_MONITOR_HEADROOM_CRITICAL_FRACTION', default: '0.2', parser: zFraction('0.2'), description: 'SlotHeadroomCritical fires when safe_wal_size falls below this fraction of max_slot_wal_keep_size.' },
+  maxSlotWalKeepSize: { env: 'SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE', default: '10GB', parser: zBytes({ example: '10GB' }), description: 'The max_slot_wal_keep_size the seat database must have: whole megabytes, at least 1MB (-1, unlimited, is refused).' },
+  keepSizeMode: { env: 'SLOT_MONITOR_KEEP_SIZE_MODE', default: 'enforce', parser: zEnum(['enforce', 'check'] as const), description: 'enforce sets a differing max_slot_wal_keep_size with ALTER SYSTEM and says so; check only raises a warning.' },
+  outboxSchema: { env: 'SLOT_MONITOR_OUTBOX_SCHEMA', default: 'public', parser: identifier, description: 'Schema of the outbox table the connector captures.' },
+  outboxTable: { env: 'SLOT_MONITOR_OUTBOX_TABLE', default: 'outbox', parser: identifier, description: 'The outbox table; retained WAL growing while it gets no inserts means the connector heartbeat is not working.' },
+  growthWindowPolls: { env: 'SLOT_MONITOR_GROWTH_WINDOW_POLLS', default: '6', parser: zInt({ min: 2, max: 1000, example: '6' }), description: 'Polls over which retained WAL must keep growing, with no outbox inserts, before SlotWalGrowingWithoutOutboxWrites fires.' },
+  growthMinBytes: { env: 'SLOT_MONITOR_GROWTH_MIN_BYTES', default: '64MB', parser: zBytes({ example: '64MB' }), description: 'Retained WAL must grow by at least this much over the window to count as growing.' },
+  alertmanagerUrl: { env: 'SLOT_MONITOR_ALERTMANAGER_URL', default: 'http://127.0.0.1:18093', parser: zOptionalHttpUrl('http://127.0.0.1:18093'), description: 'Alertmanager base URL (alerts go to /api/v2/alerts); empty switches Alertmanager delivery off.' },
+  alertmanagerResendMs: { env: 'SLOT_MONITOR_ALERTMANAGER_RESEND_MS', default: '60000', parser: zDurationMs({ min: 100, example: '60000' }), description: 'Active alerts are sent again this often; each expires after four times the larger of this and the poll interval unless renewed.' },
+  webhookUrl: { env: 'SLOT_MONITOR_WEBHOOK_URL', default: '', parser: zOptionalHttpUrl('https://hooks.example.com/slot-monitor'), description: 'A generic webhook that receives every alert start and end as JSON; empty switches it off.' },
+  deliveryAttempts: { env: 'SLOT_MONITOR_DELIVERY_ATTEMPTS', default: '5', parser: zInt({ min: 1, max: 100, example: '5' }), description: 'Attempts per delivery (Alertmanager or webhook) before it is logged as failed and dropped.' },
+  deliveryTimeoutMs: { env: 'SLOT_MONITOR_DELIVERY_TIMEOUT_MS', default: '5000', parser: zDurationMs({ min: 100, example: '5000' }), description: 'Time limit of one delivery attempt.' },
+  noticeDurationMs: { env: 'SLOT_MONITOR_NOTICE_DURATION_MS', default: '900000', parser: zDurationMs({ min: 1000, example: '900000' }), description: 'How long an info alert about a change the monitor made (SlotKeepSizeCorrected) stays firing.' },
+  metricsHost: { env: 'SLOT_MONITOR_METRICS_HOST', default: '127.0.0.1', parser: zString({ minLength: 1, example: '0.0.0.0' }), description: 'Address the /metrics, /healthz and /readyz server listens on.' },
+  metricsPort: { env: 'SLOT_MONITOR_METRICS_PORT', default: '9188', parser: zPort(), description: 'Port of the /metrics, /healthz and /readyz server.' },
+  logLevel: { env: 'SLOT_MONITOR_LOG_LEVEL', default: 'info', parser: logLevel, description: 'Lowest log level written.' },
+});
+
+export type SlotMonitorConfig = Config<typeof slotMonitorSettings.settings>;
+
+const MB = 1024 * 1024;
+const MAX_KEEP_SIZE_MB = 2_147_483_647;
+
+/** Problems with the keep-size target that a parser cannot see alone, one sentence each. */
+function keepSizeProblems(target: number): string[] {
+  const env = slotMonitorSettings.settings.maxSlotWalKeepSize.env;
+  if (target < 0) return [`${env}=-1 would let a dead slot fill the disk; set a cap such as 10GB.`];
+  if (target < MB) return [`${env} must be at least 1MB (Postgres counts this setting in megabytes); set e.g. 10GB.`];
+  if (target % MB !== 0) return [`${env} must be a whole number of megabytes (Postgres counts this setting in MB); use e.g. ${Math.round(target / MB)}MB.`];
+  if (target / MB > MAX_KEEP_SIZE_MB) return [`${env} is larger than Postgres accepts (2147483647MB); set e.g. 10GB.`];
+  return [];
+}
+
+function fractionProblems(config: SlotMonitorConfig): string[] {
+  if (config.headroomCriticalFraction < config.headroomWarningFraction) return [];
+  const { headroomCriticalFraction: critical, headroomWarningFraction: warning } = slotMonitorSettings.settings;
+  return [`${critical.env} (${config.headroomCriticalFraction}) must be below ${warning.env} (${config.headroomWarningFraction}); lower the critical fraction.`];
+}
+
+/** Parses and cross-checks the settings; throws one ConfigError naming every bad variable and its fix. */
+export function parseSlotMonitorConfig(env: Readonly<Record<string, string | undefined>> = process.env): SlotMonitorConfig {
+  const config = parseSettings(slotMonitorSettings, env);
+  const problems = [...keepSizeProblems(config.maxSlotWalKeepSize), ...fractionProblems(config)];
+  if (problems.length > 0) throw new ConfigError(PROGRAM, problems);
+  return config;
+}

@@ -1,0 +1,84 @@
+/**
+ * Alert lifecycles and delivery without the database: an alert starts once and resolves once
+ * however many polls see it, and a failing destination is retried, logged and never throws.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../lib/logger.js';
+import { envExample } from '../../lib/settings.js';
+import { AlertTracker, type AlertCandidate } from '../../monitors/slot-monitor/alert-tracker.js';
+import { DeliveryQueue, postJson, type DeliveryOutcome } from '../../monitors/slot-monitor/delivery-queue.js';
+import { slotMonitorSettings } from '../../monitors/slot-monitor/settings.js';
+import { projectRoot } from '../../stack/config.js';
+import { installLeakGuard, track } from '../support/leak-guard.js';
+
+installLeakGuard();
+
+const lost: AlertCandidate = { name: 'SlotLost', labels: { slot_name: 'cdc' }, summary: 's', description: 'd' };
+
+describe('alert lifecycle', () => {
+  it('fires when a condition starts and resolves when it clears, never once per poll', () => {
+    const tracker = new AlertTracker({ service: 'slot-monitor' });
+    const at = (second: number) => new Date(second * 1000);
+    const kinds = [
+      tracker.update([lost], at(1)),
+      tracker.update([lost], at(2)),
+      tracker.update([{ ...lost, description: 'newer numbers' }], at(3)),
+      tracker.update([], at(4)),
+      tracker.update([], at(5)),
+      tracker.update([lost], at(6)),
+    ].map((events) => events.map((e) => `${e.kind} ${e.alert.name}`));
+    expect(kinds).toEqual([['firing SlotLost'], [], [], ['resolved SlotLost'], [], ['firing SlotLost']]);
+    expect(tracker.active()[0]?.labels).toEqual({ alertname: 'SlotLost', severity: 'critical', service: 'slot-monitor', slot_name: 'cdc' });
+    expect(tracker.recentlyResolved(at(7), 60_000).map((a) => a.endsAt)).toEqual([at(4)]);
+  });
+});
+
+describe('delivery', () => {
+  async function flakyServer(failures: number) {
+    const bodies: unknown[] = [];
+    let calls = 0;
+    const server = createServer((req, res) => {
+      let text = '';
+      req.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      req.on('end', () => {
+        calls += 1;
+        if (calls <= failures) return void res.writeHead(503).end('not yet');
+        bodies.push(JSON.parse(text));
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const close = track('flaky http server', () => new Promise<void>((resolve) => server.close(() => resolve())));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, bodies, close };
+  }
+
+  it('retries a failing destination, keeps the order, and gives up on one delivery without stopping the next', async () => {
+    const server = await flakyServer(2);
+    const outcomes: DeliveryOutcome[] = [];
+    const lines: string[] = [];
+    const logger = createLogger({ name: 'delivery-test', destination: { write: (line: string) => void lines.push(line) } });
+    const queue = new DeliveryQueue({ sink: 'webhook', attempts: 3, timeoutMs: 1000, logger, onOutcome: (_, outcome) => outcomes.push(outcome) });
+    queue.enqueue('first', (signal) => postJson(server.url, { n: 1 }, signal));
+    queue.enqueue('second', (signal) => postJson(server.url, { n: 2 }, signal));
+    queue.enqueue('to nowhere', (signal) => postJson('http://127.0.0.1:1/', { n: 3 }, signal));
+    queue.enqueue('third', (signal) => postJson(server.url, { n: 4 }, signal));
+    await queue.idle();
+    expect(server.bodies).toEqual([{ n: 1 }, { n: 2 }, { n: 4 }]);
+    expect(outcomes).toEqual(['retried', 'retried', 'delivered', 'delivered', 'retried', 'retried', 'failed', 'delivered']);
+    expect(lines.filter((line) => line.includes('retrying'))).toHaveLength(4);
+    expect(lines.filter((line) => line.includes('failed 3 times; dropped it'))).toHaveLength(1);
+    await queue.close();
+    await server.close();
+  });
+});
+
+describe('settings', () => {
+  it('ships an .env.example generated from the settings table', () => {
+    const shipped = readFileSync(join(projectRoot, 'monitors', 'slot-monitor', '.env.example'), 'utf8');
+    expect(shipped).toBe(envExample(slotMonitorSettings));
+  });
+});

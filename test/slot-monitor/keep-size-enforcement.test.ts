@@ -1,0 +1,91 @@
+/**
+ * max_slot_wal_keep_size left at -1 (unlimited): enforce mode sets the target as the
+ * non-superuser monitor role and says so; check-only mode alerts and changes nothing; an
+ * invalid target stops the program at start with a sentence naming the setting.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../lib/wait.js';
+import { installLeakGuard } from '../support/leak-guard.js';
+import { uniqueName } from '../support/stack.js';
+import { startAlertmanager, type AlertmanagerProcess } from './support/alertmanager-process.js';
+import { runMonitorCli, startMonitorInProcess } from './support/monitor-under-test.js';
+import { MONITOR_ROLE, monitorRoleUrl, setClusterSettings, startSlotCluster, type SlotCluster } from './support/slot-cluster.js';
+import { received, startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
+
+installLeakGuard();
+
+describe('slot monitor: max_slot_wal_keep_size', () => {
+  let cluster: SlotCluster;
+  let receiver: WebhookReceiver;
+  let alertmanager: AlertmanagerProcess;
+  let database: string;
+  let monitorUrl: string;
+
+  const keepSize = async () => ((await cluster.admin(/* sql */ `show max_slot_wal_keep_size`)).rows[0] as { max_slot_wal_keep_size: string }).max_slot_wal_keep_size;
+  const monitorEnv = (mode: 'enforce' | 'check') => ({
+    SLOT_MONITOR_DATABASE_URL: monitorUrl,
+    SLOT_MONITOR_POLL_INTERVAL_MS: '500',
+    SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE: '64MB',
+    SLOT_MONITOR_KEEP_SIZE_MODE: mode,
+    SLOT_MONITOR_ALERTMANAGER_URL: alertmanager.url,
+    SLOT_MONITOR_WEBHOOK_URL: receiver.genericUrl,
+  });
+  const polls = async (url: string) => Number(/^slot_monitor_polls_total\{outcome="ok"[^}]*\} (\d+)/m.exec(await (await fetch(`${url}/metrics`)).text())?.[1] ?? 0);
+
+  beforeAll(async () => {
+    cluster = await startSlotCluster();
+    database = await cluster.createDatabase('keepsize');
+    monitorUrl = await monitorRoleUrl(cluster, database);
+    receiver = await startWebhookReceiver();
+    alertmanager = await startAlertmanager(receiver.alertmanagerUrl);
+  });
+
+  afterAll(async () => {
+    await cluster?.admin(/* sql */ `drop database if exists ${pg.escapeIdentifier(database)} with (force)`).catch(() => undefined);
+    await alertmanager?.close();
+    await receiver?.close();
+    await cluster?.stop();
+  });
+
+  it('runs as a role that is not superuser', async () => {
+    const { rows } = await cluster.admin(/* sql */ `select rolsuper, rolreplication from pg_roles where rolname = $1`, [MONITOR_ROLE.role]);
+    expect(rows).toEqual([{ rolsuper: false, rolreplication: false }]);
+  });
+
+  it('enforce mode: sets -1 to the target with ALTER SYSTEM and raises an info alert saying what changed', async () => {
+    await setClusterSettings(cluster, { max_slot_wal_keep_size: '-1' });
+    expect(await keepSize()).toBe('-1');
+    const monitor = await startMonitorInProcess(monitorEnv('enforce'));
+    const notice = await waitFor(() => received(receiver, 'SlotKeepSizeCorrected', 'firing')[0], {
+      timeoutMs: 10_000, intervalMs: 50, description: 'SlotKeepSizeCorrected at the Alertmanager webhook',
+    });
+    expect(notice.labels.severity).toBe('info');
+    expect(notice.annotations.summary).toBe('The slot monitor changed max_slot_wal_keep_size from -1 (unlimited) to 64 MB on the seat database.');
+    expect(await keepSize()).toBe('64MB');
+    expect(receiver.generic.map((c) => c.body.alertname)).toContain('SlotKeepSizeCorrected');
+    expect(received(receiver, 'SlotKeepSizeMismatch', 'firing')).toEqual([]);
+    await monitor.close();
+  });
+
+  it('check-only mode: alerts on -1 and leaves the setting alone', async () => {
+    await setClusterSettings(cluster, { max_slot_wal_keep_size: '-1' });
+    const monitor = await startMonitorInProcess(monitorEnv('check'));
+    const warning = await waitFor(() => received(receiver, 'SlotKeepSizeMismatch', 'firing')[0], {
+      timeoutMs: 10_000, intervalMs: 50, description: 'SlotKeepSizeMismatch at the Alertmanager webhook',
+    });
+    expect(warning.labels.severity).toBe('warning');
+    expect(warning.annotations.summary).toContain('max_slot_wal_keep_size is -1 (unlimited) on the seat database, not the required 64 MB');
+    const seen = await polls(monitor.http.url);
+    await waitFor(async () => (await polls(monitor.http.url)) >= seen + 2, { timeoutMs: 10_000, description: 'two more polls' });
+    expect(await keepSize()).toBe('-1');
+    expect(received(receiver, 'SlotKeepSizeMismatch', 'firing')).toHaveLength(1);
+    await monitor.close();
+  });
+
+  it('refuses an invalid target at start with one sentence naming the setting', async () => {
+    const run = await runMonitorCli([], { SLOT_MONITOR_DATABASE_URL: `postgres://x:y@127.0.0.1:1/${uniqueName('db')}`, SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE: '-1' });
+    expect(run.code).toBe(2);
+    expect(run.output).toContain('SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE=-1 would let a dead slot fill the disk; set a cap such as 10GB.');
+  });
+});

@@ -1,0 +1,101 @@
+/**
+ * A second Postgres cluster just for slot tests (1 MB WAL segments, its own port and folder),
+ * started with the launcher's own postgresComponent, so invalidating slots never touches the
+ * shared stack.
+ */
+import pg from 'pg';
+import { ensureMonitorRole } from '../../../monitors/slot-monitor/monitor-role.js';
+import { stackLayout } from '../../../stack/config.js';
+import { postgresComponent } from '../../../stack/postgres.js';
+import { waitFor } from '../../../lib/wait.js';
+import { adminQuery, uniqueName } from '../../support/stack.js';
+
+export const SLOT_CLUSTER_PORT = 54339;
+
+export interface SlotCluster {
+  adminUrl: string;
+  port: number;
+  /** URL of `database` as `user`:`password` (the admin by default). */
+  urlFor(database: string, user?: string, password?: string): string;
+  admin(sql: string, params?: unknown[], database?: string): Promise<pg.QueryResult>;
+  createDatabase(prefix: string): Promise<string>;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+function slotClusterLayout() {
+  return stackLayout({
+    ...process.env,
+    STACK_HOME: '.stack/slot-test',
+    STACK_POSTGRES_PORT: String(SLOT_CLUSTER_PORT),
+    STACK_POSTGRES_WAL_SEGMENT_MB: '1',
+    STACK_POSTGRES_MAX_SLOT_WAL_KEEP_SIZE: '-1',
+  });
+}
+
+/** Starts (or reuses) the slot-test cluster with every ALTER SYSTEM setting reset. */
+export async function startSlotCluster(): Promise<SlotCluster> {
+  const component = postgresComponent(slotClusterLayout());
+  const urlFor = (database: string, user = 'postgres', password = 'postgres') =>
+    `postgres://${encodeURIComponent(user)}:${encodeURIComponent(password)}@127.0.0.1:${SLOT_CLUSTER_PORT}/${database}`;
+  const adminUrl = urlFor('postgres');
+  const admin = (sql: string, params: unknown[] = [], database = 'postgres') => adminQuery(urlFor(database), sql, params);
+  const start = async () => {
+    if (await component.healthy()) return;
+    if (component.pid() === undefined) await component.launch();
+    await waitFor(() => component.healthy(), { timeoutMs: 60_000, intervalMs: 200, description: `slot-test Postgres on ${SLOT_CLUSTER_PORT}` });
+  };
+  await start();
+  await dropLeftovers(admin);
+  await admin(/* sql */ `alter system reset all`);
+  await admin(/* sql */ `select pg_reload_conf()`);
+  const segment = (await admin(/* sql */ `show wal_segment_size`)).rows[0] as { wal_segment_size: string };
+  if (segment.wal_segment_size !== '1MB') {
+    throw new Error(`the slot-test cluster has ${segment.wal_segment_size} WAL segments, not 1MB: delete .stack/slot-test and run again`);
+  }
+  return {
+    adminUrl,
+    port: SLOT_CLUSTER_PORT,
+    urlFor,
+    admin,
+    async createDatabase(prefix) {
+      const name = uniqueName(prefix).toLowerCase();
+      await admin(/* sql */ `create database ${pg.escapeIdentifier(name)}`);
+      return name;
+    },
+    start,
+    stop: () => component.stop(),
+  };
+}
+
+/** A run that crashed may have left slots and databases behind on this test-only cluster: drop them. */
+async function dropLeftovers(admin: (sql: string) => Promise<pg.QueryResult>): Promise<void> {
+  await admin(/* sql */ `select pg_drop_replication_slot(slot_name) from pg_replication_slots where not active`);
+  const { rows } = await admin(/* sql */ `select datname from pg_database where not datistemplate and datname <> 'postgres'`);
+  for (const { datname } of rows as { datname: string }[]) {
+    await admin(/* sql */ `drop database if exists ${pg.escapeIdentifier(datname)} with (force)`).catch(() => undefined);
+  }
+}
+
+/** Applies ALTER SYSTEM settings on the cluster and reloads. Values are test constants. */
+export async function setClusterSettings(cluster: SlotCluster, settings: Record<string, string>): Promise<void> {
+  for (const [name, value] of Object.entries(settings)) {
+    await cluster.admin(/* sql */ `alter system set ${pg.escapeIdentifier(name)} = ${pg.escapeLiteral(value)}`);
+  }
+  await cluster.admin(/* sql */ `select pg_reload_conf()`);
+}
+
+export const MONITOR_ROLE = { role: 'slot_monitor', password: 'slot-monitor-pw' } as const;
+
+/** Creates (or refreshes) the monitor role on the cluster with the production helper; returns its URL for `database`. */
+export async function monitorRoleUrl(cluster: SlotCluster, database: string): Promise<string> {
+  // Connected to the seat database itself: EXECUTE on pg_reload_conf() is granted per database.
+  const client = new pg.Client({ connectionString: cluster.urlFor(database) });
+  await client.connect();
+  try {
+    await ensureMonitorRole(client, MONITOR_ROLE);
+  } finally {
+    await client.end();
+  }
+  return cluster.urlFor(database, MONITOR_ROLE.role, MONITOR_ROLE.password);
+}

@@ -1,0 +1,155 @@
+/**
+ * A real Debezium connector holds a slot on the slot-test cluster (1 MB WAL segments). The
+ * connector is stopped while WAL is written; the slot goes extended → unreserved → lost and a
+ * real Alertmanager forwards each alert once, in that order, within about one poll interval.
+ * A fresh slot then resolves them.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../lib/wait.js';
+import { installLeakGuard } from '../support/leak-guard.js';
+import { requireStack, uniqueName } from '../support/stack.js';
+import { GROUP_WAIT_MS, startAlertmanager, type AlertmanagerProcess } from './support/alertmanager-process.js';
+import { createOutboxConnector, deleteConnector, stopConnector, waitForSlotActive } from './support/debezium-connector.js';
+import { startMonitorInProcess } from './support/monitor-under-test.js';
+import { monitorRoleUrl, setClusterSettings, startSlotCluster, type SlotCluster } from './support/slot-cluster.js';
+import { WalTraffic } from './support/wal-traffic.js';
+import { received, startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
+
+const POLL_INTERVAL_MS = 1000;
+const MB = 1024 * 1024;
+/** Detection within one poll, plus Alertmanager's group_wait and the HTTP hops. */
+const ALERT_DEADLINE_MS = POLL_INTERVAL_MS + GROUP_WAIT_MS + 900;
+
+const { connectUrl } = requireStack();
+installLeakGuard();
+
+describe('slot monitor: wal_status alerts through a real Alertmanager', () => {
+  let cluster: SlotCluster;
+  let receiver: WebhookReceiver;
+  let alertmanager: AlertmanagerProcess;
+  let traffic: WalTraffic;
+  let monitor: Awaited<ReturnType<typeof startMonitorInProcess>>;
+  let database: string;
+  let monitorUrl: string;
+  const slotName = uniqueName('slotmon').toLowerCase();
+  const connectors = [uniqueName('slotmon-a'), uniqueName('slotmon-b')];
+  const latencies: Record<string, number> = {};
+
+  const connectorOptions = (name: string) => ({
+    connectUrl, name, cluster, database, slotName, publicationName: `${slotName}_pub`, topicPrefix: name.replace(/_/g, '-'),
+  });
+
+  async function alertArrival(name: string, status: 'firing' | 'resolved', changedAt: number): Promise<number> {
+    const alert = await waitFor(() => received(receiver, name, status, slotName)[0], {
+      timeoutMs: 30_000, intervalMs: 20, description: `${name} ${status} at the Alertmanager webhook`,
+    });
+    latencies[`${name} ${status}`] = alert.receivedAt - changedAt;
+    return alert.receivedAt - changedAt;
+  }
+
+  beforeAll(async () => {
+    cluster = await startSlotCluster();
+    database = await cluster.createDatabase('slotmon');
+    await cluster.admin(/* sql */ `create table outbox (id bigserial primary key, created_at timestamptz not null default now(), payload text)`, [], database);
+    await cluster.admin(/* sql */ `create publication ${pg.escapeIdentifier(`${slotName}_pub`)} for table outbox`, [], database);
+    // extended beyond 16 MB (max_wal_size), unreserved beyond 24 MB; checkpoints only when the test asks.
+    await setClusterSettings(cluster, { max_wal_size: '16MB', min_wal_size: '2MB', max_slot_wal_keep_size: '24MB', checkpoint_completion_target: '0', checkpoint_timeout: '1h' });
+    monitorUrl = await monitorRoleUrl(cluster, database);
+    receiver = await startWebhookReceiver();
+    alertmanager = await startAlertmanager(receiver.alertmanagerUrl);
+    traffic = await WalTraffic.connect(cluster.urlFor(database));
+    await createOutboxConnector(connectorOptions(connectors[0] ?? ''));
+    await waitForSlotActive(cluster, slotName, true);
+    monitor = await startMonitorInProcess({
+      SLOT_MONITOR_DATABASE_URL: monitorUrl,
+      SLOT_MONITOR_POLL_INTERVAL_MS: String(POLL_INTERVAL_MS),
+      SLOT_MONITOR_SLOTS: slotName,
+      SLOT_MONITOR_INACTIVE_ALERT_AFTER_MS: '3000',
+      SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE: '24MB',
+      SLOT_MONITOR_GROWTH_WINDOW_POLLS: '3',
+      SLOT_MONITOR_GROWTH_MIN_BYTES: '2MB',
+      SLOT_MONITOR_ALERTMANAGER_URL: alertmanager.url,
+      SLOT_MONITOR_ALERTMANAGER_RESEND_MS: '1000',
+      SLOT_MONITOR_WEBHOOK_URL: receiver.genericUrl,
+    });
+  });
+
+  afterAll(async () => {
+    await monitor?.close();
+    for (const name of connectors) await deleteConnector(connectUrl, name).catch(() => undefined);
+    await traffic?.close();
+    await cluster?.admin(/* sql */ `select pg_drop_replication_slot(slot_name) from pg_replication_slots where slot_name = $1 and not active`, [slotName]).catch(() => undefined);
+    await cluster?.admin(/* sql */ `drop database if exists ${pg.escapeIdentifier(database)} with (force)`).catch(() => undefined);
+    await alertmanager?.close();
+    await receiver?.close();
+    await cluster?.stop();
+    console.log('slot monitor alert latencies (ms from the change the test saw to the Alertmanager webhook):', latencies);
+  });
+
+  it('starts with only the Watchdog firing', async () => {
+    await waitFor(() => received(receiver, 'Watchdog', 'firing')[0], { timeoutMs: 10_000, description: 'the Watchdog at the webhook' });
+    expect(receiver.alerts.filter((a) => a.labels.slot_name === slotName)).toEqual([]);
+  });
+
+  it('alerts when retained WAL grows while the outbox gets no rows, and resolves once an outbox row moves the slot', async () => {
+    await waitFor(
+      async () => {
+        await traffic.step();
+        return received(receiver, 'SlotWalGrowingWithoutOutboxWrites', 'firing', slotName)[0];
+      },
+      { timeoutMs: 30_000, intervalMs: 400, description: 'SlotWalGrowingWithoutOutboxWrites while the connector reads but the outbox is idle' },
+    );
+    await cluster.admin(/* sql */ `insert into outbox (payload) values ('moves the slot')`, [], database);
+    await waitFor(() => received(receiver, 'SlotWalGrowingWithoutOutboxWrites', 'resolved', slotName)[0], {
+      timeoutMs: 30_000, intervalMs: 100, description: 'SlotWalGrowingWithoutOutboxWrites to resolve after an outbox insert (offset flush every 5 s)',
+    });
+  });
+
+  it('alerts extended, unreserved and lost in that order, each once, within one poll interval, and the database stays up', async () => {
+    await stopConnector(connectUrl, connectors[0] ?? '');
+    await waitForSlotActive(cluster, slotName, false);
+    await traffic.checkpoint();
+    // Manual checkpoints every few segments keep WAL-triggered ones away until the test asks for one.
+    const extendedAt = await traffic.stepUntil(slotName, 'extended', 40, async (step, state) => {
+      if (step % 4 === 3 && (state?.safeWalSize ?? Infinity) > 3 * MB) await traffic.checkpoint();
+    });
+    expect(await alertArrival('SlotWalExtended', 'firing', extendedAt)).toBeLessThan(ALERT_DEADLINE_MS);
+
+    await traffic.checkpoint();
+    const unreservedAt = await traffic.stepUntil(slotName, 'unreserved', 15);
+    expect(await alertArrival('SlotWalUnreserved', 'firing', unreservedAt)).toBeLessThan(ALERT_DEADLINE_MS);
+
+    await traffic.checkpoint();
+    const lostAt = await waitFor(async () => (await traffic.slotState(slotName))?.walStatus === 'lost' && Date.now(), {
+      timeoutMs: 10_000, intervalMs: 20, description: `slot ${slotName} to be lost after a checkpoint`,
+    });
+    expect(await alertArrival('SlotLost', 'firing', lostAt)).toBeLessThan(ALERT_DEADLINE_MS);
+
+    const sequence = ['SlotWalExtended', 'SlotWalUnreserved', 'SlotLost'];
+    const firings = receiver.alerts.filter((a) => a.status === 'firing' && sequence.includes(a.name) && a.labels.slot_name === slotName);
+    expect(firings.map((a) => a.name)).toEqual(sequence);
+    await waitFor(() => received(receiver, 'SlotInactive', 'firing', slotName).length === 1, {
+      timeoutMs: 10_000, intervalMs: 50, description: 'SlotInactive once the stopped connector left the slot idle for 3 s',
+    });
+    expect(firings[2]?.annotations.runbook).toContain('pg_drop_replication_slot');
+    expect(receiver.generic.filter((c) => c.body.status === 'firing' && sequence.includes(c.body.alertname)).map((c) => c.body.alertname)).toEqual(sequence);
+    expect((await cluster.admin(/* sql */ `select 1 as up`)).rows).toEqual([{ up: 1 }]);
+  });
+
+  it('resolves the slot alerts once the lost slot is replaced by a fresh, healthy one', async () => {
+    await deleteConnector(connectUrl, connectors[0] ?? '');
+    await cluster.admin(/* sql */ `select pg_drop_replication_slot($1)`, [slotName]);
+    await createOutboxConnector(connectorOptions(connectors[1] ?? ''));
+    await waitForSlotActive(cluster, slotName, true);
+    const replacedAt = Date.now();
+    const fired = [...new Set(receiver.alerts.filter((a) => a.status === 'firing' && a.labels.slot_name === slotName).map((a) => a.name))];
+    expect(fired).toEqual(expect.arrayContaining(['SlotWalExtended', 'SlotWalUnreserved', 'SlotLost', 'SlotInactive']));
+    for (const name of fired) {
+      await waitFor(() => received(receiver, name, 'resolved', slotName).length === 1, { timeoutMs: 15_000, intervalMs: 50, description: `${name} resolved once` });
+    }
+    latencies['all resolved after replacement'] = Math.max(...receiver.alerts.filter((a) => a.status === 'resolved').map((a) => a.receivedAt)) - replacedAt;
+    const stillActive = (await alertmanager.activeAlerts()).filter((a) => a.labels.slot_name === slotName);
+    expect(stillActive).toEqual([]);
+  });
+});
