@@ -1,0 +1,68 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitUntilRunning } from '../../connectors/connect-client.js';
+import { waitFor } from '../../lib/wait.js';
+import { createShow, seatId } from '../../seat-service/inventory.js';
+import { stackLayout } from '../../stack/config.js';
+import { stackComponents, startStack } from '../../stack/launcher.js';
+import { isAlive } from '../../stack/processes.js';
+import { installLeakGuard } from '../support/leak-guard.js';
+import { collectRecords, startSeatPipeline, testLogger, type SeatPipeline } from '../support/seat-pipeline.js';
+import { adminQuery, requireStack } from '../support/stack.js';
+
+const stack = requireStack();
+installLeakGuard();
+
+describe('Kafka Connect killed with kill -9 in the middle of a stream', () => {
+  let pipeline: SeatPipeline;
+  const show = 'crash';
+
+  beforeAll(async () => {
+    pipeline = await startSeatPipeline('crash');
+    await createShow(pipeline.service.pool, {
+      showId: show, title: 'Crash night', startsAt: new Date('2027-06-01T20:00:00Z'), onSaleAt: new Date('2026-12-01T10:00:00Z'),
+      sections: [{ section: 'K', rows: 4, seatsPerRow: 25, priceCents: 3000 }],
+    });
+  });
+  afterAll(async () => pipeline?.teardown());
+
+  it('loses nothing: after a restart every outbox row is on Kafka (duplicates carry the same ce_id)', async () => {
+    const collector = await collectRecords([pipeline.topics.seat]);
+    try {
+      const connect = stackComponents(stackLayout()).find((c) => c.name === 'connect');
+      const writeHolds = async (from: number, to: number) => {
+        for (let i = from; i < to; i += 1) {
+          const seat = seatId(show, 'K', Math.floor(i / 25) + 1, (i % 25) + 1);
+          const held = await pipeline.service.hold({ showId: show, seatIds: [seat], buyerId: `crash-${i}` });
+          if (held.status !== 'held') throw new Error(`${seat}: ${held.status}`);
+        }
+      };
+      await writeHolds(0, 40);
+      await waitFor(() => collector.records.length >= 20, { timeoutMs: 30_000, description: 'the stream to be flowing' });
+      const pid = connect?.pid();
+      expect(pid).toBeDefined();
+      process.kill(pid ?? -1, 'SIGKILL');
+      await writeHolds(40, 100); // written while Connect is dead
+      await waitFor(() => !isAlive(pid), { timeoutMs: 10_000, description: 'the killed worker to be gone' });
+      await startStack(testLogger);
+      await waitUntilRunning(stack.connectUrl, pipeline.connector.connectorName, 120_000);
+
+      const ids = (await adminQuery(pipeline.adminUrl, 'select id from outbox')).rows.map((r) => r.id as string);
+      expect(ids).toHaveLength(100);
+      await waitFor(() => {
+        const seen = new Set(collector.records.map((r) => r.headers.ce_id));
+        return ids.every((id) => seen.has(id));
+      }, { timeoutMs: 120_000, intervalMs: 500, description: 'every outbox row on Kafka after the restart' });
+      const perId = new Map<string, Set<string>>();
+      for (const record of collector.records) {
+        const keys = perId.get(record.headers.ce_id ?? '') ?? new Set<string>();
+        keys.add(`${record.key}|${record.value.toString('base64')}`);
+        perId.set(record.headers.ce_id ?? '', keys);
+      }
+      // A duplicate is the same event again: same ce_id, same key, same bytes.
+      expect([...perId.values()].every((variants) => variants.size === 1)).toBe(true);
+      console.info(`connect crash: ${collector.records.length} records for ${ids.length} events (${collector.records.length - ids.length} duplicates)`);
+    } finally {
+      await collector.stop();
+    }
+  }, 300_000);
+});
