@@ -2,11 +2,17 @@ import { dirname, join } from 'node:path';
 import { distPaths } from './artifacts.js';
 import type { Component } from './component.js';
 import { httpGet, ownedPid } from './component.js';
-import type { StackLayout } from './config.js';
+import { stackEndpoints, type StackLayout } from './config.js';
+import { ensureDatabase } from './postgres.js';
 import { jvmPidFile, launchJvm, stopJvm } from './jvm.js';
 import { registryJavaCommand } from './prerequisites.js';
 
-/** Apicurio Registry (Quarkus app, in-memory storage) serving the Confluent-compatible API. */
+export const REGISTRY_DATABASE = 'stagefront_registry';
+
+/**
+ * Apicurio Registry (Quarkus app) serving the Confluent-compatible API, storing its schemas in the
+ * stack's Postgres: schema ids are in every event on Kafka, so they must survive a registry restart.
+ */
 export function registryComponent(layout: StackLayout): Component {
   const s = layout.settings;
   const pidFile = jvmPidFile(layout, 'registry');
@@ -15,12 +21,13 @@ export function registryComponent(layout: StackLayout): Component {
     name: 'registry',
     port: s.registryPort,
     logFile: join(layout.logDir, 'registry.log'),
-    dependsOn: [],
+    dependsOn: ['postgres'],
     pid: () => ownedPid(pidFile, layout.home),
     async healthy() {
       return (await httpGet(`http://127.0.0.1:${s.registryPort}/apis/ccompat/v7/subjects`)) !== undefined;
     },
     async launch() {
+      await ensureDatabase(stackEndpoints(layout).postgresAdminUrl, REGISTRY_DATABASE);
       launchJvm(layout, {
         name: 'registry',
         heapMb: s.registryHeapMb,
@@ -34,6 +41,14 @@ export function registryComponent(layout: StackLayout): Component {
           'quarkus.management.host': '127.0.0.1',
           'quarkus.management.port': String(s.registryManagementPort),
           'quarkus.log.console.json': 'false',
+          'apicurio.storage.kind': 'sql',
+          'apicurio.storage.sql.kind': 'postgresql',
+          'apicurio.datasource.url': `jdbc:postgresql://127.0.0.1:${s.postgresPort}/${REGISTRY_DATABASE}`,
+          'apicurio.datasource.username': 'postgres',
+          'apicurio.datasource.password': 'postgres',
+          'apicurio.datasource.jdbc.initial-size': '2',
+          'apicurio.datasource.jdbc.min-size': '2',
+          'apicurio.datasource.jdbc.max-size': '10',
         },
       });
     },

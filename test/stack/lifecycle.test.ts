@@ -2,7 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { projectRoot, stackLayout, stackSettings } from '../../stack/config.js';
+import { createSchemaRegistry, registerAvroSchema } from '../../lib/schema-registry.js';
+import { projectRoot, stackEndpoints, stackLayout, stackSettings } from '../../stack/config.js';
 import { stackStatus, type ComponentStatus } from '../../stack/launcher.js';
 import { isAlive, portOpen } from '../../stack/processes.js';
 import { waitFor } from '../../lib/wait.js';
@@ -42,12 +43,16 @@ describe('native stack lifecycle (a second stack on other ports)', () => {
     stackCommand('start');
     expect(pids(await stackStatus(layout))).toEqual(pids(first));
 
+    const registryUrl = stackEndpoints(layout).registryUrl;
+    const schemaId = await registerAvroSchema(createSchemaRegistry(registryUrl), 'lifecycle.Probe', JSON.stringify({ type: 'record', name: 'Probe', fields: [{ name: 'n', type: 'int' }] }));
     const registry = first.find((c) => c.name === 'registry');
     process.kill(registry?.pid ?? -1, 'SIGKILL');
     await waitFor(() => !isAlive(registry?.pid), { timeoutMs: 10_000, description: 'the killed registry to be gone' });
     stackCommand('start');
     const after = await stackStatus(layout);
     expect(after.filter((c) => !c.healthy).map((c) => c.name)).toEqual([]);
+    // Schema ids are inside every event on Kafka: they must survive a registry restart.
+    expect(await createSchemaRegistry(registryUrl).client.getSchema(schemaId)).toBeDefined();
     for (const component of after) {
       if (component.name === 'registry') expect(component.pid).not.toBe(registry?.pid);
       else expect(component.pid).toBe(pids(first)[component.name]);
