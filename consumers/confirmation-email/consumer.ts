@@ -1,0 +1,34 @@
+/** The order confirmation email consumer: order.confirmed → one email, claimed before, stamped after. */
+import type { Transporter } from 'nodemailer';
+import { topicFor } from '../../events/catalogue.js';
+import { defineSettings, zBool, zDurationMs, zInt, zString } from '../../lib/settings.js';
+import { catalogueEventTypes } from '../payloads.js';
+import { consumerSettings } from '../runtime/settings.js';
+import type { ConsumerDefinition } from '../runtime/types.js';
+import { sendConfirmation } from './send-confirmation.js';
+
+export const confirmationEmailSettings = defineSettings('confirmation-email', {
+  ...consumerSettings({ groupId: 'confirmation-email', metricsPort: '9472' }),
+  smtpHost: { env: 'SMTP_HOST', default: '127.0.0.1', parser: zString({ minLength: 1, example: 'smtp.example.com' }), description: 'SMTP server host.' },
+  smtpPort: { env: 'SMTP_PORT', default: '587', parser: zInt({ min: 1, max: 65_535, example: '587' }), description: 'SMTP server port.' },
+  smtpSecure: { env: 'SMTP_SECURE', default: 'false', parser: zBool(), description: 'TLS from the first byte (port 465); false uses STARTTLS when offered.' },
+  smtpUser: { env: 'SMTP_USER', default: '', parser: zString(), description: 'SMTP user; empty for no authentication.' },
+  smtpPassword: { env: 'SMTP_PASSWORD', default: '', parser: zString(), description: 'SMTP password.', secret: true },
+  smtpTimeoutMs: { env: 'SMTP_TIMEOUT_MS', default: '15000', parser: zDurationMs({ min: 100, example: '15000' }), description: 'Connection, greeting and socket timeout; a timeout is a transient failure.' },
+  mailFrom: { env: 'MAIL_FROM', default: 'Stagefront <tickets@stagefront.example>', parser: zString({ minLength: 3, example: 'Stagefront <tickets@stagefront.example>' }), description: 'From address of confirmation emails.' },
+  claimAbandonedAfterMs: {
+    env: 'CLAIM_ABANDONED_AFTER_MS',
+    default: '600000',
+    parser: zDurationMs({ min: 1000, example: '600000' }),
+    description: 'A send claimed longer ago than this and never stamped counts as abandoned and is sent again (same Message-ID); keep it well above SMTP_TIMEOUT_MS.',
+  },
+});
+
+export function confirmationEmailConsumer(name: string, topicPrefix: string, transport: Transporter, mailFrom: string, claimAbandonedAfterMs: number): ConsumerDefinition {
+  return {
+    name,
+    topics: [topicFor(topicPrefix, 'order')],
+    eventTypes: catalogueEventTypes(['orderConfirmed']),
+    effects: { kind: 'external', claimAbandonedAfterMs, perform: (event) => sendConfirmation(transport, mailFrom, event) },
+  };
+}

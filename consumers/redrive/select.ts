@@ -1,0 +1,63 @@
+/** Choosing dead letters (by reason, ce_id, offset range) and summarising them by reason. */
+import type { DeadLetter } from './read-dead-letters.js';
+
+export interface DeadLetterSelection {
+  reasons?: readonly string[];
+  ceIds?: readonly string[];
+  /** Dead letter topic partition the offset range applies to (default: all). */
+  partition?: number;
+  fromOffset?: bigint;
+  toOffset?: bigint;
+}
+
+export function selectDeadLetters(deadLetters: readonly DeadLetter[], selection: DeadLetterSelection): DeadLetter[] {
+  const { reasons, ceIds, partition, fromOffset, toOffset } = selection;
+  return deadLetters.filter((dead) => {
+    const offset = BigInt(dead.offset);
+    if (reasons && reasons.length > 0 && !reasons.includes(dead.reason)) return false;
+    if (ceIds && ceIds.length > 0 && (dead.ceId === undefined || !ceIds.includes(dead.ceId))) return false;
+    if (partition !== undefined && dead.partition !== partition) return false;
+    if (fromOffset !== undefined && offset < fromOffset) return false;
+    return toOffset === undefined || offset <= toOffset;
+  });
+}
+
+export interface ReasonGroup {
+  reason: string;
+  count: number;
+  firstDeadLetteredAt: string | undefined;
+  lastDeadLetteredAt: string | undefined;
+  sourceTopics: string[];
+  /** A few ce_ids to look up in the logs. */
+  sampleCeIds: string[];
+}
+
+const SAMPLE_SIZE = 5;
+
+export function groupByReason(deadLetters: readonly DeadLetter[]): ReasonGroup[] {
+  const groups = new Map<string, DeadLetter[]>();
+  for (const dead of deadLetters) groups.set(dead.reason, [...(groups.get(dead.reason) ?? []), dead]);
+  return [...groups.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([reason, members]) => {
+      const times = members.map((m) => m.deadLetteredAt).filter((t): t is string => t !== undefined).sort();
+      return {
+        reason,
+        count: members.length,
+        firstDeadLetteredAt: times[0],
+        lastDeadLetteredAt: times.at(-1),
+        sourceTopics: [...new Set(members.map((m) => m.sourceTopic ?? '?'))],
+        sampleCeIds: members.slice(0, SAMPLE_SIZE).map((m) => m.ceId ?? '(no ce_id)'),
+      };
+    });
+}
+
+export function describeReasonGroups(topic: string, groups: readonly ReasonGroup[]): string {
+  if (groups.length === 0) return `${topic} is empty.\n`;
+  const lines = [`${topic}: ${groups.reduce((sum, g) => sum + g.count, 0)} dead letters`];
+  for (const g of groups) {
+    lines.push(`  ${g.reason}: ${g.count} (from ${g.sourceTopics.join(', ')}; ${g.firstDeadLetteredAt ?? '?'} … ${g.lastDeadLetteredAt ?? '?'})`);
+    lines.push(`    e.g. ce_id ${g.sampleCeIds.join(', ')}`);
+  }
+  return `${lines.join('\n')}\n`;
+}

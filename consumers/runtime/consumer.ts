@@ -1,0 +1,122 @@
+/**
+ * The consumer runtime on kafkajs: eachBatch with partitions consumed concurrently, autoCommit
+ * off (offsets are committed by the processing code after the consumer-database transaction),
+ * and a stop that abandons waits and lets the running batches finish or give up uncommitted.
+ */
+import { deadLetterTopicFor } from '../../events/catalogue.js';
+import { type Consumer, type EachBatchPayload, type Kafka, type Producer, createProducer, ensureTopics } from '../../lib/kafka.js';
+import type { Logger } from '../../lib/logger.js';
+import type { Pool } from '../../lib/postgres.js';
+import type { Registry } from '../../lib/schema-registry.js';
+import { processBatch } from './batch-processing.js';
+import type { ProcessingContext } from './context.js';
+import { RuntimeEvents } from './lifecycle.js';
+import { partitionControl } from './partition-control.js';
+import type { ConsumerDefinition, DeliveryPolicy, SourceRecord } from './types.js';
+
+export interface StartConsumerOptions {
+  definition: ConsumerDefinition;
+  kafka: Kafka;
+  groupId: string;
+  registry: Registry;
+  pool: Pool;
+  logger: Logger;
+  policy: DeliveryPolicy;
+  partitionsConsumedConcurrently?: number;
+  /** Fetch size per partition; smaller means smaller batches. */
+  maxBytesPerPartition?: number;
+  /** Where a group without committed offsets starts. Default: the beginning. */
+  fromBeginning?: boolean;
+  /** Pass one in to subscribe (metrics, tests) before the first batch. */
+  events?: RuntimeEvents;
+}
+
+export interface RunningConsumer {
+  events: RuntimeEvents;
+  /** Joined its group and not crashed. */
+  isReady(): boolean;
+  /** Not crashed for good. */
+  isHealthy(): boolean;
+  /** Stops taking batches, abandons retry waits, disconnects. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+const DEAD_LETTER_RETENTION_MS = String(30 * 24 * 3_600_000);
+
+async function ensureDeadLetterTopics(kafka: Kafka, topics: readonly string[]): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    await ensureTopics(admin, topics.map((topic) => ({ topic: deadLetterTopicFor(topic), numPartitions: 1, configs: { 'retention.ms': DEAD_LETTER_RETENTION_MS } })));
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+function sourceRecords(payload: EachBatchPayload): SourceRecord[] {
+  const { topic, partition, messages } = payload.batch;
+  return messages.map((m) => ({ topic, partition, offset: m.offset, key: m.key, value: m.value, headers: m.headers ?? {}, timestamp: m.timestamp }));
+}
+
+function watchGroupState(consumer: Consumer, events: RuntimeEvents, logger: Logger): { ready: () => boolean; healthy: () => boolean } {
+  let joined = false;
+  let crashed = false;
+  consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+    joined = true;
+    events.emit('groupJoined', { memberId: payload.memberId });
+  });
+  consumer.on(consumer.events.CRASH, ({ payload }) => {
+    logger.error({ err: payload.error, restart: payload.restart }, payload.restart ? 'consumer crashed; kafkajs restarts it' : 'consumer crashed for good');
+    if (!payload.restart) crashed = true;
+    joined = false;
+    events.emit('crashed', { error: payload.error, restart: payload.restart });
+  });
+  consumer.on(consumer.events.REBALANCING, () => {
+    joined = false;
+  });
+  return { ready: () => joined && !crashed, healthy: () => !crashed };
+}
+
+async function connectProducer(kafka: Kafka): Promise<Producer> {
+  const producer = createProducer(kafka, { allowAutoTopicCreation: false });
+  await producer.connect();
+  return producer;
+}
+
+export async function startConsumer(options: StartConsumerOptions): Promise<RunningConsumer> {
+  const { definition, kafka, logger } = options;
+  const events = options.events ?? new RuntimeEvents();
+  await ensureDeadLetterTopics(kafka, definition.topics);
+  const producer = await connectProducer(kafka);
+  const consumer = kafka.consumer({ groupId: options.groupId, maxBytesPerPartition: options.maxBytesPerPartition ?? 1_048_576, allowAutoTopicCreation: false });
+  const state = watchGroupState(consumer, events, logger);
+  const stopping = new AbortController();
+  const ctx: ProcessingContext = { definition, registry: options.registry, pool: options.pool, producer, logger, policy: options.policy, events };
+  await consumer.connect();
+  await consumer.subscribe({ topics: [...definition.topics], fromBeginning: options.fromBeginning ?? true });
+  await consumer.run({
+    autoCommit: false,
+    eachBatchAutoResolve: false,
+    partitionsConsumedConcurrently: options.partitionsConsumedConcurrently ?? 3,
+    eachBatch: async (payload) => {
+      const started = Date.now();
+      const records = sourceRecords(payload);
+      await processBatch(ctx, partitionControl(payload, stopping.signal, events), records);
+      events.emit('batchFinished', { topic: payload.batch.topic, partition: payload.batch.partition, size: records.length, durationMs: Date.now() - started });
+    },
+  });
+  let stopped: Promise<void> | undefined;
+  return {
+    events,
+    isReady: state.ready,
+    isHealthy: state.healthy,
+    stop: () => {
+      stopped ??= (async () => {
+        stopping.abort();
+        await consumer.disconnect();
+        await producer.disconnect();
+      })();
+      return stopped;
+    },
+  };
+}

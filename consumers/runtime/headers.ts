@@ -1,0 +1,27 @@
+/** Kafka headers as kafkajs hands them over (Buffers, maybe repeated) turned into plain strings. */
+import type { IHeaders } from '../../lib/kafka.js';
+
+function headerText(value: IHeaders[string]): string | undefined {
+  const first = Array.isArray(value) ? value[0] : value;
+  if (first === undefined) return undefined;
+  return typeof first === 'string' ? first : first.toString('utf8');
+}
+
+/** Every header as a UTF-8 string (the first value of a repeated header). */
+export function headersAsStrings(headers: IHeaders | undefined): Record<string, string> {
+  const strings: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    const text = headerText(value);
+    if (text !== undefined) strings[name] = text;
+  }
+  return strings;
+}
+
+export function headerValue(headers: IHeaders | undefined, name: string): string | undefined {
+  return headerText(headers?.[name]);
+}
+
+/** Header added by redrive: the deadline of a redriven event counts from here, not from ce_time. */
+export const REDRIVEN_AT_HEADER = 'redriven_at';
+/** Prefix of the headers a dead letter adds; redrive strips them. */
+export const DEAD_LETTER_HEADER_PREFIX = 'dlq_';

@@ -1,0 +1,40 @@
+/** The runtime's Prometheus metrics, fed by its lifecycle events (one subscriber, one place). */
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { RuntimeEvents } from './lifecycle.js';
+
+export function registerConsumerMetrics(registry: Registry, consumer: string, events: RuntimeEvents): void {
+  const registers = [registry];
+  const processed = new Counter({ name: 'consumer_events_processed_total', help: 'Events whose effects were applied.', labelNames: ['consumer', 'topic', 'type'], registers });
+  const duplicates = new Counter({ name: 'consumer_duplicates_skipped_total', help: 'Redelivered events the inbox already had: nothing changed.', labelNames: ['consumer', 'topic'], registers });
+  const skipped = new Counter({ name: 'consumer_events_skipped_total', help: 'Events of types this consumer does not handle.', labelNames: ['consumer', 'topic'], registers });
+  const retries = new Counter({ name: 'consumer_retries_total', help: 'Retries of a record or batch after a failure.', labelNames: ['consumer', 'topic', 'kind'], registers });
+  const deadLettered = new Counter({ name: 'consumer_dead_lettered_total', help: 'Records sent to the dead letter topic.', labelNames: ['consumer', 'topic', 'reason'], registers });
+  const batchDuration = new Histogram({
+    name: 'consumer_batch_duration_seconds',
+    help: 'Time to process one partition batch, retries included.',
+    labelNames: ['consumer', 'topic'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers,
+  });
+  const eventAge = new Histogram({
+    name: 'consumer_event_age_seconds',
+    help: 'Age of each applied event when applied: now minus ce_time.',
+    labelNames: ['consumer', 'topic'],
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 14400],
+    registers,
+  });
+  const lastAge = new Gauge({ name: 'consumer_last_event_age_seconds', help: 'Age of the last event applied, per partition.', labelNames: ['consumer', 'topic', 'partition'], registers });
+  const lag = new Gauge({ name: 'consumer_lag_records', help: 'Records behind the partition high watermark after the last commit.', labelNames: ['consumer', 'topic', 'partition'], registers });
+
+  events.on('applied', ({ topic, type, count }) => processed.inc({ consumer, topic, type }, count));
+  events.on('duplicate', ({ topic, count }) => duplicates.inc({ consumer, topic }, count));
+  events.on('skipped', ({ topic }) => skipped.inc({ consumer, topic }));
+  events.on('retry', ({ topic, kind }) => retries.inc({ consumer, topic, kind }));
+  events.on('deadLettered', ({ topic, reason }) => deadLettered.inc({ consumer, topic, reason }));
+  events.on('batchFinished', ({ topic, durationMs }) => batchDuration.observe({ consumer, topic }, durationMs / 1000));
+  events.on('eventHandled', ({ topic, partition, ageMs }) => {
+    eventAge.observe({ consumer, topic }, ageMs / 1000);
+    lastAge.set({ consumer, topic, partition: String(partition) }, ageMs / 1000);
+  });
+  events.on('partitionProgress', ({ topic, partition, lag: behind }) => lag.set({ consumer, topic, partition: String(partition) }, behind));
+}

@@ -1,0 +1,81 @@
+/**
+ * What a consumer built on the runtime declares (its event types and effects) and what its
+ * handler receives (a decoded CloudEvent with the Kafka record it came from).
+ */
+import type { IHeaders } from '../../lib/kafka.js';
+import type { PoolClient } from '../../lib/postgres.js';
+
+/** The Kafka record as received: kept whole so a dead letter can carry the original bytes. */
+export interface SourceRecord {
+  topic: string;
+  partition: number;
+  offset: string;
+  key: Buffer | null;
+  value: Buffer | null;
+  headers: IHeaders;
+  /** Kafka timestamp, ms since the epoch, as text. */
+  timestamp: string;
+}
+
+/** A CloudEvent parsed from a record, its Avro payload decoded through the registry. */
+export interface ConsumedEvent<P = unknown> {
+  id: string;
+  type: string;
+  source: string;
+  subject: string | undefined;
+  /** ce_time as the producer wrote it, and in ms since the epoch. */
+  time: string;
+  timeMs: number;
+  key: string | null;
+  /** The registry id of the writer's schema. */
+  schemaId: number;
+  payload: P;
+  record: SourceRecord;
+}
+
+export interface EventTypeSpec<P = unknown> {
+  /**
+   * The Avro schema this consumer was built for. Payloads written with any registered version are
+   * resolved into it (new fields dropped, missing ones defaulted). Omitted: the writer's schema.
+   */
+  readerSchema?: string;
+  /** Validates the decoded payload; throws (e.g. a zod error) when it is invalid. */
+  parse(payload: unknown): P;
+}
+
+/** Effects inside the consumer database: applied in the same transaction as the inbox rows. */
+export interface TransactionalEffects {
+  kind: 'transactional';
+  /** The batch's new events only, in offset order, inside the batch's transaction. */
+  apply(client: PoolClient, events: readonly ConsumedEvent[]): Promise<void>;
+}
+
+/**
+ * Effects that leave the building (an email): the inbox row is claimed first, the effect is
+ * performed with the event id as its idempotency key, and the row stamped after.
+ */
+export interface ExternalEffects {
+  kind: 'external';
+  /** A claim older than this counts as abandoned (its process died mid-send) and is claimed again. */
+  claimAbandonedAfterMs: number;
+  perform(event: ConsumedEvent): Promise<void>;
+}
+
+export interface ConsumerDefinition {
+  /** The inbox's consumer name, the `dlq_consumer` header and the `consumer` metric label. */
+  name: string;
+  topics: readonly string[];
+  /** By ce_type. Events of other types on the same topics are skipped (committed, not applied). */
+  eventTypes: Readonly<Record<string, EventTypeSpec>>;
+  effects: TransactionalEffects | ExternalEffects;
+}
+
+/** Retry to a deadline, poison to a delivery limit (DESIGN.md decision 6). */
+export interface DeliveryPolicy {
+  /** Transient failures are retried while the event is younger than this (age from ce_time). */
+  deadlineMs: number;
+  /** Attempts of a poison record before it is dead-lettered. */
+  deliveryLimit: number;
+  retryBaseMs: number;
+  retryCapMs: number;
+}

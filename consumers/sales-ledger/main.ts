@@ -1,0 +1,5 @@
+/** `npm run consumer:sales-ledger [-- --help]` */
+import { runConsumerProgram } from '../runtime/program.js';
+import { salesLedgerConsumer, salesLedgerSettings } from './consumer.js';
+
+await runConsumerProgram(salesLedgerSettings, (config) => ({ definition: salesLedgerConsumer(config.groupId, config.topicPrefix) }));

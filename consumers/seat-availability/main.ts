@@ -1,0 +1,5 @@
+/** `npm run consumer:seat-availability [-- --help]` */
+import { runConsumerProgram } from '../runtime/program.js';
+import { seatAvailabilityConsumer, seatAvailabilitySettings } from './consumer.js';
+
+await runConsumerProgram(seatAvailabilitySettings, (config) => ({ definition: seatAvailabilityConsumer(config.groupId, config.topicPrefix) }));
