@@ -3,6 +3,7 @@ import { createPool } from '../lib/postgres.js';
 import type { Logger } from '../lib/logger.js';
 import { createSeatDatabase, migrateSeatDatabase, setupRoles } from './database-setup.js';
 import { createShow } from './inventory.js';
+import { parseSections } from './sections.js';
 import { purgeOutbox } from './retention.js';
 import { openSeatService, type SeatServiceConfig } from './service.js';
 import { seatServiceSettings } from './settings.js';
@@ -67,15 +68,6 @@ async function runServiceCommand(
     default:
       throw new Error(`unknown command "${command ?? ''}"; see --help`);
   }
-}
-
-/** `A:20x30:4500,B:10x10:9900` → sections with rows, seats per row and price. */
-export function parseSections(text: string) {
-  return text.split(',').map((part) => {
-    const match = /^([A-Za-z0-9]+):(\d+)x(\d+):(\d+)$/.exec(part.trim());
-    if (!match) throw new Error(`section "${part}" is not like A:20x30:4500 (name:rows x seats per row:price in cents)`);
-    return { section: match[1] ?? '', rows: Number(match[2]), seatsPerRow: Number(match[3]), priceCents: Number(match[4]) };
-  });
 }
 
 async function setup(config: SeatServiceConfig, logger: Logger): Promise<number> {

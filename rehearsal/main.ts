@@ -1,0 +1,128 @@
+/**
+ * The on-sale rehearsal: the whole pipeline on this machine, a crowd at "10:00", and a report that
+ * says whether every seat was sold at most once and every consumer saw every event exactly once.
+ */
+import { startProgram as startCli, flagValue } from '../lib/cli.js';
+import type { Logger } from '../lib/logger.js';
+import { createPool, type Pool } from '../lib/postgres.js';
+import { parseSettings, type Config } from '../lib/settings.js';
+import { sleep, waitFor } from '../lib/wait.js';
+import { applyOutboxConnector } from '../connectors/outbox-connector.js';
+import { connectorSettings } from '../connectors/settings.js';
+import { ensureMonitorRole } from '../monitors/slot-monitor/monitor-role.js';
+import { createSeatDatabase, migrateSeatDatabase, setupRoles } from '../seat-service/database-setup.js';
+import { createShow } from '../seat-service/inventory.js';
+import { openSeatService } from '../seat-service/service.js';
+import { seatServiceSettings } from '../seat-service/settings.js';
+import { runHoldSweeper } from '../seat-service/sweeper.js';
+import { parseSections } from '../seat-service/sections.js';
+import { stackEndpoints, stackLayout } from '../stack/config.js';
+import { startStack } from '../stack/launcher.js';
+import { drainProgress } from './consistency.js';
+import { runCrowd } from './crowd.js';
+import { startMailSink } from './mail-sink.js';
+import { startProgram, type RunningProgram } from './programs.js';
+import { printReport } from './report.js';
+import { rehearsalSettings } from './settings.js';
+
+type RehearsalConfig = Config<typeof rehearsalSettings.settings>;
+
+const USAGE = `Usage: npm run rehearsal [-- --show NAME]
+
+Starts the native stack, prepares the seat and consumer databases, applies the outbox connector,
+starts the three consumers, the slot monitor and a local SMTP sink, then lets a crowd of buyers
+press the button at once and reports what happened.`;
+
+async function rehearse(config: RehearsalConfig, args: string[], logger: Logger): Promise<number> {
+  const layout = stackLayout();
+  const endpoints = stackEndpoints(layout);
+  await startStack(logger, layout);
+  const seatConfig = parseSettings(seatServiceSettings, { ...process.env, HOLD_TTL_MS: String(config.holdTtlMs) });
+  const consumerDbAdmin = seatConfig.adminDatabaseUrl.replace(/\/[^/]+$/, '/stagefront_consumers');
+  await prepareDatabases(seatConfig.adminDatabaseUrl, consumerDbAdmin, logger);
+  await applyOutboxConnector(parseSettings(connectorSettings, process.env), logger);
+
+  const programs: RunningProgram[] = [];
+  const mail = await startMailSink(config.smtpPort);
+  const seatPool = createPool({ connectionString: seatConfig.adminDatabaseUrl, applicationName: 'rehearsal-report', logger, max: 2 });
+  const consumerPool = createPool({ connectionString: consumerDbAdmin, applicationName: 'rehearsal-report', logger, max: 2 });
+  const service = await openSeatService(seatConfig, logger);
+  const sweeping = new AbortController();
+  try {
+    programs.push(...startPrograms(consumerDbAdmin, seatConfig.adminDatabaseUrl, endpoints.alertmanagerUrl, config, layout.logDir));
+    await waitForReady(programs);
+    const showId = flagValue(args, 'show') ?? `stadium-${new Date().toISOString().slice(0, 19).replace(/[-:T]/g, '')}`;
+    const sections = parseSections(config.sections);
+    await createShow(service.pool, { showId, title: 'Stadium on-sale rehearsal', startsAt: new Date(Date.now() + 90 * 86_400_000), onSaleAt: new Date(Date.now() + config.countdownMs), sections });
+    const sweeper = runHoldSweeper({ pool: service.pool, expireDueHolds: (limit) => service.expireDueHolds(limit), intervalMs: config.sweepIntervalMs, logger, signal: sweeping.signal });
+    logger.info({ showId, seats: sections.reduce((n, s) => n + s.rows * s.seatsPerRow, 0), buyers: config.buyers }, 'everything is running; the on-sale opens at "10:00"');
+    await sleep(config.countdownMs);
+    const began = Date.now();
+    const crowd = await runCrowd(service, showId, sections, config);
+    const crowdMs = Date.now() - began;
+    await waitFor(async () => (await seatPool.query(`select count(*)::int as n from holds where status = 'active'`)).rows[0].n === 0, { timeoutMs: config.holdTtlMs * 3 + 10_000, description: 'every abandoned hold to expire' });
+    sweeping.abort();
+    await sweeper;
+    const drained = await waitUntilDrained(seatPool, consumerPool, config.drainTimeoutMs);
+    return await printReport({ showId, crowd, crowdMs, drained, seatPool, consumerPool, mail, programs, sinceStartMs: Date.now() - began });
+  } finally {
+    sweeping.abort();
+    if (config.keepRunning !== 'yes') await Promise.all(programs.map((p) => p.stop()));
+    await service.close();
+    await seatPool.end();
+    await consumerPool.end();
+    if (config.keepRunning !== 'yes') await mail.close();
+  }
+}
+
+async function prepareDatabases(seatAdminUrl: string, consumerAdminUrl: string, logger: Logger): Promise<void> {
+  await createSeatDatabase(seatAdminUrl, logger);
+  await createSeatDatabase(consumerAdminUrl, logger);
+  const admin = createPool({ connectionString: seatAdminUrl, applicationName: 'rehearsal-setup', logger, max: 1 });
+  try {
+    await migrateSeatDatabase(admin, logger);
+    await setupRoles(admin, { service: 'stagefront_service', debezium: 'stagefront_debezium' });
+    await ensureMonitorRole(admin, { role: 'slot_monitor', password: 'slot_monitor' });
+  } finally {
+    await admin.end();
+  }
+}
+
+function startPrograms(consumerDbUrl: string, seatAdminUrl: string, alertmanagerUrl: string, config: RehearsalConfig, logDir: string): RunningProgram[] {
+  const common = { CONSUMER_DATABASE_URL: consumerDbUrl, LOG_LEVEL: 'warn' };
+  return [
+    startProgram('seat-availability', 'consumers/seat-availability/main.ts', common, logDir),
+    startProgram('sales-ledger', 'consumers/sales-ledger/main.ts', common, logDir),
+    startProgram('confirmation-email', 'consumers/confirmation-email/main.ts', { ...common, SMTP_HOST: '127.0.0.1', SMTP_PORT: String(config.smtpPort) }, logDir),
+    startProgram('slot-monitor', 'monitors/slot-monitor/main.ts', {
+      SLOT_MONITOR_DATABASE_URL: seatAdminUrl.replace('postgres:postgres@', 'slot_monitor:slot_monitor@'),
+      SLOT_MONITOR_ALERTMANAGER_URL: alertmanagerUrl,
+      SLOT_MONITOR_SLOTS: 'stagefront_outbox',
+      SLOT_MONITOR_POLL_INTERVAL_MS: '2000',
+    }, logDir),
+  ];
+}
+
+const READY_PORTS: Record<string, number> = { 'seat-availability': 9471, 'confirmation-email': 9472, 'sales-ledger': 9473, 'slot-monitor': 9188 };
+
+async function waitForReady(programs: RunningProgram[]): Promise<void> {
+  for (const program of programs) {
+    await waitFor(async () => {
+      if (program.child.exitCode !== null) throw new Error(`${program.name} exited (${program.child.exitCode}); see ${program.logFile}`);
+      return (await fetch(`http://127.0.0.1:${READY_PORTS[program.name]}/readyz`).catch(() => undefined))?.ok;
+    }, { timeoutMs: 60_000, intervalMs: 250, description: `${program.name} to be ready (log: ${program.logFile})` });
+  }
+}
+
+async function waitUntilDrained(seatPool: Pool, consumerPool: Pool, timeoutMs: number) {
+  try {
+    return await waitFor(async () => {
+      const progress = await drainProgress(seatPool, consumerPool);
+      return progress.every((p) => p.handled >= p.published) ? progress : undefined;
+    }, { timeoutMs, intervalMs: 500, description: 'every consumer to handle every event' });
+  } catch {
+    return drainProgress(seatPool, consumerPool);
+  }
+}
+
+startCli({ settings: rehearsalSettings, usage: USAGE, main: rehearse });
