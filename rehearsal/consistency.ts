@@ -15,14 +15,17 @@ export interface Check {
   detail: string;
 }
 
-/** Outbox rows per consumer scope against the consumer's inbox rows: equal when drained. */
-export async function drainProgress(seat: Pool, consumers: Pool): Promise<{ consumer: string; published: number; handled: number }[]> {
-  const inbox = await consumers.query<{ consumer: string; n: number }>(/* sql */ `select consumer, count(*)::int as n from inbox group by consumer`);
-  const handled = new Map(inbox.rows.map((r) => [r.consumer, r.n]));
+/** Outbox rows written since `since`, per consumer scope, against that consumer's inbox rows for them. */
+export async function drainProgress(seat: Pool, consumers: Pool, since: Date): Promise<{ consumer: string; published: number; handled: number }[]> {
   const rows = [];
   for (const [consumer, scope] of Object.entries(CONSUMER_SCOPES)) {
-    const { rows: published } = await seat.query<{ n: number }>(`select count(*)::int as n from outbox where ${scope}`);
-    rows.push({ consumer, published: published[0]?.n ?? 0, handled: handled.get(consumer) ?? 0 });
+    const { rows: published } = await seat.query<{ id: string }>(`select id::text from outbox where created_at >= $1 and ${scope}`, [since]);
+    const ids = published.map((r) => r.id);
+    const { rows: handled } = await consumers.query<{ n: number }>(
+      /* sql */ `select count(*)::int as n from inbox where consumer = $1 and event_id = any($2::text[])`,
+      [consumer, ids],
+    );
+    rows.push({ consumer, published: ids.length, handled: handled[0]?.n ?? 0 });
   }
   return rows;
 }
@@ -56,8 +59,8 @@ export async function ledgerCheck(seat: Pool, consumers: Pool): Promise<Check> {
   return { name: 'sales ledger equals a recompute from the seat database', ok: differences.length === 0, detail: differences.length === 0 ? detail : JSON.stringify(differences) };
 }
 
-export async function emailCheck(seat: Pool, messageIds: readonly string[]): Promise<Check> {
-  const { rows } = await seat.query<{ id: string }>(`select id::text from outbox where type = $1`, [EVENTS.orderConfirmed.type]);
+export async function emailCheck(seat: Pool, messageIds: readonly string[], since: Date): Promise<Check> {
+  const { rows } = await seat.query<{ id: string }>(`select id::text from outbox where type = $1 and created_at >= $2`, [EVENTS.orderConfirmed.type, since]);
   const received = new Set(messageIds.map((id) => id.split('@')[0] ?? id));
   const missing = rows.filter((r) => !received.has(r.id)).length;
   const duplicates = messageIds.length - new Set(messageIds).size;
@@ -65,8 +68,8 @@ export async function emailCheck(seat: Pool, messageIds: readonly string[]): Pro
 }
 
 /** Commit-to-handled latency per consumer: inbox received_at minus outbox created_at. */
-export async function latencies(seat: Pool, consumers: Pool): Promise<{ consumer: string; p50: number; p99: number; max: number }[]> {
-  const outbox = await seat.query<{ id: string; at: number }>(`select id::text, extract(epoch from created_at) * 1000 as at from outbox`);
+export async function latencies(seat: Pool, consumers: Pool, since: Date): Promise<{ consumer: string; p50: number; p99: number; max: number }[]> {
+  const outbox = await seat.query<{ id: string; at: number }>(`select id::text, extract(epoch from created_at) * 1000 as at from outbox where created_at >= $1`, [since]);
   const written = new Map(outbox.rows.map((r) => [r.id, Number(r.at)]));
   const inbox = await consumers.query<{ consumer: string; event_id: string; at: number }>(`select consumer, event_id, extract(epoch from received_at) * 1000 as at from inbox`);
   const per = new Map<string, number[]>();

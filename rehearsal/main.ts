@@ -63,8 +63,9 @@ async function rehearse(config: RehearsalConfig, args: string[], logger: Logger)
     await waitFor(async () => (await seatPool.query(`select count(*)::int as n from holds where status = 'active'`)).rows[0].n === 0, { timeoutMs: config.holdTtlMs * 3 + 10_000, description: 'every abandoned hold to expire' });
     sweeping.abort();
     await sweeper;
-    const drained = await waitUntilDrained(seatPool, consumerPool, config.drainTimeoutMs);
-    return await printReport({ showId, crowd, crowdMs, drained, seatPool, consumerPool, mail, programs, sinceStartMs: Date.now() - began });
+    const since = new Date(began);
+    const drained = await waitUntilDrained(seatPool, consumerPool, since, config.drainTimeoutMs);
+    return await printReport({ showId, crowd, crowdMs, drained, seatPool, consumerPool, mail, programs, since });
   } finally {
     sweeping.abort();
     if (config.keepRunning !== 'yes') await Promise.all(programs.map((p) => p.stop()));
@@ -114,14 +115,14 @@ async function waitForReady(programs: RunningProgram[]): Promise<void> {
   }
 }
 
-async function waitUntilDrained(seatPool: Pool, consumerPool: Pool, timeoutMs: number) {
+async function waitUntilDrained(seatPool: Pool, consumerPool: Pool, since: Date, timeoutMs: number) {
   try {
     return await waitFor(async () => {
-      const progress = await drainProgress(seatPool, consumerPool);
+      const progress = await drainProgress(seatPool, consumerPool, since);
       return progress.every((p) => p.handled >= p.published) ? progress : undefined;
     }, { timeoutMs, intervalMs: 500, description: 'every consumer to handle every event' });
   } catch {
-    return drainProgress(seatPool, consumerPool);
+    return drainProgress(seatPool, consumerPool, since);
   }
 }
 

@@ -13,7 +13,7 @@ export interface ReportInput {
   consumerPool: Pool;
   mail: MailSink;
   programs: RunningProgram[];
-  sinceStartMs: number;
+  since: Date;
 }
 
 function percentile(values: number[], q: number): number {
@@ -29,7 +29,7 @@ export async function printReport(input: ReportInput): Promise<number> {
     ...input.drained.map((d) => ({ name: `${d.consumer} handled every event once`, ok: d.handled === d.published, detail: `${d.handled} of ${d.published}` })),
     await availabilityCheck(input.seatPool, input.consumerPool, input.showId),
     await ledgerCheck(input.seatPool, input.consumerPool),
-    await emailCheck(input.seatPool, input.mail.messageIds),
+    await emailCheck(input.seatPool, input.mail.messageIds, input.since),
     { name: 'no buyer saw an error', ok: crowd.errors.length === 0, detail: crowd.errors.slice(0, 3).join('; ') || 'none' },
   ];
   const lines = [
@@ -41,7 +41,7 @@ export async function printReport(input: ReportInput): Promise<number> {
     `  gave seats back        ${crowd.released}`,
     `  "seat taken" answers   ${crowd.seatTaken} (buyers who gave up after 3: ${crowd.gaveUp})`,
     `  hold latency           p50 ${percentile(crowd.holdLatenciesMs, 0.5)} ms, p99 ${percentile(crowd.holdLatenciesMs, 0.99)} ms`,
-    ...(await latencies(input.seatPool, input.consumerPool)).map((l) => `  commit → ${l.consumer.padEnd(19)} p50 ${l.p50} ms, p99 ${l.p99} ms, max ${l.max} ms`),
+    ...(await latencies(input.seatPool, input.consumerPool, input.since)).map((l) => `  commit → ${l.consumer.padEnd(19)} p50 ${l.p50} ms, p99 ${l.p99} ms, max ${l.max} ms`),
     '',
     ...checks.map((c) => `  ${c.ok ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.detail}`),
     '',
