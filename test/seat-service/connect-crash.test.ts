@@ -1,38 +1,29 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { waitUntilRunning } from '../../connectors/connect-client.js';
 import { waitFor } from '../../lib/wait.js';
-import { createShow, seatId } from '../../seat-service/inventory.js';
+import { seatId } from '../../seat-service/inventory.js';
 import { stackLayout } from '../../stack/config.js';
 import { stackComponents, startStack } from '../../stack/launcher.js';
 import { isAlive } from '../../stack/processes.js';
 import { installLeakGuard } from '../support/leak-guard.js';
-import { collectRecords, startSeatPipeline, testLogger, type SeatPipeline } from '../support/seat-pipeline.js';
+import { collectRecords, useSeatPipeline, testLogger } from '../support/seat-pipeline.js';
 import { adminQuery, requireStack } from '../support/stack.js';
 
 const stack = requireStack();
 installLeakGuard();
 
 describe('Kafka Connect killed with kill -9 in the middle of a stream', () => {
-  let pipeline: SeatPipeline;
   const show = 'crash';
-
-  beforeAll(async () => {
-    pipeline = await startSeatPipeline('crash');
-    await createShow(pipeline.service.pool, {
-      showId: show, title: 'Crash night', startsAt: new Date('2027-06-01T20:00:00Z'), onSaleAt: new Date('2026-12-01T10:00:00Z'),
-      sections: [{ section: 'K', rows: 4, seatsPerRow: 25, priceCents: 3000 }],
-    });
-  });
-  afterAll(async () => pipeline?.teardown());
+  const pipeline = useSeatPipeline(show, { section: 'K', rows: 4, seatsPerRow: 25, priceCents: 3000 });
 
   it('loses nothing: after a restart every outbox row is on Kafka (duplicates carry the same ce_id)', async () => {
-    const collector = await collectRecords([pipeline.topics.seat]);
+    const collector = await collectRecords([pipeline().topics.seat]);
     try {
       const connect = stackComponents(stackLayout()).find((c) => c.name === 'connect');
       const writeHolds = async (from: number, to: number) => {
         for (let i = from; i < to; i += 1) {
           const seat = seatId(show, 'K', Math.floor(i / 25) + 1, (i % 25) + 1);
-          const held = await pipeline.service.hold({ showId: show, seatIds: [seat], buyerId: `crash-${i}` });
+          const held = await pipeline().service.hold({ showId: show, seatIds: [seat], buyerId: `crash-${i}` });
           if (held.status !== 'held') throw new Error(`${seat}: ${held.status}`);
         }
       };
@@ -44,9 +35,9 @@ describe('Kafka Connect killed with kill -9 in the middle of a stream', () => {
       await writeHolds(40, 100); // written while Connect is dead
       await waitFor(() => !isAlive(pid), { timeoutMs: 10_000, description: 'the killed worker to be gone' });
       await startStack(testLogger);
-      await waitUntilRunning(stack.connectUrl, pipeline.connector.connectorName, 120_000);
+      await waitUntilRunning(stack.connectUrl, pipeline().connector.connectorName, 120_000);
 
-      const ids = (await adminQuery(pipeline.adminUrl, 'select id from outbox')).rows.map((r) => r.id as string);
+      const ids = (await adminQuery(pipeline().adminUrl, 'select id from outbox')).rows.map((r) => r.id as string);
       expect(ids).toHaveLength(100);
       await waitFor(() => {
         const seen = new Set(collector.records.map((r) => r.headers.ce_id));

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { ConnectorFailed, deleteConnector } from '../../connectors/connect-client.js';
 import { applyOutboxConnector } from '../../connectors/outbox-connector.js';
@@ -8,69 +8,60 @@ import { createSchemaRegistry } from '../../lib/schema-registry.js';
 import { waitFor } from '../../lib/wait.js';
 import { withTransaction } from '../../lib/postgres.js';
 import { createEventWriter } from '../../seat-service/event-writer.js';
-import { createShow, seatId } from '../../seat-service/inventory.js';
+import { seatId } from '../../seat-service/inventory.js';
 import { purgeOutbox } from '../../seat-service/retention.js';
 import { openSeatService } from '../../seat-service/service.js';
 import { installLeakGuard } from '../support/leak-guard.js';
-import { collectRecords, dropSlot, startSeatPipeline, testLogger, type SeatPipeline } from '../support/seat-pipeline.js';
+import { collectRecords, dropSlot, testLogger, useSeatPipeline } from '../support/seat-pipeline.js';
 import { adminQuery, requireStack, uniqueName } from '../support/stack.js';
 
 const stack = requireStack();
 installLeakGuard();
 
 describe('what must not happen: lost, phantom or leaked events, and too much privilege', () => {
-  let pipeline: SeatPipeline;
   const show = 'fail';
-
-  beforeAll(async () => {
-    pipeline = await startSeatPipeline('fail');
-    await createShow(pipeline.service.pool, {
-      showId: show, title: 'Failure night', startsAt: new Date('2027-06-01T20:00:00Z'), onSaleAt: new Date('2026-12-01T10:00:00Z'),
-      sections: [{ section: 'G', rows: 1, seatsPerRow: 10, priceCents: 5000 }],
-    });
-  });
-  afterAll(async () => pipeline?.teardown());
+  const pipeline = useSeatPipeline(show, { section: 'G', rows: 1, seatsPerRow: 10, priceCents: 5000 });
 
   it('a rolled-back transaction produces no event', async () => {
-    const collector = await collectRecords([pipeline.topics.seat]);
+    const collector = await collectRecords([pipeline().topics.seat]);
     try {
       let phantomIds: string[] = [];
-      await expect(withTransaction(pipeline.service.pool, async (client) => {
-        phantomIds = await pipeline.service.events.write(client, [{
+      await expect(withTransaction(pipeline().service.pool, async (client) => {
+        phantomIds = await pipeline().service.events.write(client, [{
           name: 'seatReleased',
           payload: { seat_id: seatId(show, 'G', 1, 1), show_id: show, section: 'G', hold_id: randomUUID(), released_at: Date.now() },
         }], new Date());
         throw new Error('business rule failed after the event was written');
       })).rejects.toThrow('business rule failed');
-      const marker = await pipeline.service.hold({ showId: show, seatIds: [seatId(show, 'G', 1, 2)], buyerId: 'marker' });
+      const marker = await pipeline().service.hold({ showId: show, seatIds: [seatId(show, 'G', 1, 2)], buyerId: 'marker' });
       if (marker.status !== 'held') throw new Error(marker.status);
       await waitFor(() => collector.records.some((r) => r.headers.ce_id === marker.eventIds[0]), { timeoutMs: 30_000, description: 'the marker event' });
       expect(collector.records.filter((r) => phantomIds.includes(r.headers.ce_id ?? ''))).toEqual([]);
-      expect((await adminQuery(pipeline.adminUrl, 'select count(*)::int as n from outbox where id = any($1::uuid[])', [phantomIds])).rows[0].n).toBe(0);
+      expect((await adminQuery(pipeline().adminUrl, 'select count(*)::int as n from outbox where id = any($1::uuid[])', [phantomIds])).rows[0].n).toBe(0);
     } finally {
       await collector.stop();
     }
   });
 
   it('the seat service role cannot touch slots or publications; the Debezium role reads the outbox only', async () => {
-    const asService = pipeline.databaseUrl;
+    const asService = pipeline().databaseUrl;
     await expect(adminQuery(asService, "select pg_create_logical_replication_slot('sneaky', 'pgoutput')")).rejects.toThrow(/permission denied|must be superuser or replication/);
     await expect(adminQuery(asService, 'create publication sneaky for table seats')).rejects.toThrow(/must be owner|permission denied/);
-    const asDebezium = pipeline.adminUrl.replace('postgres:postgres@', 'stagefront_debezium:stagefront_debezium@');
+    const asDebezium = pipeline().adminUrl.replace('postgres:postgres@', 'stagefront_debezium:stagefront_debezium@');
     await expect(adminQuery(asDebezium, 'select count(*) from outbox')).resolves.toBeDefined();
     await expect(adminQuery(asDebezium, 'select count(*) from seats')).rejects.toThrow(/permission denied/);
     await expect(adminQuery(asDebezium, 'delete from outbox')).rejects.toThrow(/permission denied/);
   });
 
   it('outbox retention purges old rows in batches and the deletes never reach Kafka', async () => {
-    const collector = await collectRecords([pipeline.topics.seat, pipeline.topics.order]);
+    const collector = await collectRecords([pipeline().topics.seat, pipeline().topics.order]);
     try {
-      await adminQuery(pipeline.adminUrl, "update outbox set created_at = now() - interval '30 days'");
-      const before = (await adminQuery(pipeline.adminUrl, 'select count(*)::int as n from outbox')).rows[0].n as number;
+      await adminQuery(pipeline().adminUrl, "update outbox set created_at = now() - interval '30 days'");
+      const before = (await adminQuery(pipeline().adminUrl, 'select count(*)::int as n from outbox')).rows[0].n as number;
       expect(before).toBeGreaterThan(0);
-      const purged = await purgeOutbox(pipeline.service.pool, { retentionMs: 7 * 86_400_000, batchSize: 1, logger: testLogger });
+      const purged = await purgeOutbox(pipeline().service.pool, { retentionMs: 7 * 86_400_000, batchSize: 1, logger: testLogger });
       expect(purged).toBe(before);
-      const marker = await pipeline.service.hold({ showId: show, seatIds: [seatId(show, 'G', 1, 3)], buyerId: 'after-purge' });
+      const marker = await pipeline().service.hold({ showId: show, seatIds: [seatId(show, 'G', 1, 3)], buyerId: 'after-purge' });
       if (marker.status !== 'held') throw new Error(marker.status);
       await waitFor(() => collector.records.some((r) => r.headers.ce_id === marker.eventIds[0]), { timeoutMs: 30_000, description: 'the marker event' });
       expect(collector.records.filter((r) => r.value.length === 0)).toEqual([]); // no tombstones or deletes
@@ -86,23 +77,23 @@ describe('what must not happen: lost, phantom or leaked events, and too much pri
     await createEventWriter(registry, { subjectPrefix: prefix });
     const breaking = JSON.parse(readEventSchema('seatHeld')) as { fields: unknown[] };
     breaking.fields.push({ name: 'price_cents', type: 'int' });
-    const outboxBefore = (await adminQuery(pipeline.adminUrl, 'select count(*)::int as n from outbox')).rows[0].n;
-    const start = openSeatService({ ...pipeline.serviceConfig, subjectPrefix: prefix }, testLogger, {
+    const outboxBefore = (await adminQuery(pipeline().adminUrl, 'select count(*)::int as n from outbox')).rows[0].n;
+    const start = openSeatService({ ...pipeline().serviceConfig, subjectPrefix: prefix }, testLogger, {
       readSchema: (name) => (name === 'seatHeld' ? JSON.stringify(breaking) : readEventSchema(name)),
     });
     await expect(start).rejects.toThrow(PipelineError);
     await expect(start).rejects.toThrow(`${prefix}${EVENTS.seatHeld.subject}`);
     await expect(start).rejects.toThrow(/field "price_cents" was added without a default/);
-    expect((await adminQuery(pipeline.adminUrl, 'select count(*)::int as n from outbox')).rows[0].n).toBe(outboxBefore);
+    expect((await adminQuery(pipeline().adminUrl, 'select count(*)::int as n from outbox')).rows[0].n).toBe(outboxBefore);
   });
 
   it('a configuration Connect refuses, and a task that cannot start, fail the connector command with the reason', async () => {
     const name = uniqueName('broken').toLowerCase();
     try {
-      const refused = applyOutboxConnector({ ...pipeline.connector, connectorName: name, slotName: name, debeziumPassword: 'wrong' }, testLogger);
+      const refused = applyOutboxConnector({ ...pipeline().connector, connectorName: name, slotName: name, debeziumPassword: 'wrong' }, testLogger);
       await expect(refused).rejects.toThrow(/connector_config_refused|Connect refused the configuration/);
       await expect(refused).rejects.toThrow(/password authentication failed/);
-      const failing = applyOutboxConnector({ ...pipeline.connector, connectorName: name, slotName: name, publicationName: 'no_such_publication' }, testLogger);
+      const failing = applyOutboxConnector({ ...pipeline().connector, connectorName: name, slotName: name, publicationName: 'no_such_publication' }, testLogger);
       await expect(failing).rejects.toThrow(ConnectorFailed);
       await expect(failing).rejects.toThrow(/Publication autocreation is disabled/);
     } finally {

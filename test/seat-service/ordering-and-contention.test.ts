@@ -1,37 +1,28 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EVENTS } from '../../events/catalogue.js';
 import { waitFor } from '../../lib/wait.js';
-import { createShow, seatId } from '../../seat-service/inventory.js';
+import { seatId } from '../../seat-service/inventory.js';
 import { installLeakGuard } from '../support/leak-guard.js';
-import { collectRecords, startSeatPipeline, type SeatPipeline } from '../support/seat-pipeline.js';
+import { collectRecords, useSeatPipeline } from '../support/seat-pipeline.js';
 import { adminQuery, requireStack } from '../support/stack.js';
 
 requireStack();
 installLeakGuard();
 
 describe('ordering per key and buyers racing for the same seats', () => {
-  let pipeline: SeatPipeline;
   const show = 'race';
-
-  beforeAll(async () => {
-    pipeline = await startSeatPipeline('race');
-    await createShow(pipeline.service.pool, {
-      showId: show, title: 'On-sale at 10:00', startsAt: new Date('2027-06-01T20:00:00Z'), onSaleAt: new Date('2026-12-01T10:00:00Z'),
-      sections: [{ section: 'F', rows: 1, seatsPerRow: 12, priceCents: 12000 }],
-    });
-  });
-  afterAll(async () => pipeline?.teardown());
+  const pipeline = useSeatPipeline(show, { section: 'F', rows: 1, seatsPerRow: 12, priceCents: 12000 });
 
   it('events with the same key arrive in commit order', async () => {
-    const collector = await collectRecords([pipeline.topics.seat]);
+    const collector = await collectRecords([pipeline().topics.seat]);
     try {
       const seat = seatId(show, 'F', 1, 12);
       for (let round = 0; round < 5; round += 1) {
-        const held = await pipeline.service.hold({ showId: show, seatIds: [seat], buyerId: `b${round}` });
+        const held = await pipeline().service.hold({ showId: show, seatIds: [seat], buyerId: `b${round}` });
         if (held.status !== 'held') throw new Error(`round ${round}: ${held.status}`);
-        await pipeline.service.release(held.holdId);
+        await pipeline().service.release(held.holdId);
       }
-      const committed = (await adminQuery(pipeline.adminUrl, 'select id from outbox where aggregateid = $1 order by created_at, ce_time', [seat])).rows.map((r) => r.id as string);
+      const committed = (await adminQuery(pipeline().adminUrl, 'select id from outbox where aggregateid = $1 order by created_at, ce_time', [seat])).rows.map((r) => r.id as string);
       expect(committed).toHaveLength(10);
       const arrived = await waitFor(() => {
         const forSeat = collector.records.filter((r) => r.key === seat);
@@ -54,22 +45,22 @@ describe('ordering per key and buyers racing for the same seats', () => {
       return { buyerId: `buyer-${i}`, seatIds: [seats[first] ?? '', seats[(first + 1) % seats.length] ?? ''] };
     });
     const outcomes = await Promise.all(buyers.map(async (buyer) => {
-      const held = await pipeline.service.hold({ showId: show, ...buyer });
+      const held = await pipeline().service.hold({ showId: show, ...buyer });
       if (held.status !== 'held') return held.status;
-      const confirmed = await pipeline.service.confirm({ holdId: held.holdId, buyerEmail: `${buyer.buyerId}@example.test` });
+      const confirmed = await pipeline().service.confirm({ holdId: held.holdId, buyerEmail: `${buyer.buyerId}@example.test` });
       return confirmed.status;
     }));
     expect(outcomes.filter((o) => o !== 'confirmed' && o !== 'seat_taken')).toEqual([]);
     expect(outcomes.filter((o) => o === 'seat_taken').length).toBeGreaterThan(0);
 
-    const sold = await adminQuery(pipeline.adminUrl, 'select seat_id, count(*)::int as n from order_seats group by seat_id');
+    const sold = await adminQuery(pipeline().adminUrl, 'select seat_id, count(*)::int as n from order_seats group by seat_id');
     expect(sold.rows.every((r) => r.n === 1)).toBe(true);
     const soldSeats = sold.rows.map((r) => r.seat_id as string).sort();
     expect(soldSeats.length).toBe(outcomes.filter((o) => o === 'confirmed').length * 2);
-    const sellsInSeatTable = await adminQuery(pipeline.adminUrl, "select count(*)::int as n from seats where show_id = $1 and state = 'sold'", [show]);
+    const sellsInSeatTable = await adminQuery(pipeline().adminUrl, "select count(*)::int as n from seats where show_id = $1 and state = 'sold'", [show]);
     expect(sellsInSeatTable.rows[0].n).toBe(soldSeats.length);
 
-    const collector = await collectRecords([pipeline.topics.seat]);
+    const collector = await collectRecords([pipeline().topics.seat]);
     try {
       const soldEvents = await waitFor(() => {
         const events = collector.records.filter((r) => r.headers.ce_type === EVENTS.seatSold.type);
@@ -82,10 +73,10 @@ describe('ordering per key and buyers racing for the same seats', () => {
   });
 
   it('a database constraint refuses a second sale of a seat even when code is bypassed', async () => {
-    const { rows } = await adminQuery(pipeline.adminUrl, 'select seat_id, order_id from order_seats limit 1');
-    const order = await adminQuery(pipeline.adminUrl, 'select order_id from orders where order_id <> $1 limit 1', [rows[0].order_id]);
+    const { rows } = await adminQuery(pipeline().adminUrl, 'select seat_id, order_id from order_seats limit 1');
+    const order = await adminQuery(pipeline().adminUrl, 'select order_id from orders where order_id <> $1 limit 1', [rows[0].order_id]);
     await expect(
-      adminQuery(pipeline.adminUrl, 'insert into order_seats (seat_id, order_id, price_cents) values ($1, $2, 1)', [rows[0].seat_id, order.rows[0]?.order_id ?? rows[0].order_id]),
+      adminQuery(pipeline().adminUrl, 'insert into order_seats (seat_id, order_id, price_cents) values ($1, $2, 1)', [rows[0].seat_id, order.rows[0]?.order_id ?? rows[0].order_id]),
     ).rejects.toThrow(/duplicate key value violates unique constraint "order_seats_pkey"/);
   });
 });

@@ -1,43 +1,34 @@
 import { CloudEvent, Kafka as CloudEventsKafka, type KafkaMessage as CloudEventsKafkaMessage } from 'cloudevents';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EVENTS } from '../../events/catalogue.js';
 import { createSchemaRegistry, decodeWithSchema } from '../../lib/schema-registry.js';
 import { waitFor } from '../../lib/wait.js';
-import { createShow, seatId } from '../../seat-service/inventory.js';
+import { seatId } from '../../seat-service/inventory.js';
 import { installLeakGuard } from '../support/leak-guard.js';
-import { collectRecords, startSeatPipeline, type CollectedRecord, type SeatPipeline } from '../support/seat-pipeline.js';
+import { collectRecords, useSeatPipeline, type CollectedRecord } from '../support/seat-pipeline.js';
 import { adminQuery, requireStack } from '../support/stack.js';
 
 const stack = requireStack();
 installLeakGuard();
 
 describe('seat service outbox routed by Debezium as CloudEvents', () => {
-  let pipeline: SeatPipeline;
   const show = 'show1';
-
-  beforeAll(async () => {
-    pipeline = await startSeatPipeline('outbox');
-    await createShow(pipeline.service.pool, {
-      showId: show, title: 'Stadium night', startsAt: new Date('2027-06-01T20:00:00Z'), onSaleAt: new Date('2026-12-01T10:00:00Z'),
-      sections: [{ section: 'A', rows: 2, seatsPerRow: 5, priceCents: 4500 }],
-    });
-  });
-  afterAll(async () => pipeline?.teardown());
+  const pipeline = useSeatPipeline(show, { section: 'A', rows: 2, seatsPerRow: 5, priceCents: 4500 });
 
   it('hold, confirm and release each publish CloudEvents with every ce_* header, the outbox id and a registry-decodable value', async () => {
-    const collector = await collectRecords([pipeline.topics.seat, pipeline.topics.order]);
+    const collector = await collectRecords([pipeline().topics.seat, pipeline().topics.order]);
     try {
-      const held = await pipeline.service.hold({ showId: show, seatIds: [seatId(show, 'A', 1, 1), seatId(show, 'A', 1, 2)], buyerId: 'buyer-1' });
+      const held = await pipeline().service.hold({ showId: show, seatIds: [seatId(show, 'A', 1, 1), seatId(show, 'A', 1, 2)], buyerId: 'buyer-1' });
       expect(held.status).toBe('held');
       if (held.status !== 'held') return;
-      const confirmed = await pipeline.service.confirm({ holdId: held.holdId, buyerEmail: 'b1@example.test' });
+      const confirmed = await pipeline().service.confirm({ holdId: held.holdId, buyerEmail: 'b1@example.test' });
       expect(confirmed.status).toBe('confirmed');
-      const second = await pipeline.service.hold({ showId: show, seatIds: [seatId(show, 'A', 2, 1)], buyerId: 'buyer-2' });
+      const second = await pipeline().service.hold({ showId: show, seatIds: [seatId(show, 'A', 2, 1)], buyerId: 'buyer-2' });
       if (second.status !== 'held') throw new Error(`expected a hold, got ${second.status}`);
-      const released = await pipeline.service.release(second.holdId);
+      const released = await pipeline().service.release(second.holdId);
       expect(released.status).toBe('released');
 
-      const outbox = await adminQuery(pipeline.adminUrl, 'select id, type, aggregateid, aggregatetype, payload from outbox order by created_at');
+      const outbox = await adminQuery(pipeline().adminUrl, 'select id, type, aggregateid, aggregatetype, payload from outbox order by created_at');
       expect(outbox.rows).toHaveLength(2 + 3 + 1 + 1); // 2 held, 2 sold + order, 1 held, 1 released
       const records = await waitFor(() => (collector.records.length >= outbox.rows.length ? collector.records : undefined), {
         timeoutMs: 30_000, description: `${outbox.rows.length} records on the event topics`,
@@ -48,7 +39,7 @@ describe('seat service outbox routed by Debezium as CloudEvents', () => {
         const record = records.find((r) => r.headers.ce_id === row.id);
         expect(record, `record for outbox row ${row.id}`).toBeDefined();
         if (!record) continue;
-        expect(record.topic).toBe(`${pipeline.connector.topicPrefix}.${row.aggregatetype}`);
+        expect(record.topic).toBe(`${pipeline().connector.topicPrefix}.${row.aggregatetype}`);
         expect(record.key).toBe(row.aggregateid);
         expect(record.headers).toMatchObject({
           ce_id: row.id, ce_type: row.type, ce_source: '/stagefront/seat-service', ce_specversion: '1.0',

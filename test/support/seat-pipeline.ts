@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
 import { deleteConnector } from '../../connectors/connect-client.js';
 import { applyOutboxConnector, type ConnectorConfig } from '../../connectors/outbox-connector.js';
 import { connectorSettings } from '../../connectors/settings.js';
@@ -8,6 +9,7 @@ import { createPool } from '../../lib/postgres.js';
 import { parseSettings } from '../../lib/settings.js';
 import { waitFor } from '../../lib/wait.js';
 import { migrateSeatDatabase, setupRoles } from '../../seat-service/database-setup.js';
+import { createShow, type SectionPlan } from '../../seat-service/inventory.js';
 import { openSeatService, type SeatService, type SeatServiceConfig } from '../../seat-service/service.js';
 import { seatServiceSettings } from '../../seat-service/settings.js';
 import { track } from './leak-guard.js';
@@ -116,4 +118,23 @@ export async function adminClient(url: string): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   return client;
+}
+
+/**
+ * A test file's seat pipeline (see startSeatPipeline) with one show of one section, started in
+ * beforeAll and torn down in afterAll. Call the returned function inside tests.
+ */
+export function useSeatPipeline(show: string, section: SectionPlan): () => SeatPipeline {
+  let pipeline: SeatPipeline | undefined;
+  beforeAll(async () => {
+    pipeline = await startSeatPipeline(show);
+    await createShow(pipeline.service.pool, {
+      showId: show, title: `${show} night`, startsAt: new Date('2027-06-01T20:00:00Z'), onSaleAt: new Date('2026-12-01T10:00:00Z'), sections: [section],
+    });
+  });
+  afterAll(async () => pipeline?.teardown());
+  return () => {
+    if (pipeline === undefined) throw new Error('the seat pipeline of this file did not start (see its beforeAll)');
+    return pipeline;
+  };
 }
