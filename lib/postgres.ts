@@ -169,3 +169,20 @@ export async function assertReachable(
     if (connected) await client.end().catch(() => undefined);
   }
 }
+
+/**
+ * Creates database `name` on the server of `adminUrl` when it is missing (connects to that URL's
+ * database, usually `postgres`). Returns true when it created it.
+ */
+export async function ensureDatabase(adminUrl: string, name: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 5_000 });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [name]);
+    if (rowCount !== 0) return false;
+    await client.query(`create database ${client.escapeIdentifier(name)}`);
+    return true;
+  } finally {
+    await client.end();
+  }
+}

@@ -10,7 +10,7 @@ import { sleep, waitFor } from '../lib/wait.js';
 import { applyOutboxConnector } from '../connectors/outbox-connector.js';
 import { connectorSettings } from '../connectors/settings.js';
 import { ensureMonitorRole } from '../monitors/slot-monitor/monitor-role.js';
-import { createSeatDatabase, migrateSeatDatabase, setupRoles } from '../seat-service/database-setup.js';
+import { createDatabaseIfMissing, migrateSeatDatabase, setupRoles } from '../seat-service/database-setup.js';
 import { createShow } from '../seat-service/inventory.js';
 import { openSeatService } from '../seat-service/service.js';
 import { seatServiceSettings } from '../seat-service/settings.js';
@@ -77,8 +77,8 @@ async function rehearse(config: RehearsalConfig, args: string[], logger: Logger)
 }
 
 async function prepareDatabases(seatAdminUrl: string, consumerAdminUrl: string, logger: Logger): Promise<void> {
-  await createSeatDatabase(seatAdminUrl, logger);
-  await createSeatDatabase(consumerAdminUrl, logger);
+  await createDatabaseIfMissing(seatAdminUrl, logger);
+  await createDatabaseIfMissing(consumerAdminUrl, logger);
   const admin = createPool({ connectionString: seatAdminUrl, applicationName: 'rehearsal-setup', logger, max: 1 });
   try {
     await migrateSeatDatabase(admin, logger);

@@ -1,7 +1,7 @@
 import { flagValue, startProgram } from '../lib/cli.js';
 import { createPool } from '../lib/postgres.js';
 import type { Logger } from '../lib/logger.js';
-import { createSeatDatabase, migrateSeatDatabase, setupRoles } from './database-setup.js';
+import { createDatabaseIfMissing, migrateSeatDatabase, setupRoles } from './database-setup.js';
 import { createShow } from './inventory.js';
 import { parseSections } from './sections.js';
 import { purgeOutbox } from './retention.js';
@@ -71,7 +71,7 @@ async function runServiceCommand(
 }
 
 async function setup(config: SeatServiceConfig, logger: Logger): Promise<number> {
-  await createSeatDatabase(config.adminDatabaseUrl, logger);
+  await createDatabaseIfMissing(config.adminDatabaseUrl, logger);
   const admin = createPool({ connectionString: config.adminDatabaseUrl, applicationName: 'seat-service-setup', logger, max: 1 });
   try {
     const applied = await migrateSeatDatabase(admin, logger);

@@ -1,28 +1,17 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import type { Logger } from '../lib/logger.js';
 import { runMigrations } from '../lib/migrations.js';
-import type { Pool } from '../lib/postgres.js';
+import { ensureDatabase, type Pool } from '../lib/postgres.js';
 
 export const SEAT_MIGRATIONS = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
 
-/** Creates the seat database when missing (connecting to the cluster's `postgres` database). */
-export async function createSeatDatabase(adminUrl: string, logger: Logger): Promise<void> {
+/** Creates the database of `adminUrl` when missing (connecting to the cluster's `postgres` database). */
+export async function createDatabaseIfMissing(adminUrl: string, logger: Logger): Promise<void> {
   const url = new URL(adminUrl);
   const name = decodeURIComponent(url.pathname.slice(1));
   url.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: url.toString() });
-  await client.connect();
-  try {
-    const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [name]);
-    if (rowCount === 0) {
-      await client.query(`create database ${client.escapeIdentifier(name)}`);
-      logger.info({ database: name }, 'created the seat database');
-    }
-  } finally {
-    await client.end();
-  }
+  if (await ensureDatabase(url.toString(), name)) logger.info({ database: name }, 'created the database');
 }
 
 export function migrateSeatDatabase(adminPool: Pool, logger: Logger): Promise<number[]> {

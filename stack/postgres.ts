@@ -140,14 +140,3 @@ async function answersQuery(connectionString: string): Promise<boolean> {
   }
 }
 
-/** Creates a database on the stack's cluster when it is missing. */
-export async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 5000 });
-  await client.connect();
-  try {
-    const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [name]);
-    if (rowCount === 0) await client.query(`create database ${client.escapeIdentifier(name)}`);
-  } finally {
-    await client.end();
-  }
-}

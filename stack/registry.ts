@@ -3,7 +3,7 @@ import { distPaths } from './artifacts.js';
 import type { Component } from './component.js';
 import { httpGet, ownedPid } from './component.js';
 import { stackEndpoints, type StackLayout } from './config.js';
-import { ensureDatabase } from './postgres.js';
+import { ensureDatabase } from '../lib/postgres.js';
 import { jvmPidFile, launchJvm, stopJvm } from './jvm.js';
 import { registryJavaCommand } from './prerequisites.js';
 
