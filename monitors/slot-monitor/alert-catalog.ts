@@ -39,8 +39,9 @@ export const ALERTS = {
     severity: 'critical',
     runbook: [
       'The slot was invalidated: the WAL it needed is deleted and Debezium can never stream from it again (it retries for ~30 minutes, then fails). The events are still in the outbox table within its retention.',
+      'Automated: npm run slot-recovery -- --since auto (prints the plan), then again with --apply; it does every step below and checks the inboxes (docs/slot-recovery.md).',
       'Stop the connector: curl -X PUT $CONNECT_URL/connectors/<name>/stop',
-      'Note T, the oldest "last handled event" time over all consumers (their inboxes), minus a few minutes: the re-emit starts there.',
+      'Note T, the created_at of the oldest outbox row some consumer has not handled (npm run reconcile), minus a few minutes: the re-emit starts there.',
       'Drop the lost slot on the seat database: select pg_drop_replication_slot(\'<slot>\');',
       'Reset the connector offsets: curl -X DELETE $CONNECT_URL/connectors/<name>/offsets',
       'Resume it: curl -X PUT $CONNECT_URL/connectors/<name>/resume (it creates the slot again, streaming from now).',

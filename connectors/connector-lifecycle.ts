@@ -1,0 +1,52 @@
+/**
+ * Kafka Connect's lifecycle and offsets API (Kafka 3.5+, KIP-875): stop, resume, read the live
+ * configuration and reset the stored source offsets of a stopped connector.
+ */
+import { PipelineError } from '../lib/errors.js';
+import { connectorStatus } from './connect-client.js';
+
+async function connectCall(connectUrl: string, method: string, path: string, what: string): Promise<Response> {
+  let response: Response;
+  try {
+    response = await fetch(`${connectUrl}${path}`, { method, headers: { accept: 'application/json' }, signal: AbortSignal.timeout(30_000) });
+  } catch (cause) {
+    throw new PipelineError('connect_unreachable', `Kafka Connect at ${connectUrl} does not answer; start the stack (npm run stack -- start) or set CONNECT_URL`, { cause });
+  }
+  if (response.status === 404) throw new PipelineError('connector_missing', `${what}: Connect has no connector at ${path}; check CONNECTOR_NAME`);
+  if (!response.ok) throw new PipelineError('connect_request_failed', `${what}: HTTP ${response.status} ${(await response.text()).slice(0, 2000)}`);
+  return response;
+}
+
+const connectorPath = (name: string, tail = '') => `/connectors/${encodeURIComponent(name)}${tail}`;
+
+/** The configuration Connect runs the connector with (placeholders already filled). */
+export async function liveConnectorConfig(connectUrl: string, name: string): Promise<Record<string, string>> {
+  const response = await connectCall(connectUrl, 'GET', connectorPath(name, '/config'), `reading the configuration of ${name}`);
+  return (await response.json()) as Record<string, string>;
+}
+
+/** PUT /stop: the tasks shut down and let go of the replication slot (pause would keep it active). */
+export async function stopConnector(connectUrl: string, name: string): Promise<void> {
+  await connectCall(connectUrl, 'PUT', connectorPath(name, '/stop'), `stopping ${name}`);
+}
+
+export async function resumeConnector(connectUrl: string, name: string): Promise<void> {
+  await connectCall(connectUrl, 'PUT', connectorPath(name, '/resume'), `resuming ${name}`);
+}
+
+/** The stored source offsets: Debezium's LSN (and incremental snapshot state) per partition. */
+export async function connectorOffsets(connectUrl: string, name: string): Promise<Record<string, unknown>[]> {
+  const response = await connectCall(connectUrl, 'GET', connectorPath(name, '/offsets'), `reading the offsets of ${name}`);
+  const body = (await response.json()) as { offsets?: { offset: Record<string, unknown> }[] };
+  return (body.offsets ?? []).map((entry) => entry.offset);
+}
+
+/** DELETE /offsets: forgets the stored offsets. Connect refuses it unless the connector is STOPPED. */
+export async function resetConnectorOffsets(connectUrl: string, name: string): Promise<void> {
+  await connectCall(connectUrl, 'DELETE', connectorPath(name, '/offsets'), `resetting the offsets of ${name}`);
+}
+
+/** The connector's state (RUNNING, PAUSED, STOPPED, FAILED…), or undefined when Connect does not know it. */
+export async function connectorState(connectUrl: string, name: string): Promise<string | undefined> {
+  return (await connectorStatus(connectUrl, name))?.connector.state;
+}

@@ -1,0 +1,111 @@
+/**
+ * Published vs handled, per consumer: the outbox rows written in a time window (of the types a
+ * consumer handles) against the event ids in that consumer's inbox. A row missing from an inbox
+ * is a gap: an event the consumer never applied (lost on the way, dead-lettered, or still in
+ * flight when the window reaches too close to now).
+ */
+import type { Pool } from '../../lib/postgres.js';
+import type { ReconciledConsumer } from './consumer-kinds.js';
+
+export interface ReconcileOptions {
+  seatPool: Pool;
+  consumerPool: Pool;
+  consumers: readonly ReconciledConsumer[];
+  /** Window of outbox created_at: from inclusive, to exclusive. */
+  from: Date;
+  to: Date;
+  /** Outbox rows read per query (keyset pages on created_at, id). */
+  pageSize: number;
+  /** Missing ids kept per consumer for the report (all are counted). */
+  missingShown: number;
+}
+
+export interface ConsumerReconciliation {
+  consumer: ReconciledConsumer;
+  published: number;
+  handled: number;
+  missing: number;
+  /** The oldest missing ids first, at most `missingShown`. */
+  missingIds: string[];
+  oldestMissingAt: Date | undefined;
+}
+
+export interface Reconciliation {
+  from: Date;
+  to: Date;
+  consumers: ConsumerReconciliation[];
+  gaps: boolean;
+}
+
+interface OutboxRow {
+  id: string;
+  type: string;
+  created_ms: number;
+  /** created_at as Postgres prints it: exact to the microsecond, for the next page's keyset. */
+  created_text: string;
+}
+
+async function outboxPage(options: ReconcileOptions, types: string[], after: OutboxRow | undefined): Promise<OutboxRow[]> {
+  const { rows } = await options.seatPool.query<OutboxRow>(
+    /* sql */ `select id::text, type, (extract(epoch from created_at) * 1000)::float8 as created_ms, created_at::text as created_text
+                 from outbox
+                where created_at >= $1 and created_at < $2 and type = any($3::text[])
+                  and ($4::timestamptz is null or (created_at, id) > ($4::timestamptz, $5::uuid))
+                order by created_at, id
+                limit $6`,
+    [options.from, options.to, types, after?.created_text ?? null, after?.id ?? null, options.pageSize],
+  );
+  return rows;
+}
+
+async function handledIds(consumerPool: Pool, consumer: string, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const { rows } = await consumerPool.query<{ event_id: string }>(
+    /* sql */ `select event_id from inbox where consumer = $1 and event_id = any($2::text[])`,
+    [consumer, ids],
+  );
+  return new Set(rows.map((row) => row.event_id));
+}
+
+async function tallyPage(options: ReconcileOptions, page: OutboxRow[], tally: ConsumerReconciliation): Promise<void> {
+  const mine = page.filter((row) => tally.consumer.eventTypes.includes(row.type));
+  const handled = await handledIds(options.consumerPool, tally.consumer.name, mine.map((row) => row.id));
+  tally.published += mine.length;
+  tally.handled += handled.size;
+  for (const row of mine) {
+    if (handled.has(row.id)) continue;
+    tally.missing += 1;
+    tally.oldestMissingAt ??= new Date(row.created_ms);
+    if (tally.missingIds.length < options.missingShown) tally.missingIds.push(row.id);
+  }
+}
+
+/** Reads the outbox window page by page and checks each page against every consumer's inbox. */
+export async function reconcile(options: ReconcileOptions): Promise<Reconciliation> {
+  const tallies: ConsumerReconciliation[] = options.consumers.map((consumer) => ({
+    consumer, published: 0, handled: 0, missing: 0, missingIds: [], oldestMissingAt: undefined,
+  }));
+  const types = [...new Set(options.consumers.flatMap((c) => c.eventTypes))];
+  let after: OutboxRow | undefined;
+  for (;;) {
+    const page = await outboxPage(options, types, after);
+    for (const tally of tallies) await tallyPage(options, page, tally);
+    if (page.length < options.pageSize) break;
+    after = page.at(-1);
+  }
+  return { from: options.from, to: options.to, consumers: tallies, gaps: tallies.some((t) => t.missing > 0) };
+}
+
+/** The seat database's clock: outbox created_at comes from it, so windows are measured on it. */
+export async function seatDatabaseNow(seatPool: Pool): Promise<Date> {
+  const { rows } = await seatPool.query<{ now: Date }>(/* sql */ `select now() as now`);
+  const now = rows[0]?.now;
+  if (now === undefined) throw new Error('select now() returned no row');
+  return now;
+}
+
+/** The created_at of the oldest outbox row missing from any inbox, or undefined when there is no gap. */
+export function oldestGap(reconciliation: Reconciliation): Date | undefined {
+  const times = reconciliation.consumers.flatMap((c) => (c.oldestMissingAt === undefined ? [] : [c.oldestMissingAt.getTime()]));
+  return times.length === 0 ? undefined : new Date(Math.min(...times));
+}
