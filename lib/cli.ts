@@ -1,21 +1,33 @@
 /**
- * The frame every command-line program shares: --help from the settings table, --env-example,
- * bad configuration reported as one sentence per setting (exit 2), failures as one message (exit 1).
+ * The frame every program shares: --help and --env-example from its settings table, bad
+ * configuration reported as one sentence per setting (exit 2), a failure as one message (exit 1).
+ * A one-shot command returns its exit code; a long-running program returns 'running' and ends
+ * on a signal (see lib/shutdown.ts).
  */
 import { PipelineError, errorMessage } from './errors.js';
-import { createLogger, isLogLevel, type Logger } from './logger.js';
+import { createLogger, isLogLevel, type Logger, type LogLevel } from './logger.js';
 import { ConfigError, envExample, parseSettings, settingsHelp, type Config, type SettingsDefinition, type SettingsTable } from './settings.js';
 
 export interface ProgramOptions<T extends SettingsTable> {
   settings: SettingsDefinition<T>;
   /** Usage text printed before the settings for --help. */
   usage: string;
-  main: (config: Config<T>, args: string[], logger: Logger) => Promise<number>;
+  main: (config: Config<T>, args: string[], logger: Logger) => Promise<number | 'running'>;
+  /** Parses the environment; parseSettings unless the program checks settings against each other too. */
+  parse?: (env: NodeJS.ProcessEnv) => Config<T>;
+  /** The log level from the parsed settings; LOG_LEVEL (default info) otherwise. */
+  logLevel?: (config: Config<T>) => LogLevel;
   argv?: string[];
 }
 
-export async function runProgram<T extends SettingsTable>(options: ProgramOptions<T>): Promise<number> {
+function defaultLogLevel(): LogLevel {
+  const level = process.env.LOG_LEVEL ?? 'info';
+  return isLogLevel(level) ? level : 'info';
+}
+
+export async function runProgram<T extends SettingsTable>(options: ProgramOptions<T>): Promise<number | 'running'> {
   const args = options.argv ?? process.argv.slice(2);
+  const program = options.settings.program;
   if (args.includes('--help') || args.includes('-h')) {
     console.log(`${options.usage.trimEnd()}\n\nSettings (environment variables):\n${settingsHelp(options.settings)}`);
     return 0;
@@ -24,27 +36,29 @@ export async function runProgram<T extends SettingsTable>(options: ProgramOption
     console.log(envExample(options.settings));
     return 0;
   }
-  const level = process.env.LOG_LEVEL ?? 'info';
-  const logger = createLogger({ name: options.settings.program, level: isLogLevel(level) ? level : 'info' });
+  let logger: Logger | undefined;
   try {
-    const config = parseSettings(options.settings, process.env);
+    const config = (options.parse ?? ((env) => parseSettings(options.settings, env)))(process.env);
+    logger = createLogger({ name: program, level: options.logLevel?.(config) ?? defaultLogLevel() });
     return await options.main(config, args, logger);
   } catch (err) {
     if (err instanceof ConfigError) {
-      console.error(`${options.settings.program}: bad configuration\n  ${err.problems.join('\n  ')}`);
+      console.error(`${program}: bad configuration\n  ${err.problems.join('\n  ')}`);
       return 2;
     }
     const code = err instanceof PipelineError ? ` [${err.code}]` : '';
-    console.error(`${options.settings.program}${code}: ${errorMessage(err)}`);
-    logger.debug({ err }, 'failure detail');
+    console.error(`${program}${code}: ${errorMessage(err)}`);
+    logger?.debug({ err }, 'failure detail');
     return 1;
   }
 }
 
-/** Runs a program as the process's entry point and exits with its code. */
+/** Runs a program as the process's entry point: exits with a one-shot command's code. */
 export function startProgram<T extends SettingsTable>(options: ProgramOptions<T>): void {
   runProgram(options).then(
-    (code) => process.exit(code),
+    (code) => {
+      if (code !== 'running') process.exit(code);
+    },
     (err: unknown) => {
       console.error(errorMessage(err));
       process.exit(1);

@@ -3,7 +3,7 @@ import { runConsumerProgram } from '../runtime/program.js';
 import { confirmationEmailConsumer, confirmationEmailSettings } from './consumer.js';
 import { createSmtpTransport } from './send-confirmation.js';
 
-await runConsumerProgram(confirmationEmailSettings, (config) => {
+runConsumerProgram(confirmationEmailSettings, (config) => {
   const transport = createSmtpTransport(config);
   return {
     definition: confirmationEmailConsumer(config.groupId, config.topicPrefix, transport, config.mailFrom, config.claimAbandonedAfterMs),

@@ -6,9 +6,10 @@
  */
 import { parseArgs } from 'node:util';
 import { createKafka } from '../../lib/kafka.js';
-import { createLogger } from '../../lib/logger.js';
+import { startProgram } from '../../lib/cli.js';
+import type { Logger } from '../../lib/logger.js';
 import { createPool } from '../../lib/postgres.js';
-import { settingsOrExit } from '../runtime/program.js';
+import type { Config } from '../../lib/settings.js';
 import { redriveSettings } from './settings.js';
 import { listDeadLetters, redrive } from './redrive.js';
 import { describeReasonGroups, groupByReason } from './select.js';
@@ -19,8 +20,9 @@ const USAGE = `usage: redrive list <dlq topic>
                                [--rate PER_SECOND] [--by WHO] [--again] [--apply]
 Without --apply nothing is sent (dry run). Settings: redrive --help.\n`;
 
-function parseCommand() {
+function parseCommand(args: string[]) {
   const { values, positionals } = parseArgs({
+    args,
     allowPositionals: true,
     options: {
       reason: { type: 'string', multiple: true },
@@ -32,20 +34,12 @@ function parseCommand() {
       by: { type: 'string', default: process.env.USER ?? 'unknown' },
       again: { type: 'boolean', default: false },
       apply: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
     },
   });
   const [command, topic] = positionals;
-  if (values.help) return { help: true as const };
-  if ((command !== 'list' && command !== 'redrive') || topic === undefined) {
-    process.stderr.write(USAGE);
-    process.exit(2);
-  }
+  if ((command !== 'list' && command !== 'redrive') || topic === undefined) return undefined;
   const rate = Number(values.rate);
-  if (!Number.isFinite(rate) || rate <= 0) {
-    process.stderr.write(`--rate ${values.rate} is not a positive number of records per second; e.g. --rate 50.\n`);
-    process.exit(2);
-  }
+  if (!Number.isFinite(rate) || rate <= 0) throw new Error(`--rate ${values.rate} is not a positive number of records per second; e.g. --rate 50`);
   const selection = {
     reasons: values.reason ?? [],
     ceIds: values['ce-id'] ?? [],
@@ -53,21 +47,25 @@ function parseCommand() {
     ...(values['from-offset'] === undefined ? {} : { fromOffset: BigInt(values['from-offset']) }),
     ...(values['to-offset'] === undefined ? {} : { toOffset: BigInt(values['to-offset']) }),
   };
-  return { help: false as const, command, topic, selection, rate, by: values.by, again: values.again, apply: values.apply };
+  return { command, topic, selection, rate, by: values.by, again: values.again, apply: values.apply };
 }
 
-const command = parseCommand();
-const config = settingsOrExit(redriveSettings, command.help ? ['--help'] : []);
-if (command.help) process.exit(0);
-const logger = createLogger({ name: 'redrive', level: config.logLevel });
-const kafka = createKafka({ brokers: config.kafkaBrokers, clientId: 'redrive', logger });
-if (command.command === 'list') {
-  const { byReason } = await listDeadLetters(kafka, command.topic);
-  process.stdout.write(describeReasonGroups(command.topic, byReason));
-} else if (config.databaseUrl === '') {
-  process.stderr.write('CONSUMER_DATABASE_URL is required by redrive (it records what was redriven); set it to the consumer database URL.\n');
-  process.exitCode = 2;
-} else {
+async function main(config: Config<typeof redriveSettings.settings>, args: string[], logger: Logger): Promise<number> {
+  const command = parseCommand(args);
+  if (command === undefined) {
+    process.stderr.write(USAGE);
+    return 2;
+  }
+  const kafka = createKafka({ brokers: config.kafkaBrokers, clientId: 'redrive', logger });
+  if (command.command === 'list') {
+    const { byReason } = await listDeadLetters(kafka, command.topic);
+    process.stdout.write(describeReasonGroups(command.topic, byReason));
+    return 0;
+  }
+  if (config.databaseUrl === '') {
+    process.stderr.write('CONSUMER_DATABASE_URL is required by redrive (it records what was redriven); set it to the consumer database URL.\n');
+    return 2;
+  }
   const pool = createPool({ connectionString: config.databaseUrl, applicationName: 'redrive', logger, max: 1 });
   try {
     const result = await redrive({ kafka, pool, logger, deadLetterTopic: command.topic, selection: command.selection, apply: command.apply, ratePerSecond: command.rate, redrivenBy: command.by, again: command.again });
@@ -75,7 +73,10 @@ if (command.command === 'list') {
     process.stdout.write(describeReasonGroups(`${command.topic} (selected)`, groupByReason(result.selected)));
     process.stdout.write(`${verb} ${result.redriven.length}; ${result.skipped.length} redriven before and left alone${command.again ? '' : ' (--again to include them)'}; run ${result.runId}\n`);
     if (result.dryRun) process.stdout.write('dry run: nothing was sent; add --apply to do it.\n');
+    return 0;
   } finally {
     await pool.end();
   }
 }
+
+startProgram({ settings: redriveSettings, usage: USAGE, main, logLevel: (config) => config.logLevel });

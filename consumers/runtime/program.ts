@@ -4,12 +4,13 @@
  * graceful shutdown on the first signal releases them in reverse order, forced on the second.
  */
 import { createKafka } from '../../lib/kafka.js';
-import { createLogger, type Logger } from '../../lib/logger.js';
+import { startProgram } from '../../lib/cli.js';
+import type { Logger } from '../../lib/logger.js';
 import { createMetricsRegistry, serveHttp } from '../../lib/metrics.js';
 import { runMigrations } from '../../lib/migrations.js';
 import { createPool } from '../../lib/postgres.js';
 import { createSchemaRegistry } from '../../lib/schema-registry.js';
-import { type Config, ConfigError, type SettingsDefinition, type SettingsTable, configForLog, parseSettings, settingsHelp } from '../../lib/settings.js';
+import { type Config, type SettingsDefinition, type SettingsTable, configForLog } from '../../lib/settings.js';
 import { Releasers, onShutdownSignals } from '../../lib/shutdown.js';
 import { startConsumer } from './consumer.js';
 import { registerConsumerMetrics } from './metrics.js';
@@ -21,21 +22,6 @@ export interface BuiltConsumer {
   definition: ConsumerDefinition;
   /** Cleanup of what the builder opened (an SMTP transport). */
   release?: () => void | Promise<void>;
-}
-
-/** Parses the settings, or prints --help / the problems and exits. */
-export function settingsOrExit<T extends SettingsTable>(def: SettingsDefinition<T>, argv: readonly string[] = process.argv.slice(2)): Config<T> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(settingsHelp(def));
-    process.exit(0);
-  }
-  try {
-    return parseSettings(def);
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    process.stderr.write(`${def.program} cannot start:\n${err.problems.map((p) => `  ${p}`).join('\n')}\n`);
-    process.exit(2);
-  }
 }
 
 async function startParts<C extends CommonConsumerConfig>(program: string, config: C, logger: Logger, releasers: Releasers, build: (config: C, logger: Logger) => BuiltConsumer): Promise<void> {
@@ -64,27 +50,34 @@ async function startParts<C extends CommonConsumerConfig>(program: string, confi
   logger.info({ metrics: http.url, topics: built.definition.topics, group: config.groupId }, `${program} consuming`);
 }
 
-/** Runs a consumer program until a signal; exits 1 when the start fails. */
-export async function runConsumerProgram<T extends SettingsTable>(
+/** Runs a consumer program until a signal; exits 1 when the start fails, 2 on bad settings. */
+export function runConsumerProgram<T extends SettingsTable>(
   def: SettingsDefinition<T>,
   build: (config: Config<T> & CommonConsumerConfig, logger: Logger) => BuiltConsumer,
-): Promise<void> {
-  const config = settingsOrExit(def) as Config<T> & CommonConsumerConfig;
-  const logger = createLogger({ name: def.program, level: config.logLevel });
-  logger.info({ config: configForLog(def, config) }, `${def.program} starting`);
-  const releasers = new Releasers(logger);
-  onShutdownSignals({
-    logger,
-    graceful: async () => {
-      const errors = await releasers.releaseAll();
-      if (errors.length > 0) process.exitCode = 1;
+): void {
+  startProgram({
+    settings: def,
+    usage: `Usage: npm run consumer:${def.program} [-- --help | --env-example]\n\nConsumes its topics until SIGINT/SIGTERM (a second signal forces the exit).`,
+    logLevel: (config) => (config as Config<T> & CommonConsumerConfig).logLevel,
+    main: async (parsed, _args, logger) => {
+      const config = parsed as Config<T> & CommonConsumerConfig;
+      logger.info({ config: configForLog(def, config) }, `${def.program} starting`);
+      const releasers = new Releasers(logger);
+      onShutdownSignals({
+        logger,
+        graceful: async () => {
+          const errors = await releasers.releaseAll();
+          if (errors.length > 0) process.exitCode = 1;
+        },
+      });
+      try {
+        await startParts(def.program, config, logger, releasers, build);
+      } catch (err) {
+        logger.fatal({ err }, `${def.program} could not start`);
+        await releasers.releaseAll();
+        return 1;
+      }
+      return 'running';
     },
   });
-  try {
-    await startParts(def.program, config, logger, releasers, build);
-  } catch (err) {
-    logger.fatal({ err }, `${def.program} could not start`);
-    await releasers.releaseAll();
-    process.exit(1);
-  }
 }

@@ -2,4 +2,4 @@
 import { runConsumerProgram } from '../runtime/program.js';
 import { salesLedgerConsumer, salesLedgerSettings } from './consumer.js';
 
-await runConsumerProgram(salesLedgerSettings, (config) => ({ definition: salesLedgerConsumer(config.groupId, config.topicPrefix) }));
+runConsumerProgram(salesLedgerSettings, (config) => ({ definition: salesLedgerConsumer(config.groupId, config.topicPrefix) }));

@@ -2,4 +2,4 @@
 import { runConsumerProgram } from '../runtime/program.js';
 import { seatAvailabilityConsumer, seatAvailabilitySettings } from './consumer.js';
 
-await runConsumerProgram(seatAvailabilitySettings, (config) => ({ definition: seatAvailabilityConsumer(config.groupId, config.topicPrefix) }));
+runConsumerProgram(seatAvailabilitySettings, (config) => ({ definition: seatAvailabilityConsumer(config.groupId, config.topicPrefix) }));
