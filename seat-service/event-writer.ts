@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { PoolClient } from '../lib/postgres.js';
+import { uuidV7 } from '../lib/uuid-v7.js';
 import { encodeWithSchema, registerAvroSchema, type Registry } from '../lib/schema-registry.js';
 import {
   EVENT_CONTENT_TYPE,
@@ -71,7 +71,7 @@ async function outboxRow(registry: Registry, schemaIds: Map<EventName, number>, 
   const aggregateId = (event.payload as unknown as Record<string, unknown>)[definition.keyField];
   if (typeof aggregateId !== 'string') throw new Error(`event ${event.name} has no string ${definition.keyField}`);
   return {
-    id: randomUUID(),
+    id: uuidV7(),
     aggregateType: definition.aggregateType,
     aggregateId,
     type: definition.type,

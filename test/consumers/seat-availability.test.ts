@@ -27,6 +27,9 @@ function seatStory(ids: SchemaIds) {
     held('A4', 'h5'),
     held('B1', 'h6'), sold('B1', 'o2'),
     released('B2', 'h9'),
+    // A lost-slot re-emit can deliver a seat's events out of order: the older hold must not come back.
+    { ...released('C1', 'h7'), time: new Date(now + 60_000).toISOString() },
+    { ...held('C1', 'h7'), time: new Date(now).toISOString() },
   ];
 }
 
@@ -55,11 +58,13 @@ describe('seat availability', () => {
       { seat_id: 'A4', state: 'held', hold_id: 'h5', order_id: null },
       { seat_id: 'B1', state: 'sold', hold_id: null, order_id: 'o2' },
       { seat_id: 'B2', state: 'available', hold_id: null, order_id: null },
+      { seat_id: 'C1', state: 'available', hold_id: null, order_id: null },
     ]);
     const sections = await db.pool.query('select show_id, section, available, held, sold from seat_availability_sections order by section');
     expect(sections.rows).toEqual([
       { show_id: 'show-1', section: 'A', available: 1, held: 2, sold: 1 },
       { show_id: 'show-1', section: 'B', available: 1, held: 0, sold: 1 },
+      { show_id: 'show-1', section: 'C', available: 1, held: 0, sold: 0 },
     ]);
     await Promise.all([db.close(), closeProducer()]);
   });
