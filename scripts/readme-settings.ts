@@ -1,0 +1,55 @@
+/**
+ * The README's settings tables come from the programs' settings tables, so they cannot drift:
+ * `npm run docs:readme` rewrites every `<!-- settings:NAME -->` … `<!-- /settings:NAME -->` block,
+ * and a unit test fails when the README differs from what this would write.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { connectorSettings } from '../connectors/settings.js';
+import { confirmationEmailSettings } from '../consumers/confirmation-email/consumer.js';
+import { redriveSettings } from '../consumers/redrive/settings.js';
+import { salesLedgerSettings } from '../consumers/sales-ledger/consumer.js';
+import { recomputeSettings } from '../consumers/sales-ledger/recompute-settings.js';
+import { seatAvailabilitySettings } from '../consumers/seat-availability/consumer.js';
+import { settingsMarkdownTable, type SettingsDefinition, type SettingsTable } from '../lib/settings.js';
+import { reconcileSettings } from '../monitors/reconciliation/settings.js';
+import { slotMonitorSettings } from '../monitors/slot-monitor/settings.js';
+import { slotRecoverySettings } from '../monitors/slot-recovery/settings.js';
+import { rehearsalSettings } from '../rehearsal/settings.js';
+import { seatServiceSettings } from '../seat-service/settings.js';
+import { projectRoot, stackSettings } from '../stack/config.js';
+
+export const PROGRAM_SETTINGS: Record<string, SettingsDefinition<SettingsTable>> = {
+  stack: stackSettings,
+  'seat-service': seatServiceSettings,
+  connector: connectorSettings,
+  rehearsal: rehearsalSettings,
+  'seat-availability': seatAvailabilitySettings,
+  'confirmation-email': confirmationEmailSettings,
+  'sales-ledger': salesLedgerSettings,
+  'sales-ledger-recompute': recomputeSettings,
+  redrive: redriveSettings,
+  'slot-monitor': slotMonitorSettings,
+  reconcile: reconcileSettings,
+  'slot-recovery': slotRecoverySettings,
+};
+
+export const README = join(projectRoot, 'README.md');
+
+/** The README with every settings block rewritten from the tables; unknown names are an error. */
+export function renderSettingsBlocks(readme: string): string {
+  return readme.replace(
+    /<!-- settings:([a-z-]+) -->\n(?:[\s\S]*?<!-- \/settings:\1 -->\n)?/g,
+    (_block, name: string) => {
+      const def = PROGRAM_SETTINGS[name];
+      if (!def) throw new Error(`README names settings:${name}, which scripts/readme-settings.ts does not know`);
+      return `<!-- settings:${name} -->\n${settingsMarkdownTable(def).trimEnd()}\n<!-- /settings:${name} -->\n`;
+    },
+  );
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  writeFileSync(README, renderSettingsBlocks(readFileSync(README, 'utf8')));
+  console.log('README.md settings tables rewritten');
+}
