@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AggregateType } from '../events/catalogue.js';
-import { EVENTS, deadLetterTopicFor, topicFor } from '../events/catalogue.js';
+import { EVENTS, topicFor } from '../events/catalogue.js';
 import { createKafka, ensureTopics } from '../lib/kafka.js';
 import { PipelineError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
@@ -48,10 +48,10 @@ export function renderOutboxConnector(config: ConnectorConfig, file = OUTBOX_CON
   return rendered;
 }
 
-/** The event topics and their dead letter topics, one per aggregate type. */
+/** The event topics, one per aggregate type (consumers create their dead letter topics themselves). */
 export function outboxTopics(prefix: string): string[] {
   const aggregates = [...new Set(Object.values(EVENTS).map((e) => e.aggregateType))] as AggregateType[];
-  return aggregates.flatMap((a) => [topicFor(prefix, a), deadLetterTopicFor(topicFor(prefix, a))]);
+  return aggregates.map((a) => topicFor(prefix, a));
 }
 
 /**
