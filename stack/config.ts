@@ -14,6 +14,7 @@ export const versionsSchema = z.object({
   apicurio: z.string(),
   scala: z.string(),
   alertmanager: z.string(),
+  prometheus: z.string(),
 });
 export type StackVersions = z.infer<typeof versionsSchema>;
 
@@ -41,6 +42,8 @@ export const stackSettings = defineSettings('stack', {
   registryHeapMb: { env: 'STACK_REGISTRY_HEAP_MB', default: '512', parser: megabytes, description: 'Maximum heap of Apicurio Registry.' },
   alertmanagerPort: { env: 'STACK_ALERTMANAGER_PORT', default: '18093', parser: port, description: 'Alertmanager HTTP port (loopback only); the slot monitor sends its alerts to it.' },
   alertmanagerWebhookUrl: { env: 'STACK_ALERTMANAGER_WEBHOOK_URL', default: '', parser: zString({ example: 'http://127.0.0.1:8080/alerts' }), description: 'Where the stack\'s Alertmanager sends notifications (a webhook, resolved ones too); empty keeps them in Alertmanager only.' },
+  prometheusPort: { env: 'STACK_PROMETHEUS_PORT', default: '18090', parser: port, description: 'Prometheus HTTP port (loopback only); it scrapes the monitors and consumers and sends its alerts to the stack\'s Alertmanager.' },
+  prometheusIntervalMs: { env: 'STACK_PROMETHEUS_INTERVAL_MS', default: '15000', parser: zDurationMs({ min: 1000, example: '15000' }), description: 'Scrape and rule evaluation interval of the stack\'s Prometheus. Only read when Prometheus starts.' },
   readyTimeoutMs: { env: 'STACK_READY_TIMEOUT_MS', default: '180000', parser: zDurationMs({ min: 1000, example: '180000' }), description: 'How long start waits for each component to become healthy before failing with its last log lines.' },
 });
 
@@ -81,6 +84,7 @@ export function stackEndpoints(layout: StackLayout) {
     connectUrl: `http://127.0.0.1:${s.connectPort}`,
     registryUrl: `http://127.0.0.1:${s.registryPort}/apis/ccompat/v7`,
     alertmanagerUrl: `http://127.0.0.1:${s.alertmanagerPort}`,
+    prometheusUrl: `http://127.0.0.1:${s.prometheusPort}`,
   };
 }
 

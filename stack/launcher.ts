@@ -6,13 +6,14 @@ import { stackLayout, type StackLayout } from './config.js';
 import { connectComponent } from './connect.js';
 import { kafkaComponent } from './kafka.js';
 import { postgresComponent } from './postgres.js';
+import { prometheusComponent } from './prometheus.js';
 import { ensurePrerequisites } from './prerequisites.js';
 import { sleep as pause } from '../lib/wait.js';
 import { portOpen, residentBytes, tailFile } from './processes.js';
 import { registryComponent } from './registry.js';
 
 export function stackComponents(layout: StackLayout): Component[] {
-  return [postgresComponent(layout), kafkaComponent(layout), registryComponent(layout), connectComponent(layout), alertmanagerComponent(layout)];
+  return [postgresComponent(layout), kafkaComponent(layout), registryComponent(layout), connectComponent(layout), alertmanagerComponent(layout), prometheusComponent(layout)];
 }
 
 /**

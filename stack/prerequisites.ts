@@ -45,8 +45,8 @@ const PREREQUISITES: Prerequisite[] = [
     install: 'sudo apt-get install prometheus-alertmanager (macOS: brew install alertmanager)',
   },
   {
-    name: 'promtool (tests the Prometheus alert rules of the slot monitor)',
-    present: () => commandWorks('promtool', ['--version']),
+    name: 'Prometheus and promtool (the stack\'s Prometheus; tests of the alert rules)',
+    present: () => commandWorks('prometheus', ['--version']) && commandWorks('promtool', ['--version']),
     aptPackages: ['prometheus'],
     install: 'sudo apt-get install prometheus (macOS: brew install prometheus)',
   },

@@ -1,112 +1,21 @@
 /**
- * Turns "conditions that hold now" (candidates, computed on every poll) into alert lifecycles:
- * an alert starts when its condition first appears and resolves when it is gone, never once per poll.
+ * The shared alert tracker (monitors/alerting/alert-tracker.ts) bound to the slot monitor's
+ * catalog, so the slot monitor's code names its alerts with the AlertName type.
  */
-import { ALERTS, type AlertName, type Severity } from './alert-catalog.js';
+import {
+  AlertTracker as CatalogAlertTracker,
+  type AlertCandidate as CatalogAlertCandidate,
+  type AlertEvent as CatalogAlertEvent,
+  type TrackedAlert as CatalogTrackedAlert,
+} from '../alerting/alert-tracker.js';
+import { ALERTS, type AlertName } from './alert-catalog.js';
 
-/** A condition that holds at this poll. Same name and labels across polls = the same alert. */
-export interface AlertCandidate {
-  name: AlertName;
-  /** Identity labels besides alertname, e.g. { slot_name: 'stagefront' }. */
-  labels: Record<string, string>;
-  /** One line a person woken at 3 a.m. understands. */
-  summary: string;
-  /** The numbers behind it. */
-  description: string;
-}
+export type AlertCandidate = CatalogAlertCandidate<AlertName>;
+export type TrackedAlert = CatalogTrackedAlert<AlertName>;
+export type AlertEvent = CatalogAlertEvent<AlertName>;
 
-export interface TrackedAlert {
-  name: AlertName;
-  severity: Severity;
-  /** alertname, severity, the static labels and the candidate's labels. */
-  labels: Record<string, string>;
-  annotations: { summary: string; description: string; runbook: string };
-  startsAt: Date;
-  /** Set once resolved. */
-  endsAt: Date | undefined;
-}
-
-export interface AlertEvent {
-  kind: 'firing' | 'resolved';
-  alert: TrackedAlert;
-}
-
-function identity(name: string, labels: Record<string, string>): string {
-  const sorted = Object.keys(labels).sort().map((key) => `${key}=${labels[key]}`);
-  return `${name}{${sorted.join(',')}}`;
-}
-
-export function runbookText(name: AlertName): string {
-  return ALERTS[name].runbook.map((step, index) => `${index + 1}. ${step}`).join('\n');
-}
-
-export class AlertTracker {
-  readonly #staticLabels: Record<string, string>;
-  readonly #active = new Map<string, TrackedAlert>();
-  #resolved: TrackedAlert[] = [];
-
+export class AlertTracker extends CatalogAlertTracker<AlertName> {
   constructor(staticLabels: Record<string, string>) {
-    this.#staticLabels = staticLabels;
-  }
-
-  /** Applies this poll's candidates; returns the alerts that started and those that resolved. */
-  update(candidates: readonly AlertCandidate[], now: Date): AlertEvent[] {
-    const events: AlertEvent[] = [];
-    const seen = new Set<string>();
-    for (const candidate of candidates) {
-      const key = identity(candidate.name, candidate.labels);
-      seen.add(key);
-      const existing = this.#active.get(key);
-      if (existing) {
-        existing.annotations = { ...existing.annotations, summary: candidate.summary, description: candidate.description };
-        continue;
-      }
-      const alert = this.#track(candidate, now);
-      this.#active.set(key, alert);
-      events.push({ kind: 'firing', alert });
-    }
-    for (const [key, alert] of this.#active) {
-      if (seen.has(key)) continue;
-      this.#active.delete(key);
-      alert.endsAt = now;
-      this.#resolved.push(alert);
-      events.push({ kind: 'resolved', alert });
-    }
-    return events;
-  }
-
-  #track(candidate: AlertCandidate, now: Date): TrackedAlert {
-    const { severity } = ALERTS[candidate.name];
-    return {
-      name: candidate.name,
-      severity,
-      labels: { alertname: candidate.name, severity, ...this.#staticLabels, ...candidate.labels },
-      annotations: { summary: candidate.summary, description: candidate.description, runbook: runbookText(candidate.name) },
-      startsAt: now,
-      endsAt: undefined,
-    };
-  }
-
-  active(): TrackedAlert[] {
-    return [...this.#active.values()];
-  }
-
-  /** Candidates of the alerts active now, to carry them over a poll that could not see the database. */
-  activeCandidates(filter: (alert: TrackedAlert) => boolean): AlertCandidate[] {
-    const staticKeys = new Set(['alertname', 'severity', ...Object.keys(this.#staticLabels)]);
-    return this.active()
-      .filter(filter)
-      .map((alert) => ({
-        name: alert.name,
-        labels: Object.fromEntries(Object.entries(alert.labels).filter(([key]) => !staticKeys.has(key))),
-        summary: alert.annotations.summary,
-        description: alert.annotations.description,
-      }));
-  }
-
-  /** Alerts resolved within `retentionMs`, re-sent so a lost "resolved" still reaches Alertmanager (as Prometheus does). */
-  recentlyResolved(now: Date, retentionMs: number): TrackedAlert[] {
-    this.#resolved = this.#resolved.filter((alert) => (alert.endsAt?.getTime() ?? 0) > now.getTime() - retentionMs);
-    return [...this.#resolved];
+    super(ALERTS, staticLabels);
   }
 }

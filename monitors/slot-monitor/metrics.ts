@@ -4,7 +4,7 @@
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { TrackedAlert } from './alert-tracker.js';
-import type { DeliveryOutcome } from './delivery-queue.js';
+import type { DeliveryOutcome } from '../alerting/delivery-queue.js';
 import type { SlotHistory } from './slot-history.js';
 import type { DatabaseReading, WalStatus } from './slot-readings.js';
 

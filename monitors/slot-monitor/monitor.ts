@@ -4,7 +4,7 @@
  */
 import { errorMessage } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
-import type { AlertSink } from './alert-sinks.js';
+import type { AlertSink } from '../alerting/alert-sinks.js';
 import { AlertTracker, type AlertCandidate } from './alert-tracker.js';
 import type { KeepSizeGuard } from './keep-size.js';
 import type { SlotMonitorMetrics } from './metrics.js';

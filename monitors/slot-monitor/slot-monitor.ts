@@ -7,8 +7,7 @@ import type { Logger } from '../../lib/logger.js';
 import { createMetricsRegistry, serveHttp, type HttpEndpoint } from '../../lib/metrics.js';
 import { createPool } from '../../lib/postgres.js';
 import { Releasers } from '../../lib/shutdown.js';
-import { alertmanagerSink, logSink, webhookSink, type AlertSink } from './alert-sinks.js';
-import { DeliveryQueue } from './delivery-queue.js';
+import { createAlertSinks } from '../alerting/alert-destinations.js';
 import { KeepSizeGuard } from './keep-size.js';
 import { SlotMonitorMetrics } from './metrics.js';
 import { SlotMonitor } from './monitor.js';
@@ -27,26 +26,6 @@ export function alertTtlMs(config: SlotMonitorConfig): number {
   return 4 * Math.max(config.alertmanagerResendMs, config.pollIntervalMs);
 }
 
-function createSinks(config: SlotMonitorConfig, logger: Logger, metrics: SlotMonitorMetrics, releasers: Releasers): AlertSink[] {
-  const queue = (sink: string): DeliveryQueue => {
-    const created = new DeliveryQueue({
-      sink,
-      attempts: config.deliveryAttempts,
-      timeoutMs: config.deliveryTimeoutMs,
-      logger,
-      onOutcome: (name, outcome) => metrics.recordDelivery(name, outcome),
-    });
-    releasers.add(`${sink} delivery queue`, () => created.close());
-    return created;
-  };
-  const sinks = [logSink(logger)];
-  if (config.alertmanagerUrl !== '') {
-    sinks.push(alertmanagerSink({ url: config.alertmanagerUrl, ttlMs: alertTtlMs(config), queue: queue('alertmanager') }));
-  }
-  if (config.webhookUrl !== '') sinks.push(webhookSink({ url: config.webhookUrl, queue: queue('webhook') }));
-  return sinks;
-}
-
 export async function startSlotMonitor(config: SlotMonitorConfig, logger: Logger): Promise<RunningSlotMonitor> {
   const releasers = new Releasers(logger);
   try {
@@ -60,7 +39,12 @@ export async function startSlotMonitor(config: SlotMonitorConfig, logger: Logger
       connectionTimeoutMs: Math.min(5_000, Math.max(1_000, config.pollIntervalMs)),
     });
     releasers.add('seat database pool', () => pool.end());
-    const sinks = createSinks(config, logger, metrics, releasers);
+    const sinks = createAlertSinks(
+      { source: PROGRAM, alertTtlMs: alertTtlMs(config), ...config },
+      logger,
+      releasers,
+      (sink, outcome) => metrics.recordDelivery(sink, outcome),
+    );
     const keepSize = new KeepSizeGuard({
       targetBytes: config.maxSlotWalKeepSize,
       mode: config.keepSizeMode,

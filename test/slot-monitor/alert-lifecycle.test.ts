@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../lib/logger.js';
 import { envExample } from '../../lib/settings.js';
 import { AlertTracker, type AlertCandidate } from '../../monitors/slot-monitor/alert-tracker.js';
-import { DeliveryQueue, postJson, type DeliveryOutcome } from '../../monitors/slot-monitor/delivery-queue.js';
+import { DeliveryQueue, postJson, type DeliveryOutcome } from '../../monitors/alerting/delivery-queue.js';
 import { slotMonitorSettings } from '../../monitors/slot-monitor/settings.js';
 import { projectRoot } from '../../stack/config.js';
 import { installLeakGuard, track } from '../support/leak-guard.js';

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { distPaths } from '../../stack/artifacts.js';
 import { projectRoot, readVersions, stackLayout } from '../../stack/config.js';
 import { alertmanagerBinary } from '../../stack/alertmanager.js';
+import { prometheusBinary } from '../../stack/prometheus.js';
 import { requireStack } from '../support/stack.js';
 
 requireStack();
@@ -29,6 +30,7 @@ describe('docker compose and the native stack run the same versions (stack/versi
     expect(images.get('quay.io/debezium/connect')).toBe(versions.debezium);
     expect(images.get('apicurio/apicurio-registry')).toBe(versions.apicurio);
     expect(images.get('prom/alertmanager')).toBe(`v${versions.alertmanager}`);
+    expect(images.get('prom/prometheus')).toBe(`v${versions.prometheus}`);
   });
 
   it('the native stack runs the same versions', () => {
@@ -41,5 +43,7 @@ describe('docker compose and the native stack run the same versions (stack/versi
     expect(postgres.some((major) => major >= Number(versions.postgres))).toBe(true);
     const alertmanager = spawnSync(alertmanagerBinary() ?? 'alertmanager', ['--version'], { encoding: 'utf8' });
     expect(`${alertmanager.stdout}${alertmanager.stderr}`).toContain(`version ${versions.alertmanager}`);
+    const prometheus = spawnSync(prometheusBinary() ?? 'prometheus', ['--version'], { encoding: 'utf8' });
+    expect(`${prometheus.stdout}${prometheus.stderr}`).toContain(`version ${versions.prometheus}`);
   });
 });

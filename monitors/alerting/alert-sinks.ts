@@ -45,11 +45,11 @@ export function alertmanagerSink(options: { url: string; ttlMs: number; queue: D
   };
 }
 
-/** The JSON a generic webhook receives, one POST per alert that starts or resolves. */
-export function webhookBody(event: AlertEvent): Record<string, unknown> {
+/** The JSON a generic webhook receives, one POST per alert that starts or resolves; `source` names the monitor. */
+export function webhookBody(event: AlertEvent, source: string): Record<string, unknown> {
   const { alert } = event;
   return {
-    source: 'slot-monitor',
+    source,
     status: event.kind,
     alertname: alert.name,
     severity: alert.severity,
@@ -62,11 +62,11 @@ export function webhookBody(event: AlertEvent): Record<string, unknown> {
   };
 }
 
-export function webhookSink(options: { url: string; queue: DeliveryQueue }): AlertSink {
+export function webhookSink(options: { url: string; source: string; queue: DeliveryQueue }): AlertSink {
   return {
     publish(events) {
       for (const event of events) {
-        options.queue.enqueue(`${event.alert.name} ${event.kind}`, (signal) => postJson(options.url, webhookBody(event), signal));
+        options.queue.enqueue(`${event.alert.name} ${event.kind}`, (signal) => postJson(options.url, webhookBody(event, options.source), signal));
       }
     },
     resend: () => undefined,

@@ -1,0 +1,40 @@
+/**
+ * The role the job watchdog logs in as: LOGIN and SELECT on job_runs and holds, nothing else
+ * (no superuser, no writes, no other table). Run it connected to the seat database.
+ */
+import pg from 'pg';
+
+/** Something that runs SQL: a pg Client, PoolClient or Pool. */
+export interface Queryable {
+  query(sql: string, params?: unknown[]): Promise<pg.QueryResult>;
+}
+
+export interface WatchdogRoleOptions {
+  role: string;
+  password: string;
+  /** Schema of job_runs and holds (default public). */
+  schema?: string;
+}
+
+/** The statements that give `role` exactly what the watchdog needs; each is safe to run again. */
+export function watchdogRoleGrants(role: string, schema = 'public'): string[] {
+  const name = pg.escapeIdentifier(role);
+  const tables = ['job_runs', 'holds'].map((table) => `${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(table)}`).join(', ');
+  return [
+    /* sql */ `alter role ${name} with login nosuperuser nocreatedb nocreaterole noreplication nobypassrls`,
+    /* sql */ `grant usage on schema ${pg.escapeIdentifier(schema)} to ${name}`,
+    /* sql */ `grant select on ${tables} to ${name}`,
+  ];
+}
+
+/**
+ * Creates the watchdog role when it is missing, (re)sets its password and grants what
+ * `watchdogRoleGrants` lists. Idempotent: running it on every deploy is fine.
+ */
+export async function ensureWatchdogRole(admin: Queryable, { role, password, schema }: WatchdogRoleOptions): Promise<void> {
+  const name = pg.escapeIdentifier(role);
+  const existing = await admin.query(/* sql */ `select 1 from pg_catalog.pg_roles where rolname = $1`, [role]);
+  const verb = existing.rowCount === 0 ? 'create' : 'alter';
+  await admin.query(/* sql */ `${verb} role ${name} login password ${pg.escapeLiteral(password)}`);
+  for (const statement of watchdogRoleGrants(role, schema)) await admin.query(statement);
+}
