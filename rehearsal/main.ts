@@ -9,12 +9,12 @@ import { parseSettings, type Config } from '../lib/settings.js';
 import { sleep, waitFor } from '../lib/wait.js';
 import { applyOutboxConnector } from '../connectors/outbox-connector.js';
 import { connectorSettings } from '../connectors/settings.js';
+import { ensureWatchdogRole } from '../monitors/job-watchdog/watchdog-role.js';
 import { ensureMonitorRole } from '../monitors/slot-monitor/monitor-role.js';
 import { createDatabaseIfMissing, migrateSeatDatabase, setupRoles } from '../seat-service/database-setup.js';
 import { createShow } from '../seat-service/inventory.js';
 import { openSeatService } from '../seat-service/service.js';
 import { seatServiceSettings } from '../seat-service/settings.js';
-import { runHoldSweeper } from '../seat-service/sweeper.js';
 import { parseSections } from '../seat-service/sections.js';
 import { stackEndpoints, stackLayout } from '../stack/config.js';
 import { startStack } from '../stack/launcher.js';
@@ -47,27 +47,22 @@ async function rehearse(config: RehearsalConfig, args: string[], logger: Logger)
   const seatPool = createPool({ connectionString: seatConfig.adminDatabaseUrl, applicationName: 'rehearsal-report', logger, max: 2 });
   const consumerPool = createPool({ connectionString: consumerDbAdmin, applicationName: 'rehearsal-report', logger, max: 2 });
   const service = await openSeatService(seatConfig, logger);
-  const sweeping = new AbortController();
   try {
-    programs.push(...startPrograms(consumerDbAdmin, seatConfig.adminDatabaseUrl, endpoints.alertmanagerUrl, config, layout.logDir));
+    programs.push(...startPrograms({ consumerDbUrl: consumerDbAdmin, seatAdminUrl: seatConfig.adminDatabaseUrl, seatServiceUrl: seatConfig.databaseUrl, alertmanagerUrl: endpoints.alertmanagerUrl }, config, layout.logDir));
     await waitForReady(programs);
     const showId = flagValue(args, 'show') ?? `stadium-${new Date().toISOString().slice(0, 19).replace(/[-:T]/g, '')}`;
     const sections = parseSections(config.sections);
     await createShow(service.pool, { showId, title: 'Stadium on-sale rehearsal', startsAt: new Date(Date.now() + 90 * 86_400_000), onSaleAt: new Date(Date.now() + config.countdownMs), sections });
-    const sweeper = runHoldSweeper({ pool: service.pool, expireDueHolds: (limit) => service.expireDueHolds(limit), intervalMs: config.sweepIntervalMs, logger, signal: sweeping.signal });
     logger.info({ showId, seats: sections.reduce((n, s) => n + s.rows * s.seatsPerRow, 0), buyers: config.buyers }, 'everything is running; the on-sale opens at "10:00"');
     await sleep(config.countdownMs);
     const began = Date.now();
     const crowd = await runCrowd(service, showId, sections, config);
     const crowdMs = Date.now() - began;
     await waitFor(async () => (await seatPool.query(`select count(*)::int as n from holds where status = 'active'`)).rows[0].n === 0, { timeoutMs: config.holdTtlMs * 3 + 10_000, description: 'every abandoned hold to expire' });
-    sweeping.abort();
-    await sweeper;
     const since = new Date(began);
     const drained = await waitUntilDrained(seatPool, consumerPool, since, config.drainTimeoutMs);
-    return await printReport({ showId, crowd, crowdMs, drained, seatPool, consumerPool, mail, programs, since });
+    return await printReport({ showId, crowd, crowdMs, drained, seatPool, consumerPool, mail, programs, since, alertmanagerUrl: endpoints.alertmanagerUrl });
   } finally {
-    sweeping.abort();
     if (config.keepRunning !== 'yes') await Promise.all(programs.map((p) => p.stop()));
     await service.close();
     await seatPool.end();
@@ -84,27 +79,44 @@ async function prepareDatabases(seatAdminUrl: string, consumerAdminUrl: string, 
     await migrateSeatDatabase(admin, logger);
     await setupRoles(admin, { service: 'stagefront_service', debezium: 'stagefront_debezium' });
     await ensureMonitorRole(admin, { role: 'slot_monitor', password: 'slot_monitor' });
+    await ensureWatchdogRole(admin, { role: 'job_watchdog', password: 'job_watchdog' });
   } finally {
     await admin.end();
   }
 }
 
-function startPrograms(consumerDbUrl: string, seatAdminUrl: string, alertmanagerUrl: string, config: RehearsalConfig, logDir: string): RunningProgram[] {
-  const common = { CONSUMER_DATABASE_URL: consumerDbUrl, LOG_LEVEL: 'warn' };
+interface ProgramUrls {
+  consumerDbUrl: string;
+  seatAdminUrl: string;
+  seatServiceUrl: string;
+  alertmanagerUrl: string;
+}
+
+/** The consumers, the hold sweeper, and the two watchers, each its own process. */
+function startPrograms(urls: ProgramUrls, config: RehearsalConfig, logDir: string): RunningProgram[] {
+  const common = { CONSUMER_DATABASE_URL: urls.consumerDbUrl, LOG_LEVEL: 'warn' };
+  const asRole = (role: string) => urls.seatAdminUrl.replace('postgres:postgres@', `${role}:${role}@`);
   return [
     startProgram('seat-availability', 'consumers/seat-availability/main.ts', common, logDir),
     startProgram('sales-ledger', 'consumers/sales-ledger/main.ts', common, logDir),
     startProgram('confirmation-email', 'consumers/confirmation-email/main.ts', { ...common, SMTP_HOST: '127.0.0.1', SMTP_PORT: String(config.smtpPort) }, logDir),
+    startProgram('hold-sweeper', 'seat-service/sweeper-main.ts', { SEAT_DB_URL: urls.seatServiceUrl, HOLD_SWEEPER_INTERVAL_MS: String(config.sweepIntervalMs), LOG_LEVEL: 'warn' }, logDir),
+    startProgram('job-watchdog', 'monitors/job-watchdog/main.ts', {
+      JOB_WATCHDOG_DATABASE_URL: asRole('job_watchdog'),
+      JOB_WATCHDOG_JOBS: `hold-sweeper=${config.sweepIntervalMs}:${config.sweepIntervalMs * 10}`,
+      JOB_WATCHDOG_POLL_INTERVAL_MS: '1000',
+      JOB_WATCHDOG_ALERTMANAGER_URL: urls.alertmanagerUrl,
+    }, logDir),
     startProgram('slot-monitor', 'monitors/slot-monitor/main.ts', {
-      SLOT_MONITOR_DATABASE_URL: seatAdminUrl.replace('postgres:postgres@', 'slot_monitor:slot_monitor@'),
-      SLOT_MONITOR_ALERTMANAGER_URL: alertmanagerUrl,
+      SLOT_MONITOR_DATABASE_URL: asRole('slot_monitor'),
+      SLOT_MONITOR_ALERTMANAGER_URL: urls.alertmanagerUrl,
       SLOT_MONITOR_SLOTS: 'stagefront_outbox',
       SLOT_MONITOR_POLL_INTERVAL_MS: '2000',
     }, logDir),
   ];
 }
 
-const READY_PORTS: Record<string, number> = { 'seat-availability': 9471, 'confirmation-email': 9472, 'sales-ledger': 9473, 'slot-monitor': 9188 };
+const READY_PORTS: Record<string, number> = { 'seat-availability': 9471, 'confirmation-email': 9472, 'sales-ledger': 9473, 'slot-monitor': 9188, 'job-watchdog': 9189, 'hold-sweeper': 9190 };
 
 async function waitForReady(programs: RunningProgram[]): Promise<void> {
   for (const program of programs) {

@@ -14,6 +14,22 @@ export interface ReportInput {
   mail: MailSink;
   programs: RunningProgram[];
   since: Date;
+  alertmanagerUrl: string;
+}
+
+/** Names of the alerts that started firing at Alertmanager during the run, the Watchdog heartbeats left out. */
+async function alertsRaisedSince(alertmanagerUrl: string, since: Date): Promise<string> {
+  try {
+    const response = await fetch(`${alertmanagerUrl}/api/v2/alerts?active=true&silenced=false&inhibited=false`, { signal: AbortSignal.timeout(3000) });
+    const alerts = (await response.json()) as { labels: Record<string, string>; startsAt: string }[];
+    const names = alerts
+      .filter((a) => new Date(a.startsAt) >= since)
+      .map((a) => a.labels.alertname ?? '?')
+      .filter((name) => name !== 'Watchdog');
+    return names.length === 0 ? 'none' : [...new Set(names)].join(', ');
+  } catch (err) {
+    return `Alertmanager did not answer (${err instanceof Error ? err.message : String(err)})`;
+  }
 }
 
 function percentile(values: number[], q: number): number {
@@ -45,6 +61,7 @@ export async function printReport(input: ReportInput): Promise<number> {
     '',
     ...checks.map((c) => `  ${c.ok ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.detail}`),
     '',
+    `  alerts raised during the run: ${await alertsRaisedSince(input.alertmanagerUrl, input.since)}`,
     `  logs: ${input.programs.map((p) => p.logFile).join(', ')}`,
     '  the stack keeps running: npm run stack -- status | stop',
   ];
