@@ -13,11 +13,13 @@ import { salesLedgerSettings } from '../consumers/sales-ledger/consumer.js';
 import { recomputeSettings } from '../consumers/sales-ledger/recompute-settings.js';
 import { seatAvailabilitySettings } from '../consumers/seat-availability/consumer.js';
 import { settingsMarkdownTable, type SettingsDefinition, type SettingsTable } from '../lib/settings.js';
+import { jobWatchdogSettings } from '../monitors/job-watchdog/settings.js';
 import { reconcileSettings } from '../monitors/reconciliation/settings.js';
 import { slotMonitorSettings } from '../monitors/slot-monitor/settings.js';
 import { slotRecoverySettings } from '../monitors/slot-recovery/settings.js';
 import { rehearsalSettings } from '../rehearsal/settings.js';
 import { seatServiceSettings } from '../seat-service/settings.js';
+import { holdSweeperSettings } from '../seat-service/sweeper-settings.js';
 import { projectRoot, stackSettings } from '../stack/config.js';
 
 export const PROGRAM_SETTINGS: Record<string, SettingsDefinition<SettingsTable>> = {
@@ -33,6 +35,8 @@ export const PROGRAM_SETTINGS: Record<string, SettingsDefinition<SettingsTable>>
   'slot-monitor': slotMonitorSettings,
   reconcile: reconcileSettings,
   'slot-recovery': slotRecoverySettings,
+  'hold-sweeper': holdSweeperSettings,
+  'job-watchdog': jobWatchdogSettings,
 };
 
 export const README = join(projectRoot, 'README.md');

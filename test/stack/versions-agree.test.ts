@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { distPaths } from '../../stack/artifacts.js';
 import { projectRoot, readVersions, stackLayout } from '../../stack/config.js';
-import { alertmanagerBinary } from '../../stack/alertmanager.js';
+import { alertmanagerBinary, alertmanagerConfig } from '../../stack/alertmanager.js';
 import { prometheusBinary } from '../../stack/prometheus.js';
 import { requireStack } from '../support/stack.js';
 
@@ -45,5 +45,10 @@ describe('docker compose and the native stack run the same versions (stack/versi
     expect(`${alertmanager.stdout}${alertmanager.stderr}`).toContain(`version ${versions.alertmanager}`);
     const prometheus = spawnSync(prometheusBinary() ?? 'prometheus', ['--version'], { encoding: 'utf8' });
     expect(`${prometheus.stdout}${prometheus.stderr}`).toContain(`version ${versions.prometheus}`);
+  });
+
+  it('docker compose mounts the Alertmanager configuration the native stack writes (monitors/alertmanager/alertmanager.yml)', () => {
+    expect(readFileSync(join(projectRoot, 'monitors/alertmanager/alertmanager.yml'), 'utf8')).toBe(alertmanagerConfig());
+    expect(readFileSync(join(projectRoot, 'docker-compose.yml'), 'utf8')).toContain('./monitors/alertmanager/alertmanager.yml:/etc/alertmanager/alertmanager.yml');
   });
 });
