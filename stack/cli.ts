@@ -36,7 +36,7 @@ async function main(argv: string[]): Promise<number> {
       for (const row of rows) {
         const state = row.healthy ? 'healthy' : row.pid === undefined ? 'stopped' : 'unhealthy';
         const memory = row.residentMb === undefined ? '' : `${row.residentMb} MB`;
-        console.log(`${row.name.padEnd(13)} ${String(row.port).padEnd(6)} ${state.padEnd(10)} pid ${String(row.pid ?? '-').padEnd(8)} ${memory}`);
+        console.log(`${row.name.padEnd(13)} ${String(row.port).padEnd(6)} ${state.padEnd(10)} pid ${String(row.pid ?? '-').padEnd(8)} ${memory.padEnd(8)} ${row.logFile}`);
       }
       return rows.every((r) => r.healthy) ? 0 : 1;
     }

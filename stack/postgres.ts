@@ -57,13 +57,21 @@ function serverSettings(layout: StackLayout): string {
 /**
  * Where the cluster lives: `<stack home>/postgres`. As root, Postgres runs as the `postgres` OS
  * user, which must be able to reach that folder; when a parent folder is private (a clone under
- * a `mktemp -d` folder, say) the cluster goes to /var/tmp/stagefront-<hash of the stack home>.
+ * a `mktemp -d` folder, say) the cluster goes under outsideDataRoot() instead.
  */
 export function postgresHome(layout: StackLayout): string {
   const preferred = join(layout.home, 'postgres');
   if (process.getuid?.() !== 0 || serverUserCanReach(layout.home)) return preferred;
-  const digest = createHash('sha256').update(layout.home).digest('hex').slice(0, 12);
-  return join('/var/tmp', `stagefront-${digest}`, 'postgres');
+  return join(outsideDataRoot(), digest(layout.home, 8), 'postgres');
+}
+
+/** The one folder (per project checkout) holding clusters that could not live in the project. */
+export function outsideDataRoot(): string {
+  return join('/var/tmp', `stagefront-${digest(projectRoot, 12)}`);
+}
+
+function digest(text: string, length: number): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, length);
 }
 
 function serverUserCanReach(path: string): boolean {

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { createLogger } from '../lib/logger.js';
 import { projectRoot, stackLayout } from '../stack/config.js';
 import { stackStatus, startStack, stopStack } from '../stack/launcher.js';
+import { outsideDataRoot } from '../stack/postgres.js';
 
 interface Totals {
   passed: number;
@@ -75,6 +76,8 @@ async function main(): Promise<number> {
     totals.failed += 1;
   } finally {
     if (process.env.CI === 'true' || !wasRunning) await stopStack(logger, layout);
+    // A CI clone is thrown away: so are the clusters that had to live outside it.
+    if (process.env.CI === 'true') rmSync(outsideDataRoot(), { recursive: true, force: true });
   }
   const skipped = totals.skipped > 0 ? `, ${totals.skipped} skipped` : '';
   console.log(`${totals.passed} passed, ${totals.failed} failed${skipped}`);

@@ -1,10 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSchemaRegistry, registerAvroSchema } from '../../lib/schema-registry.js';
 import { projectRoot, stackEndpoints, stackLayout, stackSettings } from '../../stack/config.js';
 import { stackStatus, type ComponentStatus } from '../../stack/launcher.js';
+import { postgresHome } from '../../stack/postgres.js';
 import { isAlive, portOpen } from '../../stack/processes.js';
 import { waitFor } from '../../lib/wait.js';
 import { requireStack } from '../support/stack.js';
@@ -33,6 +34,7 @@ describe('native stack lifecycle (a second stack on other ports)', () => {
   afterAll(() => {
     stackCommand('stop');
     rmSync(layout.home, { recursive: true, force: true });
+    rmSync(dirname(postgresHome(layout)), { recursive: true, force: true });
   }, 300_000);
 
   it('starts from nothing; start again reuses every process; a component killed by hand comes back alone', async () => {
