@@ -16,4 +16,10 @@ describe('README', () => {
     expect(firstBlock).toContain('npm run -s test:all');
     expect(readFileSync(new URL('../../.ci/run', import.meta.url), 'utf8')).toContain('npm ci --no-audit --no-fund && npm run -s test:all');
   });
+
+  it('names only npm scripts that exist', () => {
+    const scripts = Object.keys((JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> }).scripts);
+    const named = [...readme.matchAll(/npm run (?:-s )?([a-z][a-z:-]*)/g)].map((m) => m[1]);
+    expect(named.filter((name) => !scripts.includes(name ?? ''))).toEqual([]);
+  });
 });
