@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { defineSettings, parseSettings, zDurationMs, zInt, zPort, zString, type Config } from '../lib/settings.js';
+import { defineSettings, parseSettings, zBool, zDurationMs, zInt, zPort, zString, type Config } from '../lib/settings.js';
 
 export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -29,6 +29,7 @@ const megabytes = zInt({ min: 1, example: '512' });
 export const stackSettings = defineSettings('stack', {
   home: { env: 'STACK_HOME', default: '.stack', parser: zString({ minLength: 1, example: '.stack' }), description: 'Folder for the stack\'s downloads, data, logs and process ids (relative to the project root).' },
   dist: { env: 'STACK_DIST', default: 'dist', parser: zString({ minLength: 1, example: '/opt/stagefront-dist' }), description: 'Folder for the downloaded Kafka, Connect, Debezium and Apicurio (relative to the stack home); stacks may share one.' },
+  installMissing: { env: 'STACK_INSTALL_MISSING', default: 'yes', parser: zBool(), description: 'As root on a Debian-like machine, install missing Java, Maven, Postgres, Alertmanager and Prometheus with apt-get; no only names what is missing.' },
   postgresPort: { env: 'STACK_POSTGRES_PORT', default: '54329', parser: port, description: 'Port of the stack\'s own Postgres cluster (loopback only).' },
   postgresWalSegmentMb: { env: 'STACK_POSTGRES_WAL_SEGMENT_MB', default: '16', parser: megabytes, description: 'WAL segment size given to initdb; 1 makes slot-limit tests fill in seconds. Only read when the cluster is created.' },
   postgresMaxSlotWalKeepSize: { env: 'STACK_POSTGRES_MAX_SLOT_WAL_KEEP_SIZE', default: '4GB', parser: zString({ pattern: /^(-1|\d+(kB|MB|GB|TB)?)$/, expected: 'a Postgres size such as 4GB, 512MB or -1', example: '4GB' }), description: 'max_slot_wal_keep_size written into the cluster\'s configuration (the slot monitor enforces its own target).' },

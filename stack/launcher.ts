@@ -21,7 +21,7 @@ export function stackComponents(layout: StackLayout): Component[] {
  * for, what is missing is started. Components start as soon as their dependencies are healthy.
  */
 export async function startStack(logger: Logger, layout: StackLayout = stackLayout()): Promise<void> {
-  ensurePrerequisites(logger);
+  ensurePrerequisites(logger, { installMissing: layout.settings.installMissing });
   await ensureArtifacts(layout, logger);
   const components = stackComponents(layout);
   const started = new Map<string, Promise<void>>();

@@ -57,10 +57,10 @@ const PREREQUISITES: Prerequisite[] = [
  * it installs what is missing; anywhere else it fails with one message naming each missing
  * piece, how to install it, and the Docker alternative.
  */
-export function ensurePrerequisites(logger: Logger): void {
+export function ensurePrerequisites(logger: Logger, options: { installMissing: boolean }): void {
   let missing = PREREQUISITES.filter((p) => !p.present());
   if (missing.length === 0) return;
-  if (process.getuid?.() === 0 && commandWorks('apt-get', ['--version'])) {
+  if (options.installMissing && process.getuid?.() === 0 && commandWorks('apt-get', ['--version'])) {
     const packages = missing.flatMap((p) => p.aptPackages);
     logger.info({ packages }, 'installing missing prerequisites with apt-get');
     aptGet(['update']);

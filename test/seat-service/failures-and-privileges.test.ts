@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { ConnectorFailed, deleteConnector } from '../../connectors/connect-client.js';
+import { ConnectorFailed, deleteConnector, restartFailed, waitUntilRunning } from '../../connectors/connect-client.js';
 import { applyOutboxConnector } from '../../connectors/outbox-connector.js';
 import { EVENTS, readEventSchema } from '../../events/catalogue.js';
 import { PipelineError } from '../../lib/errors.js';
@@ -96,6 +96,11 @@ describe('what must not happen: lost, phantom or leaked events, and too much pri
       const failing = applyOutboxConnector({ ...pipeline().connector, connectorName: name, slotName: name, publicationName: 'no_such_publication' }, testLogger);
       await expect(failing).rejects.toThrow(ConnectorFailed);
       await expect(failing).rejects.toThrow(/Publication autocreation is disabled/);
+      // Fix the cause, then restart the failed task: the connector command's `restart`.
+      await adminQuery(pipeline().adminUrl, 'create publication no_such_publication for table outbox with (publish = \'insert\')');
+      await restartFailed(stack.connectUrl, name);
+      const running = await waitUntilRunning(stack.connectUrl, name, 60_000);
+      expect(running.tasks.map((t) => t.state)).toEqual(['RUNNING']);
     } finally {
       await deleteConnector(stack.connectUrl, name);
       await dropSlot(stack.postgresAdminUrl, name);
