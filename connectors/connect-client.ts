@@ -84,10 +84,20 @@ export class ConnectorFailed extends PipelineError {
   }
 }
 
-/** Restarts the connector and only its failed tasks. */
+/**
+ * Restarts the connector and only its failed tasks, and returns once Connect has taken the restart
+ * (no task still FAILED with the old trace), so a wait that follows does not read the old failure.
+ */
 export async function restartFailed(connectUrl: string, name: string): Promise<void> {
+  const before = failureTrace(await connectorStatus(connectUrl, name));
   const response = await connectRequest(connectUrl, `/connectors/${encodeURIComponent(name)}/restart?includeTasks=true&onlyFailed=true`, { method: 'POST' });
   await expectOk(response, `restarting ${name}`);
+  if (before === undefined) return;
+  await waitFor(async () => failureTrace(await connectorStatus(connectUrl, name)) !== before, {
+    timeoutMs: 15_000,
+    intervalMs: 100,
+    description: `connector ${name} to take the restart`,
+  }).catch(() => undefined); // failing again the same way: the next wait reports it
 }
 
 export async function deleteConnector(connectUrl: string, name: string): Promise<void> {
