@@ -9,6 +9,16 @@ import type { AlertCandidate, AlertTracker, TrackedAlert } from './alert-tracker
 /** Resolved alerts are re-sent this long, so a lost "resolved" is repeated (Prometheus does 15 min). */
 export const RESOLVED_RESEND_MS = 15 * 60 * 1000;
 
+/** A monitor's heartbeat: "the slot monitor is alive", always firing (the Alertmanager Watchdog convention). */
+export function heartbeatAlert(monitor: string): AlertCandidate<'Watchdog'> {
+  return {
+    name: 'Watchdog',
+    labels: {},
+    summary: `The ${monitor} is alive. This alert always fires; page when it stops arriving.`,
+    description: `Heartbeat of the ${monitor} (the Alertmanager Watchdog convention). Route it to a dead man's switch.`,
+  };
+}
+
 export interface AlertPublisherOptions<Name extends string> {
   tracker: AlertTracker<Name>;
   sinks: readonly AlertSink[];
@@ -31,6 +41,16 @@ export class AlertPublisher<Name extends string> {
     const events = tracker.update([...candidates, heartbeat], now);
     for (const sink of sinks) sink.publish(events, now);
     return tracker.active();
+  }
+
+  /**
+   * The conditions of a poll that could read nothing: every alert firing now stays firing (nobody
+   * can tell whether it cleared), plus `alert` (the one that says why nothing could be read).
+   */
+  carriedOverWith(alert: AlertCandidate<Name>): AlertCandidate<Name>[] {
+    const { tracker, heartbeat } = this.#options;
+    const carried = tracker.activeCandidates((active) => active.name !== heartbeat.name && active.name !== alert.name);
+    return [...carried, alert];
   }
 
   startResending(): void {

@@ -1,28 +1,24 @@
 /**
- * The job watchdog's Prometheus metrics, on the program's own registry.
+ * The job watchdog's Prometheus metrics, on the program's own registry: those of every polling
+ * monitor (PollMetrics: job_watchdog_database_up, _polls_total, _alerts_firing, …) and what it reads.
  * monitors/prometheus/job-alerts.rules.yml raises the watchdog's alerts from these; the thresholds
  * are exported too, so the rules follow the configuration instead of repeating it.
  */
-import { Counter, Gauge, type Registry } from 'prom-client';
-import type { TrackedAlert } from '../alerting/alert-tracker.js';
-import type { DeliveryOutcome } from '../alerting/delivery-queue.js';
+import { Gauge, type Registry } from 'prom-client';
+import { PollMetrics } from '../alerting/poll-metrics.js';
 import { overdueAfterSeconds, silentForSeconds, type JobRules } from './job-conditions.js';
 import type { WatchdogReading } from './job-readings.js';
 
-export class JobWatchdogMetrics {
+export class JobWatchdogMetrics extends PollMetrics<'job_name'> {
   readonly #silentFor: Gauge<'job_name'>;
   readonly #lastSuccess: Gauge<'job_name'>;
   readonly #pastDeadline: Gauge<'job_name'>;
   readonly #failures: Gauge<'job_name'>;
   readonly #overdueHolds: Gauge;
   readonly #oldestOverdueHold: Gauge;
-  readonly #databaseUp: Gauge;
-  readonly #lastPoll: Gauge;
-  readonly #polls: Counter<'outcome'>;
-  readonly #alertsFiring: Gauge<'alertname' | 'severity' | 'job_name'>;
-  readonly #deliveries: Counter<'sink' | 'outcome'>;
 
   constructor(registry: Registry, rules: JobRules) {
+    super(registry, { prefix: 'job_watchdog', monitor: 'watchdog', reads: 'job_runs and holds', alertLabel: 'job_name' });
     const registers = [registry];
     const perJob = (name: string, help: string) => new Gauge({ name, help, labelNames: ['job_name'] as const, registers });
     const single = (name: string, help: string) => new Gauge({ name, help, registers });
@@ -32,11 +28,6 @@ export class JobWatchdogMetrics {
     this.#failures = perJob('job_watchdog_job_consecutive_failures', 'Failed runs since the job\'s last successful one.');
     this.#overdueHolds = single('job_watchdog_overdue_holds', 'Active holds whose expires_at is older than the grace time: seats nobody can buy.');
     this.#oldestOverdueHold = single('job_watchdog_oldest_overdue_hold_seconds', 'Seconds the oldest active hold is past its expiry (0 when none is overdue).');
-    this.#databaseUp = single('job_watchdog_database_up', '1 when the last poll could query the seat database.');
-    this.#lastPoll = single('job_watchdog_last_successful_poll_timestamp_seconds', 'Unix time of the last poll that read job_runs and holds.');
-    this.#polls = new Counter({ name: 'job_watchdog_polls_total', help: 'Polls of the seat database by outcome.', labelNames: ['outcome'] as const, registers });
-    this.#alertsFiring = new Gauge({ name: 'job_watchdog_alerts_firing', help: 'Alerts the watchdog has firing, by name.', labelNames: ['alertname', 'severity', 'job_name'] as const, registers });
-    this.#deliveries = new Counter({ name: 'job_watchdog_alert_deliveries_total', help: 'Alert delivery attempts by destination and outcome.', labelNames: ['sink', 'outcome'] as const, registers });
     this.#recordThresholds(registry, rules);
   }
 
@@ -63,20 +54,5 @@ export class JobWatchdogMetrics {
     }
     this.#overdueHolds.set(reading.holds.overdue);
     this.#oldestOverdueHold.set(reading.holds.oldestOverdueSeconds ?? 0);
-  }
-
-  recordPoll(ok: boolean, at: Date): void {
-    this.#polls.inc({ outcome: ok ? 'ok' : 'failed' });
-    this.#databaseUp.set(ok ? 1 : 0);
-    if (ok) this.#lastPoll.set(at.getTime() / 1000);
-  }
-
-  recordAlerts(active: readonly TrackedAlert[]): void {
-    this.#alertsFiring.reset();
-    for (const alert of active) this.#alertsFiring.inc({ alertname: alert.name, severity: alert.severity, job_name: alert.labels.job_name ?? '' });
-  }
-
-  recordDelivery(sink: string, outcome: DeliveryOutcome): void {
-    this.#deliveries.inc({ sink, outcome });
   }
 }

@@ -65,8 +65,3 @@ export type JobWatchdogConfig = Config<typeof jobWatchdogSettings.settings>;
 export function parseJobWatchdogConfig(env: Readonly<Record<string, string | undefined>> = process.env): JobWatchdogConfig {
   return parseSettings(jobWatchdogSettings, env);
 }
-
-/** An alert not re-sent within this time expires at Alertmanager (Prometheus: 4 × max(resend delay, evaluation interval)). */
-export function alertTtlMs(config: JobWatchdogConfig): number {
-  return 4 * Math.max(config.alertmanagerResendMs, config.pollIntervalMs);
-}

@@ -1,7 +1,7 @@
 /**
  * Every alert the slot monitor raises: its severity and the runbook steps on-call follows.
  * The summary and description of each firing are written by the code that detects it
- * (slot-conditions.ts, keep-size.ts, monitor.ts) with the numbers of that moment.
+ * (slot-conditions.ts, keep-size.ts, slot-source.ts) with the numbers of that moment.
  * docs/slot-monitor.md explains each one at length.
  */
 export type Severity = 'critical' | 'warning' | 'info' | 'none';

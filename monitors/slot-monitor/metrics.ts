@@ -1,16 +1,18 @@
 /**
- * The slot monitor's Prometheus metrics, all in one place and on the program's own registry.
- * monitors/prometheus/slot-alerts.rules.yml alerts on these for people who scrape.
+ * The slot monitor's Prometheus metrics, all in one place and on the program's own registry:
+ * those of every polling monitor (PollMetrics: slot_monitor_database_up, _polls_total,
+ * _alerts_firing, …) and what it reads. monitors/prometheus/slot-alerts.rules.yml alerts on these
+ * for people who scrape.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { TrackedAlert } from './alert-tracker.js';
-import type { DeliveryOutcome } from '../alerting/delivery-queue.js';
+import type { PollOutcome } from '../alerting/poll-loop.js';
+import { PollMetrics } from '../alerting/poll-metrics.js';
 import type { SlotHistory } from './slot-history.js';
 import type { DatabaseReading, WalStatus } from './slot-readings.js';
 
 const WAL_STATUSES: readonly WalStatus[] = ['reserved', 'extended', 'unreserved', 'lost'];
 
-export class SlotMonitorMetrics {
+export class SlotMonitorMetrics extends PollMetrics<'slot_name'> {
   readonly #walStatus: Gauge<'slot_name' | 'wal_status'>;
   readonly #safeWalSize: Gauge<'slot_name'>;
   readonly #retained: Gauge<'slot_name'>;
@@ -22,14 +24,10 @@ export class SlotMonitorMetrics {
   readonly #keepSizeTarget: Gauge;
   readonly #corrections: Counter;
   readonly #outboxInserts: Gauge;
-  readonly #databaseUp: Gauge;
-  readonly #lastSuccess: Gauge;
-  readonly #polls: Counter<'outcome'>;
   readonly #pollDuration: Histogram;
-  readonly #alertsFiring: Gauge<'alertname' | 'severity' | 'slot_name'>;
-  readonly #deliveries: Counter<'sink' | 'outcome'>;
 
   constructor(registry: Registry, targetKeepSizeBytes: number) {
+    super(registry, { prefix: 'slot_monitor', monitor: 'monitor', reads: 'the slots', alertLabel: 'slot_name' });
     const registers = [registry];
     const perSlot = (name: string, help: string) => new Gauge({ name, help, labelNames: ['slot_name'] as const, registers });
     const single = (name: string, help: string) => new Gauge({ name, help, registers });
@@ -44,12 +42,7 @@ export class SlotMonitorMetrics {
     this.#keepSizeTarget = single('slot_monitor_max_slot_wal_keep_size_target_bytes', 'The max_slot_wal_keep_size the monitor requires.');
     this.#corrections = new Counter({ name: 'slot_monitor_keep_size_corrections_total', help: 'Times the monitor set max_slot_wal_keep_size back to its target.', registers });
     this.#outboxInserts = single('slot_monitor_outbox_rows_inserted', 'pg_stat_user_tables.n_tup_ins of the outbox table (absent when the table does not exist).');
-    this.#databaseUp = single('slot_monitor_database_up', '1 when the last poll could query the seat database.');
-    this.#lastSuccess = single('slot_monitor_last_successful_poll_timestamp_seconds', 'Unix time of the last poll that read the slots.');
-    this.#polls = new Counter({ name: 'slot_monitor_polls_total', help: 'Polls of the seat database by outcome.', labelNames: ['outcome'] as const, registers });
     this.#pollDuration = new Histogram({ name: 'slot_monitor_poll_duration_seconds', help: 'Time one poll took.', buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5], registers });
-    this.#alertsFiring = new Gauge({ name: 'slot_monitor_alerts_firing', help: 'Alerts the monitor has firing, by name.', labelNames: ['alertname', 'severity', 'slot_name'] as const, registers });
-    this.#deliveries = new Counter({ name: 'slot_monitor_alert_deliveries_total', help: 'Alert delivery attempts by destination and outcome.', labelNames: ['sink', 'outcome'] as const, registers });
     this.#keepSizeTarget.set(targetKeepSizeBytes);
   }
 
@@ -73,25 +66,12 @@ export class SlotMonitorMetrics {
     else this.#outboxInserts.set(reading.outboxInserts);
   }
 
-  recordPoll(ok: boolean, seconds: number, at: Date): void {
-    this.#polls.inc({ outcome: ok ? 'ok' : 'failed' });
-    this.#pollDuration.observe(seconds);
-    this.#databaseUp.set(ok ? 1 : 0);
-    if (ok) this.#lastSuccess.set(at.getTime() / 1000);
-  }
-
-  recordAlerts(active: readonly TrackedAlert[]): void {
-    this.#alertsFiring.reset();
-    for (const alert of active) {
-      this.#alertsFiring.inc({ alertname: alert.name, severity: alert.severity, slot_name: alert.labels.slot_name ?? '' });
-    }
+  override recordPoll(poll: PollOutcome): void {
+    super.recordPoll(poll);
+    this.#pollDuration.observe(poll.seconds);
   }
 
   recordCorrection(): void {
     this.#corrections.inc();
-  }
-
-  recordDelivery(sink: string, outcome: DeliveryOutcome): void {
-    this.#deliveries.inc({ sink, outcome });
   }
 }

@@ -103,9 +103,3 @@ export async function readDatabase(db: Queryable, outbox: OutboxTable): Promise<
   const outboxInserts = await readOutboxInserts(db, outbox);
   return { takenAt: new Date(), slots, maxSlotWalKeepSizeBytes, outboxInserts };
 }
-
-/** `host:port/database` of a connection string, without user or password: the `database` label of every alert. */
-export function databaseLabel(connectionString: string): string {
-  const url = new URL(connectionString);
-  return `${url.hostname}:${url.port || '5432'}${url.pathname}`;
-}

@@ -1,0 +1,55 @@
+/**
+ * What the slot monitor reads on each poll: the slots, max_slot_wal_keep_size (corrected when it
+ * drifted) and the outbox, turned into the conditions that hold now. The loop around it (alert
+ * starts and ends, re-sending, the heartbeat) is monitors/alerting/poll-loop.ts.
+ */
+import { errorMessage } from '../../lib/errors.js';
+import type { ConditionSource } from '../alerting/poll-loop.js';
+import type { AlertName } from './alert-catalog.js';
+import type { AlertCandidate } from './alert-tracker.js';
+import type { KeepSizeGuard } from './keep-size.js';
+import type { SlotMonitorMetrics } from './metrics.js';
+import type { Queryable } from './monitor-role.js';
+import { slotAlertCandidates, type SlotRules } from './slot-conditions.js';
+import { SlotHistory } from './slot-history.js';
+import { readDatabase, type OutboxTable } from './slot-readings.js';
+
+export interface SlotConditionSourceOptions {
+  db: Queryable;
+  /** `host:port/database`, named in the unreachable alert. */
+  databaseLabel: string;
+  rules: SlotRules;
+  outbox: OutboxTable;
+  growthWindowPolls: number;
+  keepSize: KeepSizeGuard;
+  metrics: SlotMonitorMetrics;
+}
+
+export class SlotConditionSource implements ConditionSource<AlertName> {
+  readonly #options: SlotConditionSourceOptions;
+  readonly #history: SlotHistory;
+
+  constructor(options: SlotConditionSourceOptions) {
+    this.#options = options;
+    this.#history = new SlotHistory(options.growthWindowPolls);
+  }
+
+  async readConditions(now: Date): Promise<AlertCandidate[]> {
+    const { db, outbox, keepSize, rules, metrics } = this.#options;
+    const reading = await readDatabase(db, outbox);
+    const keepSizeCandidates = await keepSize.check(db, reading.maxSlotWalKeepSizeBytes, now);
+    this.#history.observe(reading);
+    metrics.recordReading(reading, this.#history, rules.slots);
+    return [...slotAlertCandidates(reading, this.#history, rules), ...keepSizeCandidates];
+  }
+
+  unreachableAlert(err: unknown): AlertCandidate {
+    const where = this.#options.databaseLabel;
+    return {
+      name: 'SlotMonitorDatabaseUnreachable',
+      labels: {},
+      summary: `The slot monitor cannot reach the seat database ${where}, so it cannot see the replication slots.`,
+      description: `Polling pg_replication_slots on ${where} failed: ${errorMessage(err)}`,
+    };
+  }
+}
