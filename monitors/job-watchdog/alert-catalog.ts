@@ -1,7 +1,7 @@
 /**
  * Every alert the job watchdog raises: severity and the runbook on-call follows. Summaries and
  * descriptions are written by job-conditions.ts with the numbers of the moment;
- * docs/operations-jobs-and-prometheus.md explains each one at length.
+ * README.md explains each one at length.
  */
 import type { AlertCatalog } from '../alerting/alert-tracker.js';
 
