@@ -4,7 +4,7 @@
  * A one-shot command returns its exit code; a long-running program returns 'running' and ends
  * on a signal (see lib/shutdown.ts).
  */
-import { PipelineError, errorMessage } from './errors.js';
+import { PipelineError, causeChain, errorMessage, isRetryableKafkaError, isRetryablePgError } from './errors.js';
 import { createLogger, isLogLevel, type Logger, type LogLevel } from './logger.js';
 import { ConfigError, envExample, parseSettings, settingsHelp, type Config, type SettingsDefinition, type SettingsTable } from './settings.js';
 
@@ -47,10 +47,19 @@ export async function runProgram<T extends SettingsTable>(options: ProgramOption
       return 2;
     }
     const code = err instanceof PipelineError ? ` [${err.code}]` : '';
-    console.error(`${program}${code}: ${errorMessage(err)}`);
+    console.error(`${program}${code}: ${errorMessage(err)}${unreachableHint(err)}`);
     logger?.debug({ err }, 'failure detail');
     return 1;
   }
+}
+
+/** For a failure to reach Kafka or Postgres that carries no advice of its own: what to do. */
+function unreachableHint(err: unknown): string {
+  if (err instanceof PipelineError) return '';
+  const links = causeChain(err);
+  if (links.some(isRetryableKafkaError)) return ' (Kafka did not answer: start the stack with npm run stack -- start, or set KAFKA_BROKERS)';
+  if (links.some(isRetryablePgError)) return ' (Postgres did not answer: start the stack with npm run stack -- start, or fix the database URL)';
+  return '';
 }
 
 /** Runs a program as the process's entry point: exits with a one-shot command's code. */

@@ -5,10 +5,11 @@
  */
 import { createKafka } from '../../lib/kafka.js';
 import { startProgram } from '../../lib/cli.js';
+import { errorMessage } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import { createMetricsRegistry, serveHttp } from '../../lib/metrics.js';
 import { runMigrations } from '../../lib/migrations.js';
-import { createPool } from '../../lib/postgres.js';
+import { assertReachable, createPool } from '../../lib/postgres.js';
 import { createSchemaRegistry } from '../../lib/schema-registry.js';
 import { type Config, type SettingsDefinition, type SettingsTable, configForLog } from '../../lib/settings.js';
 import { Releasers, onShutdownSignals } from '../../lib/shutdown.js';
@@ -25,6 +26,7 @@ export interface BuiltConsumer {
 }
 
 async function startParts<C extends CommonConsumerConfig>(program: string, config: C, logger: Logger, releasers: Releasers, build: (config: C, logger: Logger) => BuiltConsumer): Promise<void> {
+  await assertReachable(config.databaseUrl, 'npm run stack -- start (or set CONSUMER_DATABASE_URL)');
   const pool = createPool({ connectionString: config.databaseUrl, applicationName: program, logger, max: config.databasePoolSize });
   releasers.add('consumer database pool', () => pool.end());
   await runMigrations({ pool, folder: CONSUMER_MIGRATIONS, logger });
@@ -74,6 +76,7 @@ export function runConsumerProgram<T extends SettingsTable>(
         await startParts(def.program, config, logger, releasers, build);
       } catch (err) {
         logger.fatal({ err }, `${def.program} could not start`);
+        console.error(`${def.program}: could not start: ${errorMessage(err)}`);
         await releasers.releaseAll();
         return 1;
       }
