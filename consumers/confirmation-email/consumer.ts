@@ -16,6 +16,12 @@ export const confirmationEmailSettings = defineSettings('confirmation-email', {
   smtpPassword: { env: 'SMTP_PASSWORD', default: '', parser: zString(), description: 'SMTP password.', secret: true },
   smtpTimeoutMs: { env: 'SMTP_TIMEOUT_MS', default: '15000', parser: zDurationMs({ min: 100, example: '15000' }), description: 'Connection, greeting and socket timeout; a timeout is a transient failure.' },
   mailFrom: { env: 'MAIL_FROM', default: 'Stagefront <tickets@stagefront.example>', parser: zString({ minLength: 3, example: 'Stagefront <tickets@stagefront.example>' }), description: 'From address of confirmation emails.' },
+  sendConcurrency: {
+    env: 'SMTP_CONCURRENCY',
+    default: '4',
+    parser: zInt({ min: 1, max: 64, example: '4' }),
+    description: 'Emails sent at the same time (each order is its own key; pooled SMTP connections, one per concurrent send).',
+  },
   claimAbandonedAfterMs: {
     env: 'CLAIM_ABANDONED_AFTER_MS',
     default: '600000',
@@ -24,11 +30,18 @@ export const confirmationEmailSettings = defineSettings('confirmation-email', {
   },
 });
 
-export function confirmationEmailConsumer(name: string, topicPrefix: string, transport: Transporter, mailFrom: string, claimAbandonedAfterMs: number): ConsumerDefinition {
+export function confirmationEmailConsumer(
+  name: string,
+  topicPrefix: string,
+  transport: Transporter,
+  mailFrom: string,
+  claimAbandonedAfterMs: number,
+  concurrency = 1,
+): ConsumerDefinition {
   return {
     name,
     topics: [topicFor(topicPrefix, 'order')],
     eventTypes: catalogueEventTypes(['orderConfirmed']),
-    effects: { kind: 'external', claimAbandonedAfterMs, perform: (event) => sendConfirmation(transport, mailFrom, event) },
+    effects: { kind: 'external', claimAbandonedAfterMs, concurrency, perform: (event) => sendConfirmation(transport, mailFrom, event) },
   };
 }

@@ -6,7 +6,7 @@ import { createSmtpTransport } from './send-confirmation.js';
 runConsumerProgram(confirmationEmailSettings, (config) => {
   const transport = createSmtpTransport(config);
   return {
-    definition: confirmationEmailConsumer(config.groupId, config.topicPrefix, transport, config.mailFrom, config.claimAbandonedAfterMs),
+    definition: confirmationEmailConsumer(config.groupId, config.topicPrefix, transport, config.mailFrom, config.claimAbandonedAfterMs, config.sendConcurrency),
     release: () => transport.close(),
   };
 });

@@ -17,6 +17,7 @@ export interface SmtpSettings {
   smtpPassword: string;
   smtpTimeoutMs: number;
   mailFrom: string;
+  sendConcurrency: number;
 }
 
 const TRANSIENT_SMTP_CODES = new Set(['ECONNECTION', 'ETIMEDOUT', 'ESOCKET', 'EDNS', 'ECONNREFUSED', 'ECONNRESET', 'EPROTOCOL']);
@@ -32,7 +33,7 @@ export function createSmtpTransport(settings: SmtpSettings): Transporter {
     secure: settings.smtpSecure,
     // One SMTP connection per email costs a handshake each; at an on-sale, keep a few open.
     pool: true,
-    maxConnections: 3,
+    maxConnections: settings.sendConcurrency,
     ...(settings.smtpUser === '' ? {} : { auth: { user: settings.smtpUser, pass: settings.smtpPassword } }),
     connectionTimeout: settings.smtpTimeoutMs,
     greetingTimeout: settings.smtpTimeoutMs,

@@ -58,6 +58,8 @@ export interface ExternalEffects {
   kind: 'external';
   /** A claim older than this counts as abandoned (its process died mid-send) and is claimed again. */
   claimAbandonedAfterMs: number;
+  /** Events of different keys performed at the same time (each key stays in order). Default 1. */
+  concurrency?: number;
   perform(event: ConsumedEvent): Promise<void>;
 }
 

@@ -33,7 +33,7 @@ describe('order confirmation email', () => {
     const db = await consumerDatabase('email');
     const ids = await catalogueSchemaIds(registry);
     const smtp = await startSmtpSink();
-    const transport = createSmtpTransport({ smtpHost: '127.0.0.1', smtpPort: smtp.port, smtpSecure: false, smtpUser: '', smtpPassword: '', smtpTimeoutMs: 5_000, mailFrom: 'tickets@stagefront.example' });
+    const transport = createSmtpTransport({ smtpHost: '127.0.0.1', smtpPort: smtp.port, smtpSecure: false, smtpUser: '', smtpPassword: '', smtpTimeoutMs: 5_000, mailFrom: 'tickets@stagefront.example', sendConcurrency: 4 });
     const closeTransport = track('smtp transport', () => transport.close());
     const { producer, close: closeProducer } = await connectedProducer(kafka);
 
@@ -49,7 +49,7 @@ describe('order confirmation email', () => {
     let duplicates = 0;
     events.on('duplicate', ({ count }) => (duplicates += count));
     const options = {
-      definition: confirmationEmailConsumer(name, name, transport, 'tickets@stagefront.example', 3_000),
+      definition: confirmationEmailConsumer(name, name, transport, 'tickets@stagefront.example', 3_000, 4),
       kafka, groupId: name, registry, pool: db.pool, logger: testLogger(name), policy: { ...FAST_POLICY, retryCapMs: 1_000 }, events,
     };
     await produceCloudEvents(producer, registry, topic, [a!, b!, a!, freshClaim!, staleClaim!, refused!]);
