@@ -3,9 +3,7 @@
  * `--help` for the settings, `--env-example` for a documented .env file. It runs apart from the
  * jobs it watches (DESIGN.md decision 8): a sweeper that dies cannot take its watcher with it.
  */
-import { startProgram } from '../../lib/cli.js';
-import { configForLog } from '../../lib/settings.js';
-import { onShutdownSignals } from '../../lib/shutdown.js';
+import { startMonitorProgram } from '../alerting/monitor-program.js';
 import { jobWatchdogSettings, parseJobWatchdogConfig } from './settings.js';
 import { startJobWatchdog } from './start-watchdog.js';
 
@@ -18,20 +16,11 @@ Stops gracefully on SIGINT/SIGTERM (a second signal forces it).
 
 `;
 
-startProgram({
+startMonitorProgram({
   settings: jobWatchdogSettings,
   usage: USAGE,
+  what: 'job watchdog',
   parse: parseJobWatchdogConfig,
   logLevel: (config) => config.logLevel,
-  main: async (config, args, logger) => {
-    if (args.length > 0) {
-      process.stderr.write(`unknown argument ${args[0]}\n\n${USAGE}`);
-      return 2;
-    }
-    logger.info({ config: configForLog(jobWatchdogSettings, config) }, 'starting the job watchdog');
-    const running = await startJobWatchdog(config, logger);
-    logger.info({ metrics: `${running.http.url}/metrics` }, 'job watchdog running');
-    onShutdownSignals({ logger, graceful: () => running.stop() });
-    return 'running';
-  },
+  start: startJobWatchdog,
 });

@@ -2,9 +2,7 @@
  * The slot monitor's command line: `npm run slot-monitor` (settings from the environment),
  * `--help` for the settings, `--env-example` for a documented .env file.
  */
-import { startProgram } from '../../lib/cli.js';
-import { configForLog } from '../../lib/settings.js';
-import { onShutdownSignals } from '../../lib/shutdown.js';
+import { startMonitorProgram } from '../alerting/monitor-program.js';
 import { parseSlotMonitorConfig, slotMonitorSettings } from './settings.js';
 import { startSlotMonitor } from './slot-monitor.js';
 
@@ -17,20 +15,11 @@ Stops gracefully on SIGINT/SIGTERM (a second signal forces it).
 
 `;
 
-startProgram({
+startMonitorProgram({
   settings: slotMonitorSettings,
   usage: USAGE,
+  what: 'slot monitor',
   parse: parseSlotMonitorConfig,
   logLevel: (config) => config.logLevel,
-  main: async (config, args, logger) => {
-    if (args.length > 0) {
-      process.stderr.write(`unknown argument ${args[0]}\n\n${USAGE}`);
-      return 2;
-    }
-    logger.info({ config: configForLog(slotMonitorSettings, config) }, 'starting the slot monitor');
-    const running = await startSlotMonitor(config, logger);
-    logger.info({ metrics: `${running.http.url}/metrics` }, 'slot monitor running');
-    onShutdownSignals({ logger, graceful: () => running.stop() });
-    return 'running';
-  },
+  start: startSlotMonitor,
 });
