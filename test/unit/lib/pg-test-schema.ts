@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { Pool } from '../../../lib/postgres.js';
+import { startHint } from '../../../stack/config.js';
+import { endpoints } from '../../support/stack.js';
 
-/** The real Postgres of this machine (trust auth); override with TEST_ADMIN_PG_URL. */
-export const ADMIN_PG_URL = process.env.TEST_ADMIN_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+/** The admin URL of the stack's own Postgres cluster (the launcher's settings), never a server assumed elsewhere. */
+export const ADMIN_PG_URL = endpoints().postgresAdminUrl;
 
-export const START_HINT = 'npm run stack -- start';
+export const START_HINT = startHint;
 
 /** A fresh schema name, unique per test, to be dropped afterwards with dropSchema. */
 export function randomSchemaName(prefix: string): string {
