@@ -8,8 +8,19 @@ import { jvmPidFile, launchJvm, stopJvm } from './jvm.js';
 
 export const POSTGRES_CONNECTOR_CLASS = 'io.debezium.connector.postgresql.PostgresConnector';
 
-/** Kafka Connect in distributed mode with the Debezium Postgres plugin on its plugin path. */
-export function connectComponent(layout: StackLayout): Component {
+/** The Connect cluster a worker joins: its group and the prefix of its config, offset and status topics. */
+export interface ConnectCluster {
+  groupId: string;
+  storageTopicPrefix: string;
+}
+
+export const STACK_CONNECT_CLUSTER: ConnectCluster = { groupId: 'stagefront-connect', storageTopicPrefix: '_connect' };
+
+/**
+ * Kafka Connect in distributed mode with the Debezium Postgres plugin on its plugin path. A
+ * worker of another cluster (a test's own) passes its own `cluster` and a layout of its own.
+ */
+export function connectComponent(layout: StackLayout, cluster: ConnectCluster = STACK_CONNECT_CLUSTER): Component {
   const s = layout.settings;
   const propertiesFile = join(layout.home, 'connect', 'connect-distributed.properties');
   const pidFile = jvmPidFile(layout, 'connect');
@@ -25,7 +36,7 @@ export function connectComponent(layout: StackLayout): Component {
     },
     async launch() {
       mkdirSync(join(layout.home, 'connect'), { recursive: true });
-      writeFileSync(propertiesFile, workerProperties(layout));
+      writeFileSync(propertiesFile, workerProperties(layout, cluster));
       launchJvm(layout, {
         name: 'connect',
         heapMb: s.connectHeapMb,
@@ -38,14 +49,14 @@ export function connectComponent(layout: StackLayout): Component {
   };
 }
 
-function workerProperties(layout: StackLayout): string {
+function workerProperties(layout: StackLayout, cluster: ConnectCluster): string {
   const s = layout.settings;
   return [
     `bootstrap.servers=127.0.0.1:${s.kafkaPort}`,
-    'group.id=stagefront-connect',
-    'config.storage.topic=_connect-configs',
-    'offset.storage.topic=_connect-offsets',
-    'status.storage.topic=_connect-status',
+    `group.id=${cluster.groupId}`,
+    `config.storage.topic=${cluster.storageTopicPrefix}-configs`,
+    `offset.storage.topic=${cluster.storageTopicPrefix}-offsets`,
+    `status.storage.topic=${cluster.storageTopicPrefix}-status`,
     'config.storage.replication.factor=1',
     'offset.storage.replication.factor=1',
     'status.storage.replication.factor=1',
