@@ -14,7 +14,7 @@ export interface SlotReading {
   active: boolean;
   /** null when the slot does not reserve WAL (never used, or invalidated). */
   walStatus: WalStatus | null;
-  /** Bytes that can still be written before the slot is past max_slot_wal_keep_size; null when unlimited or lost. */
+  /** Bytes that can still be written before the slot is past max_slot_wal_keep_size; null when unlimited, lost or reserving nothing. */
   safeWalSizeBytes: number | null;
   /** pg_current_wal_lsn() - restart_lsn: WAL kept on disk for this slot. */
   retainedBytes: number | null;
@@ -64,7 +64,9 @@ export async function readSlots(db: Queryable): Promise<SlotReading[]> {
     database: row.database,
     active: row.active,
     walStatus: row.wal_status,
-    safeWalSizeBytes: toNumber(row.safe_wal_size),
+    // A slot that reserves no WAL (wal_status NULL: a physical slot made without immediately_reserve)
+    // has no headroom to lose; Postgres still shows a safe_wal_size, counted from LSN 0 and negative.
+    safeWalSizeBytes: row.wal_status === null ? null : toNumber(row.safe_wal_size),
     retainedBytes: toNumber(row.retained_bytes),
     confirmedFlushLagBytes: toNumber(row.confirmed_flush_lag_bytes),
   }));
