@@ -1,25 +1,41 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntilRunning } from '../../connectors/connect-client.js';
 import { waitFor } from '../../lib/wait.js';
 import { seatId } from '../../seat-service/inventory.js';
-import { stackLayout } from '../../stack/config.js';
-import { stackComponents, startStack } from '../../stack/launcher.js';
+import { stackStatus } from '../../stack/launcher.js';
 import { isAlive } from '../../stack/processes.js';
+import { type ConnectWorker, startConnectWorker } from '../support/connect-worker.js';
 import { installLeakGuard } from '../support/leak-guard.js';
-import { collectRecords, useSeatPipeline, testLogger } from '../support/seat-pipeline.js';
+import { collectRecords, useSeatPipeline } from '../support/seat-pipeline.js';
 import { adminQuery, requireStack } from '../support/stack.js';
 
-const stack = requireStack();
+requireStack();
 installLeakGuard();
+
+/** The stack's own Connect worker (pid and health): the test must leave it alone. */
+async function sharedConnect(): Promise<{ pid: number | undefined; healthy: boolean }> {
+  const status = (await stackStatus()).find((c) => c.name === 'connect');
+  return { pid: status?.pid, healthy: status?.healthy ?? false };
+}
 
 describe('Kafka Connect killed with kill -9 in the middle of a stream', () => {
   const show = 'crash';
-  const pipeline = useSeatPipeline(show, { section: 'K', rows: 4, seatsPerRow: 25, priceCents: 3000 });
+  // A worker of its own cluster (own REST port, group and storage topics): killing it disturbs no other test.
+  let worker: ConnectWorker | undefined;
+  beforeAll(async () => {
+    worker = await startConnectWorker('crash_connect');
+  });
+  afterAll(async () => worker?.stop());
+  const connect = (): ConnectWorker => {
+    if (worker === undefined) throw new Error('the Connect worker of this file did not start (see its beforeAll)');
+    return worker;
+  };
+  const pipeline = useSeatPipeline(show, { section: 'K', rows: 4, seatsPerRow: 25, priceCents: 3000 }, () => ({ CONNECT_URL: connect().url }));
 
   it('loses nothing: after a restart every outbox row is on Kafka (duplicates carry the same ce_id)', async () => {
+    const sharedBefore = await sharedConnect();
     const collector = await collectRecords([pipeline().topics.seat]);
     try {
-      const connect = stackComponents(stackLayout()).find((c) => c.name === 'connect');
       const writeHolds = async (from: number, to: number) => {
         for (let i = from; i < to; i += 1) {
           const seat = seatId(show, 'K', Math.floor(i / 25) + 1, (i % 25) + 1);
@@ -29,13 +45,14 @@ describe('Kafka Connect killed with kill -9 in the middle of a stream', () => {
       };
       await writeHolds(0, 40);
       await waitFor(() => collector.records.length >= 20, { timeoutMs: 30_000, description: 'the stream to be flowing' });
-      const pid = connect?.pid();
-      expect(pid).toBeDefined();
-      process.kill(pid ?? -1, 'SIGKILL');
+      const pid = connect().pid();
+      if (pid === undefined) throw new Error('the test\'s Connect worker is not running');
+      process.kill(pid, 'SIGKILL');
       await writeHolds(40, 100); // written while Connect is dead
       await waitFor(() => !isAlive(pid), { timeoutMs: 10_000, description: 'the killed worker to be gone' });
-      await startStack(testLogger);
-      await waitUntilRunning(stack.connectUrl, pipeline().connector.connectorName, 120_000);
+      await connect().restart();
+      expect(connect().pid()).not.toBe(pid);
+      await waitUntilRunning(connect().url, pipeline().connector.connectorName, 120_000);
 
       const ids = (await adminQuery(pipeline().adminUrl, 'select id from outbox')).rows.map((r) => r.id as string);
       expect(ids).toHaveLength(100);
@@ -51,6 +68,8 @@ describe('Kafka Connect killed with kill -9 in the middle of a stream', () => {
       }
       // A duplicate is the same event again: same ce_id, same key, same bytes.
       expect([...perId.values()].every((variants) => variants.size === 1)).toBe(true);
+      // The stack's own worker was never touched.
+      expect(await sharedConnect()).toEqual({ pid: sharedBefore.pid, healthy: true });
       console.info(`connect crash: ${collector.records.length} records for ${ids.length} events (${collector.records.length - ids.length} duplicates)`);
     } finally {
       await collector.stop();

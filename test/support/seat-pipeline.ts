@@ -57,7 +57,7 @@ export async function startSeatPipeline(prefix: string, overrides: Record<string
   const service = await openSeatService(serviceConfig, testLogger);
   const close = track(`seat pipeline ${name}`, async () => {
     await service.close();
-    await deleteConnector(stack.connectUrl, name);
+    await deleteConnector(connector.connectUrl, name);
     await dropSlot(stack.postgresAdminUrl, name);
     await database.drop();
   });
@@ -122,12 +122,14 @@ export async function adminClient(url: string): Promise<pg.Client> {
 
 /**
  * A test file's seat pipeline (see startSeatPipeline) with one show of one section, started in
- * beforeAll and torn down in afterAll. Call the returned function inside tests.
+ * beforeAll and torn down in afterAll. Call the returned function inside tests. `overrides`
+ * (connector settings) is read when the pipeline starts, e.g. the URL of a Connect worker that
+ * an earlier beforeAll started.
  */
-export function useSeatPipeline(show: string, section: SectionPlan): () => SeatPipeline {
+export function useSeatPipeline(show: string, section: SectionPlan, overrides: () => Record<string, string> = () => ({})): () => SeatPipeline {
   let pipeline: SeatPipeline | undefined;
   beforeAll(async () => {
-    pipeline = await startSeatPipeline(show);
+    pipeline = await startSeatPipeline(show, overrides());
     await createShow(pipeline.service.pool, {
       showId: show, title: `${show} night`, startsAt: new Date('2027-06-01T20:00:00Z'), onSaleAt: new Date('2026-12-01T10:00:00Z'), sections: [section],
     });
