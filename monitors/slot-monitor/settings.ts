@@ -18,8 +18,12 @@ import {
   type Config,
   type SettingParser,
 } from '../../lib/settings.js';
+import { stackSettings } from '../../stack/config.js';
 
 export const PROGRAM = 'slot-monitor';
+
+/** One source of truth for the cap: the monitor's default target is what the stack's Postgres is started with. */
+export const STACK_MAX_SLOT_WAL_KEEP_SIZE = stackSettings.settings.postgresMaxSlotWalKeepSize.default;
 
 /** A number between 0 and 1 (exclusive), e.g. 0.25. */
 function zFraction(example: string): SettingParser<number> {
@@ -43,7 +47,7 @@ export const slotMonitorSettings = defineSettings(PROGRAM, {
   inactiveAlertAfterMs: { env: 'SLOT_MONITOR_INACTIVE_ALERT_AFTER_MS', default: '300000', parser: zDurationMs({ min: 0, example: '300000' }), description: 'A slot nobody reads for longer than this raises SlotInactive.' },
   headroomWarningFraction: { env: 'SLOT_MONITOR_HEADROOM_WARNING_FRACTION', default: '0.5', parser: zFraction('0.5'), description: 'SlotHeadroomLow fires when safe_wal_size falls below this fraction of max_slot_wal_keep_size.' },
   headroomCriticalFraction: { env: 'SLOT_MONITOR_HEADROOM_CRITICAL_FRACTION', default: '0.2', parser: zFraction('0.2'), description: 'SlotHeadroomCritical fires when safe_wal_size falls below this fraction of max_slot_wal_keep_size.' },
-  maxSlotWalKeepSize: { env: 'SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE', default: '10GB', parser: zBytes({ example: '10GB' }), description: 'The max_slot_wal_keep_size the seat database must have: whole megabytes, at least 1MB (-1, unlimited, is refused).' },
+  maxSlotWalKeepSize: { env: 'SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE', default: STACK_MAX_SLOT_WAL_KEEP_SIZE, parser: zBytes({ example: '10GB' }), description: 'The max_slot_wal_keep_size the seat database must have: whole megabytes, at least 1MB (-1, unlimited, is refused). The default is the value the stack writes (STACK_POSTGRES_MAX_SLOT_WAL_KEEP_SIZE, stack/postgres.conf), so a fresh stack is left as it is.' },
   keepSizeMode: { env: 'SLOT_MONITOR_KEEP_SIZE_MODE', default: 'enforce', parser: zEnum(['enforce', 'check'] as const), description: 'enforce sets a differing max_slot_wal_keep_size with ALTER SYSTEM and says so; check only raises a warning.' },
   outboxSchema: { env: 'SLOT_MONITOR_OUTBOX_SCHEMA', default: 'public', parser: identifier, description: 'Schema of the outbox table the connector captures.' },
   outboxTable: { env: 'SLOT_MONITOR_OUTBOX_TABLE', default: 'outbox', parser: identifier, description: 'The outbox table; retained WAL growing while it gets no inserts means the connector heartbeat is not working.' },

@@ -1,8 +1,11 @@
 /**
  * max_slot_wal_keep_size left at -1 (unlimited): enforce mode sets the target as the
  * non-superuser monitor role and says so; check-only mode alerts and changes nothing; an
- * invalid target stops the program at start with a sentence naming the setting.
+ * invalid target stops the program at start with a sentence naming the setting; on a fresh stack
+ * (a cluster made by the launcher with its defaults) the default target is already in place.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../lib/wait.js';
@@ -10,7 +13,8 @@ import { installLeakGuard } from '../support/leak-guard.js';
 import { uniqueName } from '../support/stack.js';
 import { startAlertmanager, type AlertmanagerProcess } from './support/alertmanager-process.js';
 import { runMonitorCli, startMonitorInProcess } from './support/monitor-under-test.js';
-import { MONITOR_ROLE, monitorRoleUrl, setClusterSettings, startSlotCluster, type SlotCluster } from './support/slot-cluster.js';
+import { projectRoot, stackSettings } from '../../stack/config.js';
+import { MONITOR_ROLE, monitorRoleUrl, setClusterSettings, startFreshStackCluster, startSlotCluster, type SlotCluster } from './support/slot-cluster.js';
 import { received, startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
 
 installLeakGuard();
@@ -81,6 +85,25 @@ describe('slot monitor: max_slot_wal_keep_size', () => {
     expect(await keepSize()).toBe('-1');
     expect(received(receiver, 'SlotKeepSizeMismatch', 'firing')).toHaveLength(1);
     await monitor.close();
+  });
+
+  it('a fresh stack: the monitor\'s default target is the cap the stack writes, so enforce mode changes nothing', async () => {
+    const shared = /^max_slot_wal_keep_size = '([^']+)'$/m.exec(readFileSync(join(projectRoot, 'stack', 'postgres.conf'), 'utf8'))?.[1];
+    expect(shared, 'stack/postgres.conf (docker compose) writes the same cap as the native stack').toBe(stackSettings.settings.postgresMaxSlotWalKeepSize.default);
+    const fresh = await startFreshStackCluster();
+    try {
+      const before = ((await fresh.admin(/* sql */ `show max_slot_wal_keep_size`)).rows[0] as { max_slot_wal_keep_size: string }).max_slot_wal_keep_size;
+      expect(before).toBe(stackSettings.settings.postgresMaxSlotWalKeepSize.default);
+      const monitor = await startMonitorInProcess({ SLOT_MONITOR_DATABASE_URL: await monitorRoleUrl(fresh, 'postgres'), SLOT_MONITOR_POLL_INTERVAL_MS: '200', SLOT_MONITOR_ALERTMANAGER_URL: '' });
+      await waitFor(async () => (await polls(monitor.http.url)) >= 3, { timeoutMs: 15_000, description: 'three polls of the fresh stack' });
+      const metrics = await (await fetch(`${monitor.http.url}/metrics`)).text();
+      await monitor.close();
+      expect(metrics).toMatch(/^slot_monitor_keep_size_corrections_total\{[^}]*\} 0$/m);
+      expect(metrics).not.toContain('alertname="SlotKeepSizeMismatch"');
+      expect(((await fresh.admin(/* sql */ `show max_slot_wal_keep_size`)).rows[0] as { max_slot_wal_keep_size: string }).max_slot_wal_keep_size).toBe(before);
+    } finally {
+      await fresh.remove();
+    }
   });
 
   it('refuses an invalid target at start with one sentence naming the setting', async () => {

@@ -1,16 +1,19 @@
 /**
- * A second Postgres cluster just for slot tests (1 MB WAL segments, its own port and folder),
- * started with the launcher's own postgresComponent, so invalidating slots never touches the
- * shared stack.
+ * Postgres clusters just for slot tests, started with the launcher's own postgresComponent (their
+ * own port and folder), so invalidating slots never touches the shared stack: the slot-test
+ * cluster (1 MB WAL segments) and a cluster with every stack default.
  */
+import { rmSync } from 'node:fs';
 import pg from 'pg';
 import { ensureMonitorRole } from '../../../monitors/slot-monitor/monitor-role.js';
 import { stackLayout } from '../../../stack/config.js';
-import { postgresComponent } from '../../../stack/postgres.js';
+import { postgresComponent, postgresHome } from '../../../stack/postgres.js';
 import { waitFor } from '../../../lib/wait.js';
 import { adminQuery, uniqueName } from '../../support/stack.js';
 
 export const SLOT_CLUSTER_PORT = 54339;
+/** A cluster made by the launcher with every stack default (only home and port differ): what a fresh stack runs. */
+export const FRESH_STACK_CLUSTER_PORT = 54349;
 
 export interface SlotCluster {
   adminUrl: string;
@@ -23,39 +26,19 @@ export interface SlotCluster {
   stop(): Promise<void>;
 }
 
-function slotClusterLayout() {
-  return stackLayout({
-    ...process.env,
-    STACK_HOME: '.stack/slot-test',
-    STACK_POSTGRES_PORT: String(SLOT_CLUSTER_PORT),
-    STACK_POSTGRES_WAL_SEGMENT_MB: '1',
-    STACK_POSTGRES_MAX_SLOT_WAL_KEEP_SIZE: '-1',
-  });
+function clusterLayout(home: string, port: number, settings: Record<string, string> = {}) {
+  return stackLayout({ ...process.env, STACK_HOME: home, STACK_POSTGRES_PORT: String(port), ...settings });
 }
 
-/** Starts (or reuses) the slot-test cluster with every ALTER SYSTEM setting reset. */
-export async function startSlotCluster(): Promise<SlotCluster> {
-  const component = postgresComponent(slotClusterLayout());
+function testCluster(layout: ReturnType<typeof clusterLayout>): SlotCluster {
+  const component = postgresComponent(layout);
+  const port = layout.settings.postgresPort;
   const urlFor = (database: string, user = 'postgres', password = 'postgres') =>
-    `postgres://${encodeURIComponent(user)}:${encodeURIComponent(password)}@127.0.0.1:${SLOT_CLUSTER_PORT}/${database}`;
-  const adminUrl = urlFor('postgres');
+    `postgres://${encodeURIComponent(user)}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
   const admin = (sql: string, params: unknown[] = [], database = 'postgres') => adminQuery(urlFor(database), sql, params);
-  const start = async () => {
-    if (await component.healthy()) return;
-    if (component.pid() === undefined) await component.launch();
-    await waitFor(() => component.healthy(), { timeoutMs: 60_000, intervalMs: 200, description: `slot-test Postgres on ${SLOT_CLUSTER_PORT}` });
-  };
-  await start();
-  await dropLeftovers(admin);
-  await admin(/* sql */ `alter system reset all`);
-  await admin(/* sql */ `select pg_reload_conf()`);
-  const segment = (await admin(/* sql */ `show wal_segment_size`)).rows[0] as { wal_segment_size: string };
-  if (segment.wal_segment_size !== '1MB') {
-    throw new Error(`the slot-test cluster has ${segment.wal_segment_size} WAL segments, not 1MB: delete .stack/slot-test and run again`);
-  }
   return {
-    adminUrl,
-    port: SLOT_CLUSTER_PORT,
+    adminUrl: urlFor('postgres'),
+    port,
     urlFor,
     admin,
     async createDatabase(prefix) {
@@ -63,9 +46,43 @@ export async function startSlotCluster(): Promise<SlotCluster> {
       await admin(/* sql */ `create database ${pg.escapeIdentifier(name)}`);
       return name;
     },
-    start,
+    async start() {
+      if (await component.healthy()) return;
+      if (component.pid() === undefined) await component.launch();
+      await waitFor(() => component.healthy(), { timeoutMs: 60_000, intervalMs: 200, description: `test Postgres on ${port}` });
+    },
     stop: () => component.stop(),
   };
+}
+
+/** Starts (or reuses) the slot-test cluster (1 MB WAL segments, no cap in its file) with every ALTER SYSTEM setting reset. */
+export async function startSlotCluster(): Promise<SlotCluster> {
+  const cluster = testCluster(clusterLayout('.stack/slot-test', SLOT_CLUSTER_PORT, { STACK_POSTGRES_WAL_SEGMENT_MB: '1', STACK_POSTGRES_MAX_SLOT_WAL_KEEP_SIZE: '-1' }));
+  await cluster.start();
+  await dropLeftovers(cluster.admin);
+  await cluster.admin(/* sql */ `alter system reset all`);
+  await cluster.admin(/* sql */ `select pg_reload_conf()`);
+  const segment = (await cluster.admin(/* sql */ `show wal_segment_size`)).rows[0] as { wal_segment_size: string };
+  if (segment.wal_segment_size !== '1MB') {
+    throw new Error(`the slot-test cluster has ${segment.wal_segment_size} WAL segments, not 1MB: delete .stack/slot-test and run again`);
+  }
+  return cluster;
+}
+
+/**
+ * A cluster created now by the launcher with the stack's default settings, as `npm run stack -- start`
+ * makes on a fresh machine. `remove()` stops it and deletes its folder, so the next one is fresh too.
+ */
+export async function startFreshStackCluster(): Promise<SlotCluster & { remove(): Promise<void> }> {
+  const layout = clusterLayout('.stack/fresh-stack-test', FRESH_STACK_CLUSTER_PORT);
+  const cluster = testCluster(layout);
+  const remove = async () => {
+    await cluster.stop();
+    rmSync(postgresHome(layout), { recursive: true, force: true });
+  };
+  await remove();
+  await cluster.start();
+  return { ...cluster, remove };
 }
 
 /** A run that crashed may have left slots and databases behind on this test-only cluster: drop them. */
