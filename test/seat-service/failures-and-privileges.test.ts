@@ -22,6 +22,13 @@ describe('what must not happen: lost, phantom or leaked events, and too much pri
   const show = 'fail';
   const pipeline = useSeatPipeline(show, { section: 'G', rows: 1, seatsPerRow: 10, priceCents: 5000 });
 
+  /** Holds seats of row 1 (each test uses seats of its own) and returns the outbox ids it wrote. */
+  async function holdSeats(seats: number[], buyerId: string): Promise<string[]> {
+    const held = await pipeline().service.hold({ showId: show, seatIds: seats.map((n) => seatId(show, 'G', 1, n)), buyerId });
+    if (held.status !== 'held') throw new Error(`${buyerId}: ${held.status}`);
+    return held.eventIds;
+  }
+
   it('a rolled-back transaction produces no event', async () => {
     const collector = await collectRecords([pipeline().topics.seat]);
     try {
@@ -33,9 +40,9 @@ describe('what must not happen: lost, phantom or leaked events, and too much pri
         }], new Date());
         throw new Error('business rule failed after the event was written');
       })).rejects.toThrow('business rule failed');
-      const marker = await pipeline().service.hold({ showId: show, seatIds: [seatId(show, 'G', 1, 2)], buyerId: 'marker' });
-      if (marker.status !== 'held') throw new Error(marker.status);
-      await waitFor(() => collector.records.some((r) => r.headers.ce_id === marker.eventIds[0]), { timeoutMs: 30_000, description: 'the marker event' });
+      const [marker] = await holdSeats([2], 'marker');
+      await waitFor(() => collector.records.some((r) => r.headers.ce_id === marker), { timeoutMs: 30_000, description: 'the marker event' });
+      expect(phantomIds).toHaveLength(1);
       expect(collector.records.filter((r) => phantomIds.includes(r.headers.ce_id ?? ''))).toEqual([]);
       expect((await adminQuery(pipeline().adminUrl, 'select count(*)::int as n from outbox where id = any($1::uuid[])', [phantomIds])).rows[0].n).toBe(0);
     } finally {
@@ -48,7 +55,9 @@ describe('what must not happen: lost, phantom or leaked events, and too much pri
     await expect(adminQuery(asService, "select pg_create_logical_replication_slot('sneaky', 'pgoutput')")).rejects.toThrow(/permission denied|must be superuser or replication/);
     await expect(adminQuery(asService, 'create publication sneaky for table seats')).rejects.toThrow(/must be owner|permission denied/);
     const asDebezium = pipeline().adminUrl.replace('postgres:postgres@', 'stagefront_debezium:stagefront_debezium@');
-    await expect(adminQuery(asDebezium, 'select count(*) from outbox')).resolves.toBeDefined();
+    const written = await holdSeats([6], 'privileges');
+    const seen = await adminQuery(asDebezium, 'select id from outbox where id = any($1::uuid[])', [written]);
+    expect(seen.rows.map((r) => r.id as string)).toEqual(written);
     await expect(adminQuery(asDebezium, 'select count(*) from seats')).rejects.toThrow(/permission denied/);
     await expect(adminQuery(asDebezium, 'delete from outbox')).rejects.toThrow(/permission denied/);
   });
@@ -56,16 +65,19 @@ describe('what must not happen: lost, phantom or leaked events, and too much pri
   it('outbox retention purges old rows in batches and the deletes never reach Kafka', async () => {
     const collector = await collectRecords([pipeline().topics.seat, pipeline().topics.order]);
     try {
-      await adminQuery(pipeline().adminUrl, "update outbox set created_at = now() - interval '30 days'");
-      const before = (await adminQuery(pipeline().adminUrl, 'select count(*)::int as n from outbox')).rows[0].n as number;
-      expect(before).toBeGreaterThan(0);
+      // Rows of this test, aged past the retention; rows other tests write stay young and are kept.
+      const aged = await holdSeats([4, 5], 'before-purge');
+      await waitFor(() => aged.every((id) => collector.records.some((r) => r.headers.ce_id === id)), { timeoutMs: 30_000, description: 'the rows to be purged on Kafka' });
+      await adminQuery(pipeline().adminUrl, "update outbox set created_at = now() - interval '30 days' where id = any($1::uuid[])", [aged]);
       const purged = await purgeOutbox(pipeline().service.pool, { retentionMs: 7 * 86_400_000, batchSize: 1, logger: testLogger });
-      expect(purged).toBe(before);
-      const marker = await pipeline().service.hold({ showId: show, seatIds: [seatId(show, 'G', 1, 3)], buyerId: 'after-purge' });
-      if (marker.status !== 'held') throw new Error(marker.status);
-      await waitFor(() => collector.records.some((r) => r.headers.ce_id === marker.eventIds[0]), { timeoutMs: 30_000, description: 'the marker event' });
-      expect(collector.records.filter((r) => r.value.length === 0)).toEqual([]); // no tombstones or deletes
-      expect(collector.records.length).toBe(before + 1); // everything published before, plus the marker, nothing else
+      expect(purged).toBe(aged.length);
+      expect((await adminQuery(pipeline().adminUrl, 'select count(*)::int as n from outbox where id = any($1::uuid[])', [aged])).rows[0].n).toBe(0);
+      await holdSeats([3], 'after-purge');
+      // Every row ever written, purged ones included, once each, and nothing else: no tombstones or deletes.
+      const written = [...aged, ...(await adminQuery(pipeline().adminUrl, 'select id from outbox')).rows.map((r) => r.id as string)].sort();
+      await waitFor(() => written.every((id) => collector.records.some((r) => r.headers.ce_id === id)), { timeoutMs: 30_000, description: 'every row written, the marker after the purge included' });
+      expect(collector.records.filter((r) => r.value.length === 0)).toEqual([]);
+      expect(collector.records.map((r) => r.headers.ce_id).sort()).toEqual(written);
     } finally {
       await collector.stop();
     }

@@ -11,7 +11,16 @@ installLeakGuard();
 
 describe('ordering per key and buyers racing for the same seats', () => {
   const show = 'race';
-  const pipeline = useSeatPipeline(show, { section: 'F', rows: 1, seatsPerRow: 12, priceCents: 12000 });
+  // Each test uses seats of its own: 1-11 the race, 12 the ordering, 13-14 the constraint.
+  const pipeline = useSeatPipeline(show, { section: 'F', rows: 1, seatsPerRow: 14, priceCents: 12000 });
+
+  async function buy(seat: string, buyerId: string): Promise<string> {
+    const held = await pipeline().service.hold({ showId: show, seatIds: [seat], buyerId });
+    if (held.status !== 'held') throw new Error(`${buyerId}: ${held.status}`);
+    const confirmed = await pipeline().service.confirm({ holdId: held.holdId, buyerEmail: `${buyerId}@example.test` });
+    if (confirmed.status !== 'confirmed') throw new Error(`${buyerId}: ${confirmed.status}`);
+    return confirmed.orderId;
+  }
 
   it('events with the same key arrive in commit order', async () => {
     const collector = await collectRecords([pipeline().topics.seat]);
@@ -53,17 +62,17 @@ describe('ordering per key and buyers racing for the same seats', () => {
     expect(outcomes.filter((o) => o !== 'confirmed' && o !== 'seat_taken')).toEqual([]);
     expect(outcomes.filter((o) => o === 'seat_taken').length).toBeGreaterThan(0);
 
-    const sold = await adminQuery(pipeline().adminUrl, 'select seat_id, count(*)::int as n from order_seats group by seat_id');
+    const sold = await adminQuery(pipeline().adminUrl, 'select seat_id, count(*)::int as n from order_seats where seat_id = any($1) group by seat_id', [seats]);
     expect(sold.rows.every((r) => r.n === 1)).toBe(true);
     const soldSeats = sold.rows.map((r) => r.seat_id as string).sort();
     expect(soldSeats.length).toBe(outcomes.filter((o) => o === 'confirmed').length * 2);
-    const sellsInSeatTable = await adminQuery(pipeline().adminUrl, "select count(*)::int as n from seats where show_id = $1 and state = 'sold'", [show]);
+    const sellsInSeatTable = await adminQuery(pipeline().adminUrl, "select count(*)::int as n from seats where seat_id = any($1) and state = 'sold'", [seats]);
     expect(sellsInSeatTable.rows[0].n).toBe(soldSeats.length);
 
     const collector = await collectRecords([pipeline().topics.seat]);
     try {
       const soldEvents = await waitFor(() => {
-        const events = collector.records.filter((r) => r.headers.ce_type === EVENTS.seatSold.type);
+        const events = collector.records.filter((r) => r.headers.ce_type === EVENTS.seatSold.type && seats.includes(r.key));
         return events.length >= soldSeats.length ? events : undefined;
       }, { timeoutMs: 30_000, description: `${soldSeats.length} seat-sold events` });
       expect(soldEvents.map((r) => r.key).sort()).toEqual(soldSeats);
@@ -73,10 +82,11 @@ describe('ordering per key and buyers racing for the same seats', () => {
   });
 
   it('a database constraint refuses a second sale of a seat even when code is bypassed', async () => {
-    const { rows } = await adminQuery(pipeline().adminUrl, 'select seat_id, order_id from order_seats limit 1');
-    const order = await adminQuery(pipeline().adminUrl, 'select order_id from orders where order_id <> $1 limit 1', [rows[0].order_id]);
+    const seat = seatId(show, 'F', 1, 13);
+    await buy(seat, 'first-buyer');
+    const otherOrder = await buy(seatId(show, 'F', 1, 14), 'second-buyer');
     await expect(
-      adminQuery(pipeline().adminUrl, 'insert into order_seats (seat_id, order_id, price_cents) values ($1, $2, 1)', [rows[0].seat_id, order.rows[0]?.order_id ?? rows[0].order_id]),
+      adminQuery(pipeline().adminUrl, 'insert into order_seats (seat_id, order_id, price_cents) values ($1, $2, 1)', [seat, otherOrder]),
     ).rejects.toThrow(/duplicate key value violates unique constraint "order_seats_pkey"/);
   });
 });
