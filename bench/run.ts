@@ -73,7 +73,7 @@ async function main(): Promise<void> {
   const batchedDb = await freshDatabase('batched');
   const naiveDb = await freshDatabase('naive');
   try {
-    const policy = { deadlineMs: 60_000, deliveryLimit: 3, retryBaseMs: 100, retryCapMs: 1_000 };
+    const policy = { deadlineMs: 60_000, lateRetryWindowMs: 10_000, deliveryLimit: 3, retryBaseMs: 100, retryCapMs: 1_000 };
     const batched = await measure(batchedDb.pool, async () => {
       const events = new RuntimeEvents();
       const joined = new Promise<void>((resolve) => events.on('groupJoined', () => resolve()));

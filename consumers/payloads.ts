@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { EVENTS, type EventName, readEventSchema } from '../events/catalogue.js';
-import type { EventTypeSpec } from './runtime/types.js';
+import type { EventTypeSpec, LatePolicy } from './runtime/types.js';
 
 const id = z.string().min(1);
 const millis = z.number().int().nonnegative();
@@ -27,9 +27,13 @@ export const payloadSchemas = {
   }),
 } as const satisfies Record<EventName, z.ZodType>;
 
-/** The runtime's event type entries for catalogue events, read with this build's schema files. */
-export function catalogueEventTypes(names: readonly EventName[]): Record<string, EventTypeSpec> {
+/**
+ * The runtime's event type entries for catalogue events, read with this build's schema files.
+ * `whenLate` is the consumer's: the same order.confirmed is right however late in a ledger and
+ * wrong hours late as an email.
+ */
+export function catalogueEventTypes(names: readonly EventName[], whenLate: LatePolicy): Record<string, EventTypeSpec> {
   return Object.fromEntries(
-    names.map((name) => [EVENTS[name].type, { readerSchema: readEventSchema(name), parse: (payload: unknown) => payloadSchemas[name].parse(payload) }]),
+    names.map((name) => [EVENTS[name].type, { whenLate, readerSchema: readEventSchema(name), parse: (payload: unknown) => payloadSchemas[name].parse(payload) }]),
   );
 }

@@ -4,11 +4,14 @@ import { topicFor } from '../../events/catalogue.js';
 import { defineSettings, zBool, zDurationMs, zInt, zString } from '../../lib/settings.js';
 import { catalogueEventTypes } from '../payloads.js';
 import { consumerSettings } from '../runtime/settings.js';
-import type { ConsumerDefinition } from '../runtime/types.js';
+import type { ConsumerDefinition, LatePolicy } from '../runtime/types.js';
 import { sendConfirmation } from './send-confirmation.js';
 
+/** A confirmation email hours late is wrong: past its deadline it is dead-lettered for a person to decide. */
+const WHEN_LATE: LatePolicy = 'dead-letter';
+
 export const confirmationEmailSettings = defineSettings('confirmation-email', {
-  ...consumerSettings({ groupId: 'confirmation-email', metricsPort: '9472' }),
+  ...consumerSettings({ groupId: 'confirmation-email', metricsPort: '9472', deadlineMs: '1800000', whenLate: WHEN_LATE }),
   smtpHost: { env: 'SMTP_HOST', default: '127.0.0.1', parser: zString({ minLength: 1, example: 'smtp.example.com' }), description: 'SMTP server host.' },
   smtpPort: { env: 'SMTP_PORT', default: '587', parser: zInt({ min: 1, max: 65_535, example: '587' }), description: 'SMTP server port.' },
   smtpSecure: { env: 'SMTP_SECURE', default: 'false', parser: zBool(), description: 'TLS from the first byte (port 465); false uses STARTTLS when offered.' },
@@ -41,7 +44,7 @@ export function confirmationEmailConsumer(
   return {
     name,
     topics: [topicFor(topicPrefix, 'order')],
-    eventTypes: catalogueEventTypes(['orderConfirmed']),
+    eventTypes: catalogueEventTypes(['orderConfirmed'], WHEN_LATE),
     effects: { kind: 'external', claimAbandonedAfterMs, concurrency, perform: (event) => sendConfirmation(transport, mailFrom, event) },
   };
 }

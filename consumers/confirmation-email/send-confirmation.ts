@@ -1,12 +1,13 @@
 /**
  * The order confirmation email over SMTP. The ce_id is the Message-ID (the idempotency key a
- * provider or the buyer's mail client can deduplicate on). SMTP 4xx answers and connection
- * failures are transient; a 5xx answer is the message's own fault (poison after the delivery limit).
+ * provider or the buyer's mail client can deduplicate on). A 5xx answer about the message or its
+ * recipient is the message's own fault (a data error: poison after the delivery limit); every other
+ * failure (4xx, connection, timeout, authentication) is the infrastructure's and is retried.
  */
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { OrderConfirmed } from '../../events/catalogue.js';
 import { errorMessage } from '../../lib/errors.js';
-import { TransientError } from '../runtime/failures.js';
+import { PoisonError, TransientError } from '../runtime/failures.js';
 import type { ConsumedEvent } from '../runtime/types.js';
 
 export interface SmtpSettings {
@@ -20,7 +21,8 @@ export interface SmtpSettings {
   sendConcurrency: number;
 }
 
-const TRANSIENT_SMTP_CODES = new Set(['ECONNECTION', 'ETIMEDOUT', 'ESOCKET', 'EDNS', 'ECONNREFUSED', 'ECONNRESET', 'EPROTOCOL']);
+/** 5xx answers that are about our credentials or the server, not the message (RFC 4954: 530, 534, 535, 538). */
+const SERVER_SIDE_5XX = new Set([530, 534, 535, 538]);
 
 export function messageIdFor(eventId: string): string {
   return `<${eventId}@events.stagefront>`;
@@ -55,10 +57,12 @@ export function confirmationText(order: OrderConfirmed): string {
   ].join('\n');
 }
 
-function classifySmtpFailure(err: unknown): unknown {
-  const { responseCode, code } = err as { responseCode?: number; code?: string };
-  const temporary = (responseCode !== undefined && responseCode >= 400 && responseCode < 500) || (responseCode === undefined && code !== undefined && TRANSIENT_SMTP_CODES.has(code));
-  return temporary ? new TransientError('smtp_unavailable', `the SMTP server did not take the message: ${errorMessage(err)}`, { cause: err }) : err;
+function classifySmtpFailure(err: unknown): Error {
+  const { responseCode } = err as { responseCode?: number };
+  if (responseCode !== undefined && responseCode >= 500 && responseCode < 600 && !SERVER_SIDE_5XX.has(responseCode)) {
+    return new PoisonError('data error', `the SMTP server refused this message for good: ${errorMessage(err)}`, { cause: err });
+  }
+  return new TransientError('smtp_unavailable', `the SMTP server did not take the message: ${errorMessage(err)}`, { cause: err });
 }
 
 export async function sendConfirmation(transport: Transporter, from: string, event: ConsumedEvent): Promise<void> {

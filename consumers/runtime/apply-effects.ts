@@ -1,20 +1,28 @@
 /**
  * Applies a group of decoded events exactly once: the inbox decides which are new.
- * Transactional effects: one transaction for the inbox rows and the effects of the new events.
- * External effects: per event, claim the inbox row, perform, stamp.
+ * Transactional effects: one transaction for the inbox rows, the effects of the new events, and
+ * the clearing of the partition's attempt counts.
+ * External effects: per event, claim the inbox row (with this instance's token), perform, stamp;
+ * a stamp that failed after the effect was performed is retried without performing again.
  */
 import { withTransaction } from '../../lib/postgres.js';
-import type { ProcessingContext } from './context.js';
+import type { PartitionControl, ProcessingContext } from './context.js';
+import { clearAttempts } from './delivery-attempts.js';
 import { TransientError } from './failures.js';
 import { claimForExternalEffect, firstOccurrences, insertInboxRows, markEffectSent } from './inbox.js';
 import type { ConsumedEvent, ExternalEffects, TransactionalEffects } from './types.js';
 
-export interface GroupOutcome {
+export interface EffectsOutcome {
   applied: ConsumedEvent[];
   duplicates: number;
 }
 
-async function applyInOneTransaction(ctx: ProcessingContext, effects: TransactionalEffects, events: readonly ConsumedEvent[]): Promise<GroupOutcome> {
+/** Attempt counts to forget with the effects: the partition's, through this offset. */
+export interface ClearCounts {
+  throughOffset: string;
+}
+
+async function applyInOneTransaction(ctx: ProcessingContext, control: PartitionControl, effects: TransactionalEffects, events: readonly ConsumedEvent[], clear: ClearCounts | undefined): Promise<EffectsOutcome> {
   const consumer = ctx.definition.name;
   // Retries are the runtime's (same group, backoff to the deadline), so none here.
   return withTransaction(
@@ -23,6 +31,7 @@ async function applyInOneTransaction(ctx: ProcessingContext, effects: Transactio
       const fresh = await insertInboxRows(client, consumer, events);
       const applied = firstOccurrences(events, fresh);
       if (applied.length > 0) await effects.apply(client, applied);
+      if (clear !== undefined) await clearAttempts(client, consumer, control.topic, control.partition, clear.throughOffset);
       return { applied, duplicates: events.length - applied.length };
     },
     { retries: 0 },
@@ -30,18 +39,22 @@ async function applyInOneTransaction(ctx: ProcessingContext, effects: Transactio
 }
 
 /** Claim, perform, stamp: one event whose effect leaves the building. */
-async function performOnce(ctx: ProcessingContext, effects: ExternalEffects, event: ConsumedEvent, outcome: GroupOutcome): Promise<void> {
+async function performOnce(ctx: ProcessingContext, effects: ExternalEffects, event: ConsumedEvent, outcome: EffectsOutcome): Promise<void> {
   const consumer = ctx.definition.name;
-  const claim = await claimForExternalEffect(ctx.pool, consumer, event, effects.claimAbandonedAfterMs);
-  if (claim === 'already done') {
-    outcome.duplicates += 1;
-    return;
+  if (!ctx.performedNotStamped.has(event.id)) {
+    const claim = await claimForExternalEffect(ctx.pool, consumer, event, effects.claimAbandonedAfterMs, ctx.claimToken);
+    if (claim === 'already done') {
+      outcome.duplicates += 1;
+      return;
+    }
+    if (claim === 'claimed elsewhere') {
+      throw new TransientError('claim_open', `event ${event.id} is claimed by another delivery that may still be running; retrying until the claim is abandoned`);
+    }
+    await effects.perform(event);
+    ctx.performedNotStamped.add(event.id);
   }
-  if (claim === 'claimed elsewhere') {
-    throw new TransientError('claim_open', `event ${event.id} is claimed by a delivery that may still be running; retrying until the claim is abandoned`);
-  }
-  await effects.perform(event);
   await markEffectSent(ctx.pool, consumer, event.id);
+  ctx.performedNotStamped.delete(event.id);
   outcome.applied.push(event);
 }
 
@@ -56,25 +69,32 @@ function byKey(events: readonly ConsumedEvent[]): ConsumedEvent[][] {
 }
 
 /**
- * External effects, `concurrency` keys at a time, each key in order. Every lane runs to its end;
- * then the first failure is thrown, and the group's retry finds the finished events already done.
+ * External effects, `concurrency` keys at a time, each key in order, a heartbeat after each.
+ * Every lane runs to its end (or until the batch is abandoned); then the first failure is thrown,
+ * and the group's retry finds the finished events already done.
  */
-async function applyOneByOneWithClaims(ctx: ProcessingContext, effects: ExternalEffects, events: readonly ConsumedEvent[]): Promise<GroupOutcome> {
-  const outcome: GroupOutcome = { applied: [], duplicates: 0 };
+async function applyWithClaims(ctx: ProcessingContext, control: PartitionControl, effects: ExternalEffects, events: readonly ConsumedEvent[], clear: ClearCounts | undefined): Promise<EffectsOutcome> {
+  const outcome: EffectsOutcome = { applied: [], duplicates: 0 };
   const keys = byKey(events);
   let next = 0;
   const lane = async () => {
     for (let index = next++; index < keys.length; index = next++) {
-      for (const event of keys[index] ?? []) await performOnce(ctx, effects, event, outcome);
+      for (const event of keys[index] ?? []) {
+        if (!control.active()) return;
+        await performOnce(ctx, effects, event, outcome);
+        await control.heartbeat();
+      }
     }
   };
   const lanes = Array.from({ length: Math.max(1, Math.min(effects.concurrency ?? 1, keys.length)) }, lane);
   const failed = (await Promise.allSettled(lanes)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
+  if (clear !== undefined && control.active()) await clearAttempts(ctx.pool, ctx.definition.name, control.topic, control.partition, clear.throughOffset);
   return outcome;
 }
 
-export function applyGroup(ctx: ProcessingContext, events: readonly ConsumedEvent[]): Promise<GroupOutcome> {
+/** Applies the events' effects; counts through `clear` are forgotten with them. Throws on failure. */
+export function applyEffects(ctx: ProcessingContext, control: PartitionControl, events: readonly ConsumedEvent[], clear: ClearCounts | undefined): Promise<EffectsOutcome> {
   const { effects } = ctx.definition;
-  return effects.kind === 'transactional' ? applyInOneTransaction(ctx, effects, events) : applyOneByOneWithClaims(ctx, effects, events);
+  return effects.kind === 'transactional' ? applyInOneTransaction(ctx, control, effects, events, clear) : applyWithClaims(ctx, control, effects, events, clear);
 }

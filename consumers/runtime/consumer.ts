@@ -3,12 +3,13 @@
  * off (offsets are committed by the processing code after the consumer-database transaction),
  * and a stop that abandons waits and lets the running batches finish or give up uncommitted.
  */
+import { randomUUID } from 'node:crypto';
 import { deadLetterTopicFor } from '../../events/catalogue.js';
 import { type Consumer, type EachBatchPayload, type Kafka, type Producer, createProducer, ensureTopics } from '../../lib/kafka.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Pool } from '../../lib/postgres.js';
 import type { Registry } from '../../lib/schema-registry.js';
-import { processBatch } from './batch-processing.js';
+import { processBatch } from './process-batch.js';
 import type { ProcessingContext } from './context.js';
 import { RuntimeEvents } from './lifecycle.js';
 import { partitionControl } from './partition-control.js';
@@ -58,11 +59,12 @@ function sourceRecords(payload: EachBatchPayload): SourceRecord[] {
   return messages.map((m) => ({ topic, partition, offset: m.offset, key: m.key, value: m.value, headers: m.headers ?? {}, timestamp: m.timestamp }));
 }
 
-function watchGroupState(consumer: Consumer, events: RuntimeEvents, logger: Logger): { ready: () => boolean; healthy: () => boolean } {
+function watchGroupState(consumer: Consumer, events: RuntimeEvents, logger: Logger, committedSinceJoin: Set<string>): { ready: () => boolean; healthy: () => boolean } {
   let joined = false;
   let crashed = false;
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
     joined = true;
+    committedSinceJoin.clear(); // every partition's first group may be a redelivery now
     events.emit('groupJoined', { memberId: payload.memberId });
   });
   consumer.on(consumer.events.CRASH, ({ payload }) => {
@@ -89,9 +91,22 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Runn
   await ensureDeadLetterTopics(kafka, definition.topics);
   const producer = await connectProducer(kafka);
   const consumer = kafka.consumer({ groupId: options.groupId, maxBytesPerPartition: options.maxBytesPerPartition ?? 1_048_576, allowAutoTopicCreation: false });
-  const state = watchGroupState(consumer, events, logger);
+  const committedSinceJoin = new Set<string>();
+  const state = watchGroupState(consumer, events, logger, committedSinceJoin);
   const stopping = new AbortController();
-  const ctx: ProcessingContext = { definition, registry: options.registry, pool: options.pool, producer, logger, policy: options.policy, events };
+  const ctx: ProcessingContext = {
+    definition,
+    registry: options.registry,
+    pool: options.pool,
+    producer,
+    logger,
+    policy: options.policy,
+    events,
+    claimToken: randomUUID(),
+    performedNotStamped: new Set(),
+    committedSinceJoin,
+    countedPartitions: new Set(),
+  };
   await consumer.connect();
   await consumer.subscribe({ topics: [...definition.topics], fromBeginning: options.fromBeginning ?? true });
   await consumer.run({
@@ -101,7 +116,7 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Runn
     eachBatch: async (payload) => {
       const started = Date.now();
       const records = sourceRecords(payload);
-      await processBatch(ctx, partitionControl(payload, stopping.signal, events), records);
+      await processBatch(ctx, partitionControl(payload, stopping.signal, events, logger), records);
       events.emit('batchFinished', { topic: payload.batch.topic, partition: payload.batch.partition, size: records.length, durationMs: Date.now() - started });
     },
   });

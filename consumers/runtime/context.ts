@@ -14,16 +14,30 @@ export interface ProcessingContext {
   logger: Logger;
   policy: DeliveryPolicy;
   events: RuntimeEvents;
+  /** This consumer instance's claim token: its own open claims can be stamped or retried at once. */
+  claimToken: string;
+  /** Event ids whose external effect was performed but not yet stamped: a retry stamps, never performs again. */
+  performedNotStamped: Set<string>;
+  /** Partitions (`topic/partition`) committed since this member last joined its group. */
+  committedSinceJoin: Set<string>;
+  /** Partitions with attempt counts written by this instance and not yet cleared. */
+  countedPartitions: Set<string>;
 }
 
 /** One partition's batch as the processing code sees it. */
 export interface PartitionControl {
   topic: string;
   partition: number;
-  /** False once the consumer stops or the partition was revoked or sought: abandon, uncommitted. */
+  /** False once the consumer stops, the partition was revoked or sought, or a commit or heartbeat failed: abandon, uncommitted. */
   active(): boolean;
   /** Waits `ms` (heartbeating); false when the batch must be abandoned instead. */
   pause(ms: number): Promise<boolean>;
-  /** Marks everything up to and including `offset` done and commits the next offset. */
-  commitThrough(offset: string): Promise<void>;
+  /** Tells the group coordinator this member is alive; false when the batch must be abandoned. */
+  heartbeat(): Promise<boolean>;
+  /** Marks everything up to and including `offset` done and commits the next offset; false (batch abandoned) when the commit fails. */
+  commitThrough(offset: string): Promise<boolean>;
+}
+
+export function partitionKey(topic: string, partition: number): string {
+  return `${topic}/${partition}`;
 }

@@ -1,6 +1,6 @@
-/** A record with its decoded event, and the facts about a record the retry logic needs. */
+/** A record with its decoded event, and the deadline facts the retry logic needs. */
 import { headerValue, REDRIVEN_AT_HEADER } from './headers.js';
-import type { ConsumedEvent, SourceRecord } from './types.js';
+import type { ConsumedEvent, ConsumerDefinition, DeliveryPolicy, LatePolicy, SourceRecord } from './types.js';
 
 /** `event` is undefined when the record's type is not one this consumer handles. */
 export interface Delivery {
@@ -21,6 +21,41 @@ export function deadlineStartMs(record: SourceRecord): number {
   const redrivenAt = Date.parse(headerValue(record.headers, REDRIVEN_AT_HEADER) ?? '');
   const produced = Number.isFinite(ceTime) ? ceTime : Number(record.timestamp);
   return Math.max(...finiteTimes(produced, redrivenAt), 0);
+}
+
+export interface Lateness {
+  /** Age of the oldest event held by the failure (from ce_time). */
+  oldestAgeMs: number;
+  /** Some event is past its deadline: the alert fires. */
+  pastDeadline: boolean;
+  /** Some event whose policy is `dead-letter` is past its deadline and its late retry window. */
+  deadLetterNow: boolean;
+  /** Until the next of those moments (Infinity when none lies ahead): a retry wait never sleeps past it. */
+  msUntilNextChange: number;
+}
+
+/**
+ * How late the failing deliveries are. An event's policy applies past its deadline, but never
+ * before `lateRetryWindowMs` after the failure was first seen: an old event (a backlog, a
+ * recovery's re-emit) gets a short retry window of its own, so one deadlock cannot dead-letter it.
+ * Records of types this consumer does not decode have no deadline of their own: keep retrying.
+ */
+export function latenessOf(definition: ConsumerDefinition, policy: DeliveryPolicy, records: readonly SourceRecord[], failingSinceMs: number, now = Date.now()): Lateness {
+  const lateness: Lateness = { oldestAgeMs: 0, pastDeadline: false, deadLetterNow: false, msUntilNextChange: Infinity };
+  for (const record of records) {
+    const spec = definition.eventTypes[headerValue(record.headers, 'ce_type') ?? ''];
+    const start = deadlineStartMs(record);
+    const deadline = start + (spec?.deadlineMs ?? policy.deadlineMs);
+    const whenLate: LatePolicy = spec?.whenLate ?? 'keep-retrying';
+    const policyAt = Math.max(deadline, failingSinceMs + policy.lateRetryWindowMs);
+    lateness.oldestAgeMs = Math.max(lateness.oldestAgeMs, now - start);
+    if (now >= deadline) lateness.pastDeadline = true;
+    else lateness.msUntilNextChange = Math.min(lateness.msUntilNextChange, deadline - now);
+    if (whenLate !== 'dead-letter') continue;
+    if (now >= policyAt) lateness.deadLetterNow = true;
+    else lateness.msUntilNextChange = Math.min(lateness.msUntilNextChange, policyAt - now);
+  }
+  return lateness;
 }
 
 /** The ids on-call needs to follow one record through the logs. */

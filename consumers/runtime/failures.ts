@@ -1,8 +1,9 @@
 /**
- * How a failed delivery is classified: transient (retry the same record until its deadline) or
- * poison (the record itself is at fault: dead-letter it after the delivery limit).
+ * The failure model in one place (DESIGN decision 6): a failed delivery is either the record's
+ * fault (poison: dead-lettered after the delivery limit) or the infrastructure's (everything else:
+ * never counted against the record, retried until the event type's deadline).
  */
-import { PipelineError, errorMessage, isTransient } from '../../lib/errors.js';
+import { PipelineError, causeChain, errorMessage } from '../../lib/errors.js';
 
 /** Why a record went to the dead letter topic; the `dlq_reason` header and the metric label. */
 export type DeadLetterReason =
@@ -11,9 +12,13 @@ export type DeadLetterReason =
   | 'undecodable'
   | 'unknown schema'
   | 'invalid payload'
-  | 'handler failed';
+  | 'data error'
+  | 'crashed the consumer';
 
-/** Thrown by a handler (or the runtime) for a failure worth retrying: a provider's 5xx, a timeout, a busy claim. */
+/**
+ * Thrown by a handler (or the runtime) to say "not this record's fault": a provider's 5xx, a
+ * timeout, a busy claim. Any error that is not poison is treated so; this class gives it a code.
+ */
 export class TransientError extends PipelineError {
   constructor(code: string, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {
     super(code, message, options);
@@ -21,7 +26,11 @@ export class TransientError extends PipelineError {
   }
 }
 
-/** A failure that lies in the record itself; retrying it cannot help beyond the delivery limit. */
+/**
+ * The record itself is at fault; retrying it cannot help beyond the delivery limit. Handlers
+ * throw it with reason "data error" for a value they cannot apply (e.g. an address the mail
+ * server rejects for good).
+ */
 export class PoisonError extends PipelineError {
   readonly reason: DeadLetterReason;
 
@@ -32,23 +41,50 @@ export class PoisonError extends PipelineError {
   }
 }
 
-export type FailureClass = { kind: 'transient'; message: string } | { kind: 'poison'; reason: DeadLetterReason; message: string };
+export type Failure =
+  | { kind: 'infrastructure'; code: string; message: string }
+  | { kind: 'poison'; reason: DeadLetterReason; message: string };
 
-function isTransientError(err: unknown): boolean {
-  for (let link: unknown = err; link instanceof Error; link = link.cause) {
-    if (link instanceof TransientError) return true;
+/**
+ * SQLSTATE classes that are about the values a statement carried, not about the database:
+ * 22 data_exception (a value out of range, bad text), 23 integrity_constraint_violation.
+ * Every other class (08 connection, 25006 read-only, 28 login, 42501 permission, 53 resources,
+ * 57014 statement timeout, 40 serialization, XX internal) is the infrastructure's.
+ */
+const DATA_ERROR_SQLSTATE_CLASSES: ReadonlySet<string> = new Set(['22', '23']);
+
+function sqlState(link: unknown): string | undefined {
+  const { code, severity } = (link ?? {}) as { code?: unknown; severity?: unknown };
+  // A Postgres error as node-postgres builds it: a five-character code and a severity.
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && typeof severity === 'string' ? code : undefined;
+}
+
+/** A short, bounded label for what failed: a SQLSTATE, a socket code, an error code or name. */
+export function failureCode(err: unknown): string {
+  for (const link of causeChain(err)) {
+    const state = sqlState(link);
+    if (state !== undefined) return state;
   }
-  return false;
+  for (const link of causeChain(err)) {
+    const { code, name } = (link ?? {}) as { code?: unknown; name?: unknown };
+    if (typeof code === 'string' && code.length > 0 && code.length <= 40) return code;
+    if (typeof name === 'string' && name !== 'Error' && name.length <= 40) return name;
+  }
+  return 'error';
 }
 
 /**
- * Transient: a TransientError anywhere in the cause chain, or what lib/errors' one table calls
- * transient (Postgres connection and serialization failures, Kafka retriable errors, network codes).
- * Everything else is poison; its reason is the PoisonError's, or "handler failed".
+ * Poison: a PoisonError anywhere in the cause chain (the decoder's reasons, or a handler's "data
+ * error"), or a Postgres data error (SQLSTATE class 22 or 23). Everything else, unknown errors
+ * included, is the infrastructure's: the partition is held and retried, and past the deadline an
+ * alert fires; a good record never reaches the dead letter topic because a dependency is ill.
  */
-export function classifyFailure(err: unknown): FailureClass {
+export function classifyFailure(err: unknown): Failure {
   const message = errorMessage(err);
-  if (err instanceof PoisonError) return { kind: 'poison', reason: err.reason, message };
-  if (isTransientError(err) || isTransient(err)) return { kind: 'transient', message };
-  return { kind: 'poison', reason: 'handler failed', message };
+  for (const link of causeChain(err)) {
+    if (link instanceof PoisonError) return { kind: 'poison', reason: link.reason, message };
+    const state = sqlState(link);
+    if (state !== undefined && DATA_ERROR_SQLSTATE_CLASSES.has(state.slice(0, 2))) return { kind: 'poison', reason: 'data error', message };
+  }
+  return { kind: 'infrastructure', code: failureCode(err), message };
 }

@@ -45,20 +45,22 @@ export function firstOccurrences(events: readonly ConsumedEvent[], fresh: Readon
 export type ClaimOutcome = 'claimed' | 'already done' | 'claimed elsewhere';
 
 /**
- * Claims the inbox row before an external effect: a new row, or a claim older than
+ * Claims the inbox row before an external effect: a new row, a claim of this delivery's own
+ * (`token`: it failed before the stamp and may go on at once), or a claim older than
  * `abandonedAfterMs` taken over. 'already done' when the effect was stamped; 'claimed elsewhere'
- * when a recent claim is still open (another delivery may be sending right now).
+ * when another delivery's recent claim is still open (it may be sending right now).
  */
-export async function claimForExternalEffect(pool: Pool, consumer: string, event: ConsumedEvent, abandonedAfterMs: number): Promise<ClaimOutcome> {
+export async function claimForExternalEffect(pool: Pool, consumer: string, event: ConsumedEvent, abandonedAfterMs: number, token: string): Promise<ClaimOutcome> {
   return withTransaction(pool, async (client) => {
     const claimed = await client.query(
       /* sql */ `
-      INSERT INTO inbox (consumer, event_id, event_type, source_topic, source_partition, source_offset, status, claims, claimed_at)
-      VALUES ($1, $2, $3, $4, $5, $6, 'claimed', 1, now())
-      ON CONFLICT (consumer, event_id) DO UPDATE SET claimed_at = now(), claims = inbox.claims + 1
-        WHERE inbox.status = 'claimed' AND inbox.claimed_at < now() - make_interval(secs => $7::double precision / 1000)
+      INSERT INTO inbox (consumer, event_id, event_type, source_topic, source_partition, source_offset, status, claims, claimed_at, claim_token)
+      VALUES ($1, $2, $3, $4, $5, $6, 'claimed', 1, now(), $8)
+      ON CONFLICT (consumer, event_id) DO UPDATE SET claimed_at = now(), claims = inbox.claims + 1, claim_token = $8
+        WHERE inbox.status = 'claimed'
+          AND (inbox.claim_token = $8 OR inbox.claimed_at < now() - make_interval(secs => $7::double precision / 1000))
       RETURNING event_id`,
-      [consumer, event.id, event.type, event.record.topic, event.record.partition, event.record.offset, abandonedAfterMs],
+      [consumer, event.id, event.type, event.record.topic, event.record.partition, event.record.offset, abandonedAfterMs, token],
     );
     if (claimed.rowCount === 1) return 'claimed';
     const existing = await client.query<{ status: string }>(

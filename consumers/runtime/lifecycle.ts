@@ -14,7 +14,11 @@ export interface RuntimeEventMap {
   applied: [Where & { type: string; count: number }];
   duplicate: [Where & { count: number }];
   skipped: [Where & { type: string }];
-  retry: [Where & { kind: 'transient' | 'poison'; attempt: number; delayMs: number }];
+  retry: [Where & { kind: 'infrastructure' | 'poison'; attempt: number; delayMs: number }];
+  /** A group or record failed for the infrastructure's reasons and holds its partition. */
+  failing: [Where & { code: string; error: string; oldestEventAgeMs: number; pastDeadline: boolean }];
+  /** The partition is no longer held by a failure (applied, dead-lettered, or given up for a rebalance). */
+  recovered: [Where];
   deadLettered: [Where & { reason: DeadLetterReason }];
   batchFinished: [Where & { size: number; durationMs: number }];
   eventHandled: [Where & { ageMs: number }];

@@ -26,6 +26,35 @@ export function registerConsumerMetrics(registry: Registry, consumer: string, ev
   const lastAge = new Gauge({ name: 'consumer_last_event_age_seconds', help: 'Age of the last event applied, per partition.', labelNames: ['consumer', 'topic', 'partition'], registers });
   const lag = new Gauge({ name: 'consumer_lag_records', help: 'Records behind the partition high watermark after the last commit.', labelNames: ['consumer', 'topic', 'partition'], registers });
 
+  const failingAge = new Gauge({
+    name: 'consumer_failing_event_age_seconds',
+    help: 'While a partition is held by an infrastructure failure: age of the oldest event held (from ce_time), labelled with the failure code.',
+    labelNames: ['consumer', 'topic', 'partition', 'error'],
+    registers,
+  });
+  const pastDeadline = new Gauge({
+    name: 'consumer_failing_past_deadline',
+    help: '1 while a partition is held by a failure and an event held is past its deadline, labelled with the failure code.',
+    labelNames: ['consumer', 'topic', 'partition', 'error'],
+    registers,
+  });
+  /** The failure code now shown per partition, so a new code replaces the old series. */
+  const shownCode = new Map<string, string>();
+  const clearFailing = (topic: string, partition: string) => {
+    const code = shownCode.get(`${topic}/${partition}`);
+    if (code === undefined) return;
+    failingAge.remove({ consumer, topic, partition, error: code });
+    pastDeadline.remove({ consumer, topic, partition, error: code });
+    shownCode.delete(`${topic}/${partition}`);
+  };
+  events.on('failing', ({ topic, partition, code, oldestEventAgeMs, pastDeadline: past }) => {
+    const p = String(partition);
+    if (shownCode.get(`${topic}/${p}`) !== code) clearFailing(topic, p);
+    shownCode.set(`${topic}/${p}`, code);
+    failingAge.set({ consumer, topic, partition: p, error: code }, oldestEventAgeMs / 1000);
+    pastDeadline.set({ consumer, topic, partition: p, error: code }, past ? 1 : 0);
+  });
+  events.on('recovered', ({ topic, partition }) => clearFailing(topic, String(partition)));
   events.on('applied', ({ topic, type, count }) => processed.inc({ consumer, topic, type }, count));
   events.on('duplicate', ({ topic, count }) => duplicates.inc({ consumer, topic }, count));
   events.on('skipped', ({ topic }) => skipped.inc({ consumer, topic }));

@@ -41,7 +41,13 @@ async function startParts<C extends CommonConsumerConfig>(program: string, confi
     registry: createSchemaRegistry(config.registryUrl),
     pool,
     logger,
-    policy: { deadlineMs: config.deadlineMs, deliveryLimit: config.deliveryLimit, retryBaseMs: config.retryBaseMs, retryCapMs: config.retryCapMs },
+    policy: {
+      deadlineMs: config.deadlineMs,
+      lateRetryWindowMs: config.lateRetryWindowMs,
+      deliveryLimit: config.deliveryLimit,
+      retryBaseMs: config.retryBaseMs,
+      retryCapMs: config.retryCapMs,
+    },
     partitionsConsumedConcurrently: config.partitionsConcurrently,
     maxBytesPerPartition: config.maxBytesPerPartition,
   });

@@ -1,8 +1,14 @@
 /** The settings every consumer program shares; each program adds its own to one table. */
 import { LOG_LEVELS, type LogLevel } from '../../lib/logger.js';
+import type { LatePolicy } from './types.js';
 import { zDurationMs, zEnum, zInt, zList, zPort, zString, zUrl } from '../../lib/settings.js';
 
-export function consumerSettings(defaults: { groupId: string; metricsPort: string }) {
+const WHEN_LATE_WORDS: Record<LatePolicy, string> = {
+  'dead-letter': 'it is dead-lettered with reason "deadline exceeded"',
+  'keep-retrying': 'it is retried until it applies (the effect is right however late)',
+};
+
+export function consumerSettings(defaults: { groupId: string; metricsPort: string; deadlineMs: string; whenLate: LatePolicy }) {
   return {
     databaseUrl: {
       env: 'CONSUMER_DATABASE_URL',
@@ -17,8 +23,24 @@ export function consumerSettings(defaults: { groupId: string; metricsPort: strin
     groupId: { env: 'CONSUMER_GROUP_ID', default: defaults.groupId, parser: zString({ minLength: 1, example: defaults.groupId }), description: 'Kafka consumer group; also the consumer name in the inbox.' },
     metricsPort: { env: 'METRICS_PORT', default: defaults.metricsPort, parser: zPort(), description: 'Port of /metrics, /healthz and /readyz.' },
     metricsHost: { env: 'METRICS_HOST', default: '127.0.0.1', parser: zString({ minLength: 1, example: '0.0.0.0' }), description: 'Interface the metrics endpoint listens on.' },
-    deadlineMs: { env: 'EVENT_DEADLINE_MS', default: '14400000', parser: zDurationMs({ min: 1000, example: '14400000' }), description: 'Transient failures are retried while the event is younger than this (age from ce_time); then it is dead-lettered.' },
-    deliveryLimit: { env: 'DELIVERY_LIMIT', default: '5', parser: zInt({ min: 1, max: 100, example: '5' }), description: 'Attempts of a poison record before it is dead-lettered.' },
+    deadlineMs: {
+      env: 'EVENT_DEADLINE_MS',
+      default: defaults.deadlineMs,
+      parser: zDurationMs({ min: 1000, example: defaults.deadlineMs }),
+      description: `How late this consumer's effects may be (age from ce_time) before somebody has to know: an event still failing past it raises ConsumerEventPastDeadline, then ${WHEN_LATE_WORDS[defaults.whenLate]}.`,
+    },
+    lateRetryWindowMs: {
+      env: 'LATE_RETRY_WINDOW_MS',
+      default: '60000',
+      parser: zDurationMs({ min: 0, example: '60000' }),
+      description: 'An event that first fails when already past its deadline (a backlog, a recovery re-emit) is retried this long before its deadline policy applies.',
+    },
+    deliveryLimit: {
+      env: 'DELIVERY_LIMIT',
+      default: '5',
+      parser: zInt({ min: 1, max: 100, example: '5' }),
+      description: 'Attempts of a poison record (or of one during which the process died), counted in the consumer database, before it is dead-lettered.',
+    },
     retryBaseMs: { env: 'RETRY_BASE_MS', default: '200', parser: zDurationMs({ min: 1, example: '200' }), description: 'First retry delay ceiling; doubles per attempt (full jitter).' },
     retryCapMs: { env: 'RETRY_CAP_MS', default: '60000', parser: zDurationMs({ min: 1, example: '60000' }), description: 'Largest retry delay ceiling.' },
     partitionsConcurrently: { env: 'PARTITIONS_CONSUMED_CONCURRENTLY', default: '3', parser: zInt({ min: 1, max: 64, example: '3' }), description: 'Partitions processed at the same time (each in its own batch transaction).' },
@@ -37,6 +59,7 @@ export interface CommonConsumerConfig {
   readonly metricsPort: number;
   readonly metricsHost: string;
   readonly deadlineMs: number;
+  readonly lateRetryWindowMs: number;
   readonly deliveryLimit: number;
   readonly retryBaseMs: number;
   readonly retryCapMs: number;

@@ -33,7 +33,21 @@ export interface ConsumedEvent<P = unknown> {
   record: SourceRecord;
 }
 
+/**
+ * What happens to an event of this type that is still failing (for the infrastructure's reasons)
+ * past its deadline. Either way an alert fires at the deadline.
+ * - `dead-letter`: its meaning changes with lateness (a confirmation email hours late): dead-letter
+ *   it with reason "deadline exceeded" and move on.
+ * - `keep-retrying`: the effect is right however late (a read model, a ledger): hold the partition
+ *   and keep trying.
+ */
+export type LatePolicy = 'dead-letter' | 'keep-retrying';
+
 export interface EventTypeSpec<P = unknown> {
+  /** Applies past the deadline; see LatePolicy. */
+  whenLate: LatePolicy;
+  /** How late the effect may be before somebody has to know; age from ce_time. Default: the consumer's deadline. */
+  deadlineMs?: number;
   /**
    * The Avro schema this consumer was built for. Payloads written with any registered version are
    * resolved into it (new fields dropped, missing ones defaulted). Omitted: the writer's schema.
@@ -60,6 +74,8 @@ export interface ExternalEffects {
   claimAbandonedAfterMs: number;
   /** Events of different keys performed at the same time (each key stays in order). Default 1. */
   concurrency?: number;
+  /** At most this many events are claimed and performed between two commits (and heartbeats). Default 32. */
+  maxGroupSize?: number;
   perform(event: ConsumedEvent): Promise<void>;
 }
 
@@ -74,9 +90,11 @@ export interface ConsumerDefinition {
 
 /** Retry to a deadline, poison to a delivery limit (DESIGN.md decision 6). */
 export interface DeliveryPolicy {
-  /** Transient failures are retried while the event is younger than this (age from ce_time). */
+  /** The deadline of event types that declare none: how late an effect may be (age from ce_time). */
   deadlineMs: number;
-  /** Attempts of a poison record before it is dead-lettered. */
+  /** An event that fails when already past its deadline is retried this long before its LatePolicy applies. */
+  lateRetryWindowMs: number;
+  /** Attempts of a poison record (or one that crashed the process), counted durably, before it is dead-lettered. */
   deliveryLimit: number;
   retryBaseMs: number;
   retryCapMs: number;

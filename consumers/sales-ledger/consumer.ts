@@ -3,16 +3,19 @@ import { topicFor } from '../../events/catalogue.js';
 import { defineSettings } from '../../lib/settings.js';
 import { catalogueEventTypes } from '../payloads.js';
 import { consumerSettings } from '../runtime/settings.js';
-import type { ConsumerDefinition } from '../runtime/types.js';
+import type { ConsumerDefinition, LatePolicy } from '../runtime/types.js';
 import { applyConfirmedOrders } from './apply-orders.js';
 
-export const salesLedgerSettings = defineSettings('sales-ledger', consumerSettings({ groupId: 'sales-ledger', metricsPort: '9473' }));
+/** Right however late: past the deadline the alert fires and the consumer keeps trying. */
+const WHEN_LATE: LatePolicy = 'keep-retrying';
+
+export const salesLedgerSettings = defineSettings('sales-ledger', consumerSettings({ groupId: 'sales-ledger', metricsPort: '9473', deadlineMs: '900000', whenLate: WHEN_LATE }));
 
 export function salesLedgerConsumer(name: string, topicPrefix: string): ConsumerDefinition {
   return {
     name,
     topics: [topicFor(topicPrefix, 'order')],
-    eventTypes: catalogueEventTypes(['orderConfirmed']),
+    eventTypes: catalogueEventTypes(['orderConfirmed'], WHEN_LATE),
     effects: { kind: 'transactional', apply: applyConfirmedOrders },
   };
 }

@@ -3,16 +3,19 @@ import { topicFor } from '../../events/catalogue.js';
 import { defineSettings } from '../../lib/settings.js';
 import { catalogueEventTypes } from '../payloads.js';
 import { consumerSettings } from '../runtime/settings.js';
-import type { ConsumerDefinition } from '../runtime/types.js';
+import type { ConsumerDefinition, LatePolicy } from '../runtime/types.js';
 import { applySeatEvents } from './apply-seat-events.js';
 
-export const seatAvailabilitySettings = defineSettings('seat-availability', consumerSettings({ groupId: 'seat-availability', metricsPort: '9471' }));
+/** Right however late: past the deadline the alert fires and the consumer keeps trying. */
+const WHEN_LATE: LatePolicy = 'keep-retrying';
+
+export const seatAvailabilitySettings = defineSettings('seat-availability', consumerSettings({ groupId: 'seat-availability', metricsPort: '9471', deadlineMs: '60000', whenLate: WHEN_LATE }));
 
 export function seatAvailabilityConsumer(name: string, topicPrefix: string): ConsumerDefinition {
   return {
     name,
     topics: [topicFor(topicPrefix, 'seat')],
-    eventTypes: catalogueEventTypes(['seatHeld', 'seatReleased', 'seatHoldExpired', 'seatSold']),
+    eventTypes: catalogueEventTypes(['seatHeld', 'seatReleased', 'seatHoldExpired', 'seatSold'], WHEN_LATE),
     effects: { kind: 'transactional', apply: applySeatEvents },
   };
 }

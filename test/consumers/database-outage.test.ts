@@ -7,7 +7,7 @@ import { readDeadLetters } from '../../consumers/redrive/read-dead-letters.js';
 import { redrive } from '../../consumers/redrive/redrive.js';
 import { RuntimeEvents } from '../../consumers/runtime/lifecycle.js';
 import { CONSUMER_MIGRATIONS } from '../../consumers/runtime/migrations.js';
-import type { DeliveryPolicy } from '../../consumers/runtime/types.js';
+import type { DeliveryPolicy, LatePolicy } from '../../consumers/runtime/types.js';
 import { type CloudEventRecord, produceCloudEvents, registerTestSchema } from '../support/cloudevent-records.js';
 import { installLeakGuard, track } from '../support/leak-guard.js';
 import { requireStack, uniqueName } from '../support/stack.js';
@@ -22,7 +22,7 @@ const postgres = ownPostgres();
 beforeAll(() => postgres.start(), 120_000);
 afterAll(() => postgres.stop());
 
-async function outageScenario(prefix: string, policy: DeliveryPolicy) {
+async function outageScenario(prefix: string, policy: DeliveryPolicy, whenLate: LatePolicy) {
   const name = uniqueName(prefix);
   const topic = `${name}.seat`;
   const kafka = testKafka(stack, name);
@@ -43,7 +43,7 @@ async function outageScenario(prefix: string, policy: DeliveryPolicy) {
   events.on('retry', () => (retries += 1));
   let duplicates = 0;
   events.on('duplicate', ({ count }) => (duplicates += count));
-  const consumer = await startTrackedConsumer({ definition: countedConsumer(name, [topic]), kafka, groupId: name, registry, pool, logger: testLogger(name), policy, events });
+  const consumer = await startTrackedConsumer({ definition: countedConsumer(name, [topic], { whenLate }), kafka, groupId: name, registry, pool, logger: testLogger(name), policy, events });
   const counted = (key: string, seq: number): CloudEventRecord => ({ type: COUNTED_TYPE, key, schemaId, payload: { key, seq, behaviour: 'apply' } });
   await produceCloudEvents(producer, registry, topic, [counted('warm', 0)]);
   await waitFor(async () => (await appliedRows(pool, name)).length === 1, { timeoutMs: 30_000, description: 'the first event applied' });
@@ -61,7 +61,7 @@ async function outageScenario(prefix: string, policy: DeliveryPolicy) {
 
 describe('the consumer database goes away', () => {
   it('applies everything, in key order, with nothing dead-lettered, when it comes back before the deadline', async () => {
-    const s = await outageScenario('outage_short', { deadlineMs: 120_000, deliveryLimit: 3, retryBaseMs: 200, retryCapMs: 1_000 });
+    const s = await outageScenario('outage_short', { deadlineMs: 120_000, lateRetryWindowMs: 5_000, deliveryLimit: 3, retryBaseMs: 200, retryCapMs: 1_000 }, 'keep-retrying');
     await postgres.stop();
     await produceCloudEvents(s.producer, s.registry, s.topic, s.batchOfTwelve);
     await waitFor(() => s.retries() >= 4, { timeoutMs: 30_000, description: 'a few retries while the database is down' });
@@ -74,8 +74,8 @@ describe('the consumer database goes away', () => {
     await s.close();
   });
 
-  it('dead-letters with "deadline exceeded" past the deadline, and a redrive applies them exactly once', async () => {
-    const s = await outageScenario('outage_long', { deadlineMs: 5_000, deliveryLimit: 3, retryBaseMs: 200, retryCapMs: 1_000 });
+  it('dead-letters an event type whose policy says so with "deadline exceeded" past the deadline, and a redrive applies them exactly once', async () => {
+    const s = await outageScenario('outage_long', { deadlineMs: 5_000, lateRetryWindowMs: 1_000, deliveryLimit: 3, retryBaseMs: 200, retryCapMs: 1_000 }, 'dead-letter');
     await postgres.stop();
     const ids = await produceCloudEvents(s.producer, s.registry, s.topic, s.batchOfTwelve);
     const dlq = deadLetterTopicFor(s.topic);

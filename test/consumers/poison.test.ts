@@ -39,7 +39,7 @@ describe('poison records', () => {
       undecodable: { key: 'k0', value: Buffer.concat([wireHeader, Buffer.from([0xff, 0xff, 0xff])]), headers: headersFor('k0', '00000000-0000-4000-8000-000000000001') },
       'unknown schema': { key: 'k0', value: Buffer.from([0, 0x7f, 0xff, 0xff, 0x00, 2, 0x61]), headers: headersFor('k0', '00000000-0000-4000-8000-000000000002') },
       'invalid payload': await good('k0', -1),
-      'handler failed': await good('k0', 50, 'fail'),
+      'data error': await good('k0', 50, 'fail'),
     };
     const partition0: Message[] = [await good('k0', 0)];
     for (const [index, message] of Object.values(poison).entries()) partition0.push(message, await good('k0', index + 1));

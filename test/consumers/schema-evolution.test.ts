@@ -32,7 +32,7 @@ describe('schema evolution', () => {
     const consumers = await Promise.all(
       (['v1', 'v2'] as const).map((version) =>
         startTrackedConsumer({
-          definition: countedConsumer(`${name}_${version}`, [topic], builtFor[version]),
+          definition: countedConsumer(`${name}_${version}`, [topic], { readerSchema: builtFor[version] }),
           kafka, groupId: `${name}_${version}`, registry, pool: db.pool, logger: testLogger(name), policy: FAST_POLICY,
         }),
       ),

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { Pool, PoolClient } from '../../../lib/postgres.js';
 import { TransientError } from '../../../consumers/runtime/failures.js';
-import type { ConsumedEvent, ConsumerDefinition } from '../../../consumers/runtime/types.js';
+import type { ConsumedEvent, ConsumerDefinition, LatePolicy } from '../../../consumers/runtime/types.js';
 
 export const COUNTED_TYPE = 'com.stagefront.test.counted';
 
@@ -33,7 +33,7 @@ export function countedSchemaV2(namespace: string): string {
 export const countedPayload = z.object({
   key: z.string().min(1),
   seq: z.number().int().nonnegative(),
-  behaviour: z.enum(['apply', 'fail', 'transient-once']),
+  behaviour: z.enum(['apply', 'fail', 'transient-once', 'crash']),
   note: z.string().optional(),
 });
 export type CountedPayload = z.infer<typeof countedPayload>;
@@ -48,7 +48,10 @@ export async function createAppliedEventsTable(pool: Pool): Promise<void> {
 async function applyCounted(client: PoolClient, consumer: string, events: readonly ConsumedEvent[], transientSeen: Set<string>): Promise<void> {
   for (const event of events) {
     const payload = event.payload as CountedPayload;
-    if (payload.behaviour === 'fail') throw new Error(`handler refuses ${payload.key}/${payload.seq} every time`);
+    // A data error on this record's values, as Postgres raises it (SQLSTATE 22012): poison.
+    if (payload.behaviour === 'fail') await client.query(/* sql */ `select $1::int / 0`, [payload.seq]);
+    // The process dies mid-batch (only ever run in a child process).
+    if (payload.behaviour === 'crash') process.exit(3);
     if (payload.behaviour === 'transient-once' && !transientSeen.has(event.id)) {
       transientSeen.add(event.id);
       throw new TransientError('provider_unavailable', 'the provider answered 503');
@@ -60,12 +63,22 @@ async function applyCounted(client: PoolClient, consumer: string, events: readon
   }
 }
 
-export function countedConsumer(name: string, topics: string[], readerSchema?: string): ConsumerDefinition {
+export interface CountedOptions {
+  readerSchema?: string;
+  /** Default keep-retrying with the consumer's deadline. */
+  whenLate?: LatePolicy;
+  deadlineMs?: number;
+}
+
+export function countedConsumer(name: string, topics: string[], options: CountedOptions = {}): ConsumerDefinition {
   const transientSeen = new Set<string>();
+  const { readerSchema, whenLate = 'keep-retrying', deadlineMs } = options;
   return {
     name,
     topics,
-    eventTypes: { [COUNTED_TYPE]: { ...(readerSchema ? { readerSchema } : {}), parse: (payload) => countedPayload.parse(payload) } },
+    eventTypes: {
+      [COUNTED_TYPE]: { whenLate, ...(deadlineMs === undefined ? {} : { deadlineMs }), ...(readerSchema ? { readerSchema } : {}), parse: (payload) => countedPayload.parse(payload) },
+    },
     effects: { kind: 'transactional', apply: (client, events) => applyCounted(client, name, events, transientSeen) },
   };
 }

@@ -51,7 +51,7 @@ export async function consumerDatabase(prefix: string): Promise<{ url: string; p
   return { url: db.url, pool, close };
 }
 
-export const FAST_POLICY: DeliveryPolicy = { deadlineMs: 60_000, deliveryLimit: 3, retryBaseMs: 50, retryCapMs: 500 };
+export const FAST_POLICY: DeliveryPolicy = { deadlineMs: 60_000, lateRetryWindowMs: 5_000, deliveryLimit: 3, retryBaseMs: 50, retryCapMs: 500 };
 
 /** Starts a runtime consumer in this process, tracked by the leak guard. */
 export async function startTrackedConsumer(options: StartConsumerOptions): Promise<RunningConsumer & { close: () => Promise<void> }> {
