@@ -37,8 +37,13 @@ describe('kafka logging', () => {
     expect(kafkaLogLevel(captureLogs('silent').logger)).toBe(logLevel.NOTHING);
   });
 
-  it('creates a client without connecting', () => {
-    const kafka = createKafka({ brokers: ['127.0.0.1:1'], clientId: 'lib-test', logger: captureLogs('silent').logger });
-    expect(typeof kafka.admin).toBe('function');
+  it('a client reports a broker it cannot reach through the program\'s logger, after the retries it was given', async () => {
+    const { logger, lines } = captureLogs('error');
+    const kafka = createKafka({ brokers: ['127.0.0.1:1'], clientId: 'lib-test', logger, retry: { retries: 1, initialRetryTime: 10, maxRetryTime: 20 } });
+    const admin = kafka.admin();
+    await expect(admin.connect()).rejects.toThrow(/ECONNREFUSED|Connection error/);
+    const connectionErrors = lines.filter((line) => line.level === 'error' && line.kafkajs === 'Connection');
+    expect(connectionErrors.length).toBeGreaterThan(0);
+    expect(connectionErrors[0]).toMatchObject({ broker: '127.0.0.1:1', clientId: 'lib-test' });
   });
 });

@@ -129,8 +129,13 @@ describe('createPool', () => {
 });
 
 describe('assertReachable', () => {
-  it('passes against the running database', async () => {
-    await expect(assertReachable(ADMIN_PG_URL, START_HINT)).resolves.toBeUndefined();
+  it('passes against the running database and leaves no connection behind', async () => {
+    const applicationName = randomSchemaName('assert_reachable');
+    await assertReachable(`${ADMIN_PG_URL}?application_name=${applicationName}`, START_HINT);
+    await waitFor(
+      async () => (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1', [applicationName])).rows[0]?.n === 0,
+      { timeoutMs: 5_000, description: `the ${applicationName} connection to be closed` },
+    );
   });
 
   it('fails fast with the command that starts the stack, and without the password', async () => {
