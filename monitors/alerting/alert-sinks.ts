@@ -19,6 +19,7 @@ export interface PostableAlert {
   annotations: Record<string, string>;
   startsAt: string;
   endsAt: string;
+  generatorURL: string;
 }
 
 /** A firing alert ends at `now + ttlMs` unless sent again; a resolved one at its resolution time. */
@@ -29,6 +30,7 @@ export function toPostableAlert(alert: TrackedAlert, now: Date, ttlMs: number): 
     annotations: alert.annotations,
     startsAt: alert.startsAt.toISOString(),
     endsAt: endsAt.toISOString(),
+    generatorURL: alert.generatorUrl,
   };
 }
 
@@ -57,6 +59,8 @@ export function webhookBody(event: AlertEvent, source: string): Record<string, u
     summary: alert.annotations.summary,
     description: alert.annotations.description,
     runbook: alert.annotations.runbook.split('\n'),
+    runbookUrl: alert.annotations.runbook_url,
+    generatorURL: alert.generatorUrl,
     startsAt: alert.startsAt.toISOString(),
     endsAt: alert.endsAt?.toISOString() ?? null,
   };

@@ -8,6 +8,20 @@ export type Severity = 'critical' | 'warning' | 'info' | 'none';
 export interface AlertDefinition {
   severity: Severity;
   runbook: readonly string[];
+  /** The README heading of this alert's runbook, as a link anchor; the alert name in lower case when absent. */
+  runbookAnchor?: string;
+}
+
+/** Where an alert's README runbook section is: the `runbook_url` annotation, relative to the project root. */
+export function runbookUrl(name: string, definition: AlertDefinition): string {
+  return `README.md#${definition.runbookAnchor ?? name.toLowerCase()}`;
+}
+
+export interface AlertTrackerOptions {
+  /** Labels every alert of this monitor carries: service, database. */
+  staticLabels: Record<string, string>;
+  /** The generatorURL of every alert: the monitor's /metrics, where the numbers behind it can be read. */
+  generatorUrl: string;
 }
 
 /** Every alert a monitor can raise, by name. */
@@ -29,7 +43,9 @@ export interface TrackedAlert<Name extends string = string> {
   severity: Severity;
   /** alertname, severity, the static labels and the candidate's labels. */
   labels: Record<string, string>;
-  annotations: { summary: string; description: string; runbook: string };
+  /** summary and description of the latest poll, the runbook steps, and runbook_url (the README section). */
+  annotations: { summary: string; description: string; runbook: string; runbook_url: string };
+  generatorUrl: string;
   startsAt: Date;
   /** Set once resolved. */
   endsAt: Date | undefined;
@@ -53,12 +69,14 @@ export function runbookText(definition: AlertDefinition): string {
 export class AlertTracker<Name extends string> {
   readonly #catalog: AlertCatalog<Name>;
   readonly #staticLabels: Record<string, string>;
+  readonly #generatorUrl: string;
   readonly #active = new Map<string, TrackedAlert<Name>>();
   #resolved: TrackedAlert<Name>[] = [];
 
-  constructor(catalog: AlertCatalog<Name>, staticLabels: Record<string, string>) {
+  constructor(catalog: AlertCatalog<Name>, options: AlertTrackerOptions) {
     this.#catalog = catalog;
-    this.#staticLabels = staticLabels;
+    this.#staticLabels = options.staticLabels;
+    this.#generatorUrl = options.generatorUrl;
   }
 
   /** Applies this poll's candidates; returns the alerts that started and those that resolved. */
@@ -94,7 +112,8 @@ export class AlertTracker<Name extends string> {
       name: candidate.name,
       severity,
       labels: { alertname: candidate.name, severity, ...this.#staticLabels, ...candidate.labels },
-      annotations: { summary: candidate.summary, description: candidate.description, runbook: runbookText(definition) },
+      annotations: { summary: candidate.summary, description: candidate.description, runbook: runbookText(definition), runbook_url: runbookUrl(candidate.name, definition) },
+      generatorUrl: this.#generatorUrl,
       startsAt: now,
       endsAt: undefined,
     };

@@ -22,17 +22,43 @@ export interface DeliveryQueueOptions {
 
 type Send = (signal: AbortSignal) => Promise<void>;
 
-/** POSTs JSON; throws unless the answer is 2xx. */
+/**
+ * scheme://host[:port] of a URL, the only part of a destination that is ever logged: a webhook URL
+ * often carries a token in its path or query, and userinfo carries a password.
+ */
+export function urlOrigin(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return '[secret]';
+  }
+}
+
+/** Text with every URL in it cut to its origin (fetch puts the whole URL in some of its errors). */
+function withOriginsOnly(text: string): string {
+  return text.replace(/[a-z][a-z0-9+.-]*:\/\/[^\s'"<>]+/gi, (url) => urlOrigin(url));
+}
+
+/** POSTs JSON; throws unless the answer is 2xx. Its errors name the destination by its origin only. */
 export async function postJson(url: string, body: unknown, signal: AbortSignal): Promise<void> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-    signal,
-  });
+  const where = urlOrigin(url);
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal,
+    });
+  } catch (err) {
+    const reason = err instanceof Error && err.cause !== undefined ? `${err.message}: ${errorMessage(err.cause)}` : errorMessage(err);
+    // The cause is left off on purpose: fetch's errors may hold the whole URL, token included.
+    // eslint-disable-next-line preserve-caught-error
+    throw new Error(`POST to ${where} failed: ${withOriginsOnly(reason)}`);
+  }
   if (!response.ok) {
     const text = await response.text().catch(() => '');
-    throw new Error(`POST ${url} answered ${response.status} ${response.statusText}: ${text.slice(0, 300)}`);
+    throw new Error(`POST to ${where} answered ${response.status} ${response.statusText}: ${withOriginsOnly(text.slice(0, 300))}`);
   }
   await response.body?.cancel();
 }

@@ -4,6 +4,7 @@
  * releases all of it in reverse order of setup. Each monitor brings only what it reads
  * (a ConditionSource), its alert catalog and its metrics.
  */
+import { hostname } from 'node:os';
 import type pg from 'pg';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../../lib/logger.js';
@@ -62,6 +63,17 @@ export function databaseLabel(connectionString: string): string {
   return `${url.hostname}:${url.port || '5432'}${url.pathname}`;
 }
 
+/**
+ * The generatorURL of every alert: the monitor's own /metrics, which holds the numbers the alert was
+ * computed from (what Prometheus's graph link is for its alerts). A wildcard listen address is
+ * replaced by the machine's name, so the link works from elsewhere.
+ */
+export function generatorUrl(httpUrl: string): string {
+  const url = new URL(httpUrl);
+  if (['0.0.0.0', '[::]'].includes(url.hostname)) url.hostname = hostname();
+  return `${url.origin}/metrics`;
+}
+
 /** One connection, whose connect timeout follows the poll interval (1 to 5 s). */
 function createMonitorPool(program: string, config: PollingMonitorConfig, logger: Logger): pg.Pool {
   const connectionTimeoutMs = Math.min(5_000, Math.max(1_000, config.pollIntervalMs));
@@ -82,12 +94,15 @@ export async function startPollingMonitor<Name extends string, Metrics extends P
     releasers.add('seat database pool', () => db.end());
     const sinks = createAlertSinks({ ...config, source: program, alertTtlMs: alertTtlMs(config) }, logger, releasers, (sink, outcome) => metrics.recordDelivery(sink, outcome));
     const label = databaseLabel(config.databaseUrl);
-    const tracker = new AlertTracker<Name | 'Watchdog'>(spec.catalog, { service: program, database: label });
+    // Listening first: the alerts link to this server's address. /readyz reads the loop made below
+    // (no await in between, so no request can come before it exists).
+    const http = await serveHttp({ registry, port: config.metricsPort, host: config.metricsHost, ready: () => loop.lastPollOk });
+    releasers.add('metrics server', () => http.close());
+    const staticLabels = { service: program, database: label };
+    const tracker = new AlertTracker<Name | 'Watchdog'>(spec.catalog, { staticLabels, generatorUrl: generatorUrl(http.url) });
     const publisher = new AlertPublisher({ tracker, sinks, resendIntervalMs: config.alertmanagerResendMs, heartbeat: heartbeatAlert(spec.monitorName) });
     const source = spec.createSource({ db, databaseLabel: label, metrics, logger });
     const loop = new PollLoop({ source, publisher, metrics, pollIntervalMs: config.pollIntervalMs, databaseLabel: label, messages: spec.messages, logger });
-    const http = await serveHttp({ registry, port: config.metricsPort, host: config.metricsHost, ready: () => loop.lastPollOk });
-    releasers.add('metrics server', () => http.close());
     loop.start();
     releasers.add('poll loop', () => loop.stop());
     return { loop, http, stop: async () => void (await releasers.releaseAll()) };

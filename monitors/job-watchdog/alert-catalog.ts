@@ -57,6 +57,7 @@ export const JOB_ALERTS = {
   },
   Watchdog: {
     severity: 'none',
+    runbookAnchor: 'watchdog-servicejob-watchdog',
     runbook: [
       'Always firing while the job watchdog runs, so that its silence is noticed. Route it to a dead man\'s switch that pages when it STOPS arriving.',
       'If it stopped: the job watchdog process is dead or cannot reach Alertmanager. Check the process and its log.',

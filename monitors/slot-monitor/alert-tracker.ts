@@ -4,6 +4,7 @@
  */
 import {
   AlertTracker as CatalogAlertTracker,
+  type AlertTrackerOptions,
   type AlertCandidate as CatalogAlertCandidate,
   type AlertEvent as CatalogAlertEvent,
   type TrackedAlert as CatalogTrackedAlert,
@@ -15,7 +16,7 @@ export type TrackedAlert = CatalogTrackedAlert<AlertName>;
 export type AlertEvent = CatalogAlertEvent<AlertName>;
 
 export class AlertTracker extends CatalogAlertTracker<AlertName> {
-  constructor(staticLabels: Record<string, string>) {
-    super(ALERTS, staticLabels);
+  constructor(options: AlertTrackerOptions) {
+    super(ALERTS, options);
   }
 }

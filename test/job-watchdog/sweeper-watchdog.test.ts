@@ -33,7 +33,7 @@ describe('job watchdog: hold sweeper runs, overdue holds, deadlines, failures', 
   beforeAll(async () => {
     database = await createWatchedDatabase('watchdog');
     receiver = await startWebhookReceiver();
-    alertmanager = await startAlertmanager(receiver.alertmanagerUrl);
+    alertmanager = await startAlertmanager(receiver);
     const config = parseJobWatchdogConfig({
       JOB_WATCHDOG_DATABASE_URL: database.watchdogUrl,
       JOB_WATCHDOG_JOBS: `hold-sweeper=${SWEEP_INTERVAL_MS}:5000,nightly-report=3600000:60000`,

@@ -9,6 +9,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../lib/logger.js';
 import { envExample } from '../../lib/settings.js';
+import { runbookUrl, type AlertCatalog } from '../../monitors/alerting/alert-tracker.js';
+import { JOB_ALERTS } from '../../monitors/job-watchdog/alert-catalog.js';
+import { ALERTS } from '../../monitors/slot-monitor/alert-catalog.js';
 import { AlertTracker, type AlertCandidate } from '../../monitors/slot-monitor/alert-tracker.js';
 import { DeliveryQueue, postJson, type DeliveryOutcome } from '../../monitors/alerting/delivery-queue.js';
 import { slotMonitorSettings } from '../../monitors/slot-monitor/settings.js';
@@ -21,7 +24,7 @@ const lost: AlertCandidate = { name: 'SlotLost', labels: { slot_name: 'cdc' }, s
 
 describe('alert lifecycle', () => {
   it('fires when a condition starts and resolves when it clears, never once per poll', () => {
-    const tracker = new AlertTracker({ service: 'slot-monitor' });
+    const tracker = new AlertTracker({ staticLabels: { service: 'slot-monitor' }, generatorUrl: 'http://monitor:9188/metrics' });
     const at = (second: number) => new Date(second * 1000);
     const kinds = [
       tracker.update([lost], at(1)),
@@ -73,6 +76,26 @@ describe('delivery', () => {
     expect(lines.filter((line) => line.includes('failed 3 times; dropped it'))).toHaveLength(1);
     await queue.close();
     await server.close();
+  });
+});
+
+/** GitHub's anchor of a Markdown heading: lower case, punctuation dropped, spaces to hyphens. */
+function headingAnchor(heading: string): string {
+  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+}
+
+describe('runbook links', () => {
+  it('every alert of both monitors and of the Prometheus rules links to a README heading', () => {
+    const readme = readFileSync(join(projectRoot, 'README.md'), 'utf8');
+    const anchors = new Set([...readme.matchAll(/^#{1,6} (.+)$/gm)].map((m) => headingAnchor(m[1] ?? '')));
+    const catalogs: AlertCatalog<string>[] = [ALERTS, JOB_ALERTS];
+    const links = catalogs.flatMap((catalog) => Object.entries(catalog).map(([name, definition]) => runbookUrl(name, definition)));
+    for (const file of ['slot-alerts.rules.yml', 'job-alerts.rules.yml', 'consumer-alerts.rules.yml']) {
+      const rules = readFileSync(join(projectRoot, 'monitors', 'prometheus', file), 'utf8');
+      links.push(...[...rules.matchAll(/runbook: (README\.md#\S+)/g)].map((m) => m[1] ?? ''));
+    }
+    expect(links.length).toBeGreaterThan(20);
+    expect(links.filter((link) => !anchors.has(link.replace(/^README\.md#/, '')))).toEqual([]);
   });
 });
 

@@ -12,7 +12,7 @@ import { waitFor } from '../../lib/wait.js';
 import { installLeakGuard } from '../support/leak-guard.js';
 import { uniqueName } from '../support/stack.js';
 import { startAlertmanager, type AlertmanagerProcess } from './support/alertmanager-process.js';
-import { runMonitorCli, startMonitorInProcess } from './support/monitor-under-test.js';
+import { NO_ALERTMANAGER, runMonitorCli, startMonitorInProcess } from './support/monitor-under-test.js';
 import { projectRoot, stackSettings } from '../../stack/config.js';
 import { MONITOR_ROLE, monitorRoleUrl, setClusterSettings, startFreshStackCluster, startSlotCluster, type SlotCluster } from './support/slot-cluster.js';
 import { received, startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
@@ -23,11 +23,16 @@ describe('slot monitor: max_slot_wal_keep_size', () => {
   let cluster: SlotCluster;
   let receiver: WebhookReceiver;
   let alertmanager: AlertmanagerProcess;
-  let database: string;
-  let monitorUrl: string;
+  const databases: string[] = [];
 
   const keepSize = async () => ((await cluster.admin(/* sql */ `show max_slot_wal_keep_size`)).rows[0] as { max_slot_wal_keep_size: string }).max_slot_wal_keep_size;
-  const monitorEnv = (mode: 'enforce' | 'check') => ({
+  /** Each test watches a database of its own, so the alerts (labelled with it) are its own. */
+  const ownDatabase = async () => {
+    const database = await cluster.createDatabase('keepsize');
+    databases.push(database);
+    return { url: await monitorRoleUrl(cluster, database), mine: (alert: { labels: Record<string, string> }) => alert.labels.database?.endsWith(`/${database}`) === true };
+  };
+  const monitorEnv = (mode: 'enforce' | 'check', monitorUrl: string) => ({
     SLOT_MONITOR_DATABASE_URL: monitorUrl,
     SLOT_MONITOR_POLL_INTERVAL_MS: '500',
     SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE: '64MB',
@@ -39,43 +44,44 @@ describe('slot monitor: max_slot_wal_keep_size', () => {
 
   beforeAll(async () => {
     cluster = await startSlotCluster();
-    database = await cluster.createDatabase('keepsize');
-    monitorUrl = await monitorRoleUrl(cluster, database);
     receiver = await startWebhookReceiver();
-    alertmanager = await startAlertmanager(receiver.alertmanagerUrl);
+    alertmanager = await startAlertmanager(receiver);
   });
 
   afterAll(async () => {
-    await cluster?.admin(/* sql */ `drop database if exists ${pg.escapeIdentifier(database)} with (force)`).catch(() => undefined);
+    for (const database of databases) await cluster?.admin(/* sql */ `drop database if exists ${pg.escapeIdentifier(database)} with (force)`).catch(() => undefined);
     await alertmanager?.close();
     await receiver?.close();
     await cluster?.stop();
   });
 
   it('runs as a role that is not superuser', async () => {
+    await ownDatabase();
     const { rows } = await cluster.admin(/* sql */ `select rolsuper, rolreplication from pg_roles where rolname = $1`, [MONITOR_ROLE.role]);
     expect(rows).toEqual([{ rolsuper: false, rolreplication: false }]);
   });
 
   it('enforce mode: sets -1 to the target with ALTER SYSTEM and raises an info alert saying what changed', async () => {
+    const { url, mine } = await ownDatabase();
     await setClusterSettings(cluster, { max_slot_wal_keep_size: '-1' });
     expect(await keepSize()).toBe('-1');
-    const monitor = await startMonitorInProcess(monitorEnv('enforce'));
-    const notice = await waitFor(() => received(receiver, 'SlotKeepSizeCorrected', 'firing')[0], {
+    const monitor = await startMonitorInProcess(monitorEnv('enforce', url));
+    const notice = await waitFor(() => received(receiver, 'SlotKeepSizeCorrected', 'firing').find(mine), {
       timeoutMs: 10_000, intervalMs: 50, description: 'SlotKeepSizeCorrected at the Alertmanager webhook',
     });
     expect(notice.labels.severity).toBe('info');
     expect(notice.annotations.summary).toBe('The slot monitor changed max_slot_wal_keep_size from -1 (unlimited) to 64 MB on the seat database.');
     expect(await keepSize()).toBe('64MB');
-    expect(receiver.generic.map((c) => c.body.alertname)).toContain('SlotKeepSizeCorrected');
-    expect(received(receiver, 'SlotKeepSizeMismatch', 'firing')).toEqual([]);
+    expect(receiver.generic.filter((c) => mine(c.body)).map((c) => c.body.alertname)).toContain('SlotKeepSizeCorrected');
+    expect(received(receiver, 'SlotKeepSizeMismatch', 'firing').filter(mine)).toEqual([]);
     await monitor.close();
   });
 
   it('check-only mode: alerts on -1 and leaves the setting alone', async () => {
+    const { url, mine } = await ownDatabase();
     await setClusterSettings(cluster, { max_slot_wal_keep_size: '-1' });
-    const monitor = await startMonitorInProcess(monitorEnv('check'));
-    const warning = await waitFor(() => received(receiver, 'SlotKeepSizeMismatch', 'firing')[0], {
+    const monitor = await startMonitorInProcess(monitorEnv('check', url));
+    const warning = await waitFor(() => received(receiver, 'SlotKeepSizeMismatch', 'firing').find(mine), {
       timeoutMs: 10_000, intervalMs: 50, description: 'SlotKeepSizeMismatch at the Alertmanager webhook',
     });
     expect(warning.labels.severity).toBe('warning');
@@ -83,7 +89,7 @@ describe('slot monitor: max_slot_wal_keep_size', () => {
     const seen = await polls(monitor.http.url);
     await waitFor(async () => (await polls(monitor.http.url)) >= seen + 2, { timeoutMs: 10_000, description: 'two more polls' });
     expect(await keepSize()).toBe('-1');
-    expect(received(receiver, 'SlotKeepSizeMismatch', 'firing')).toHaveLength(1);
+    expect(received(receiver, 'SlotKeepSizeMismatch', 'firing').filter(mine)).toHaveLength(1);
     await monitor.close();
   });
 
@@ -94,7 +100,7 @@ describe('slot monitor: max_slot_wal_keep_size', () => {
     try {
       const before = ((await fresh.admin(/* sql */ `show max_slot_wal_keep_size`)).rows[0] as { max_slot_wal_keep_size: string }).max_slot_wal_keep_size;
       expect(before).toBe(stackSettings.settings.postgresMaxSlotWalKeepSize.default);
-      const monitor = await startMonitorInProcess({ SLOT_MONITOR_DATABASE_URL: await monitorRoleUrl(fresh, 'postgres'), SLOT_MONITOR_POLL_INTERVAL_MS: '200', SLOT_MONITOR_ALERTMANAGER_URL: '' });
+      const monitor = await startMonitorInProcess({ SLOT_MONITOR_DATABASE_URL: await monitorRoleUrl(fresh, 'postgres'), SLOT_MONITOR_POLL_INTERVAL_MS: '200', SLOT_MONITOR_ALERTMANAGER_URL: NO_ALERTMANAGER });
       await waitFor(async () => (await polls(monitor.http.url)) >= 3, { timeoutMs: 15_000, description: 'three polls of the fresh stack' });
       const metrics = await (await fetch(`${monitor.http.url}/metrics`)).text();
       await monitor.close();

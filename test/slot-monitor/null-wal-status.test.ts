@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../lib/wait.js';
 import { installLeakGuard } from '../support/leak-guard.js';
 import { uniqueName } from '../support/stack.js';
-import { startMonitorInProcess } from './support/monitor-under-test.js';
+import { NO_ALERTMANAGER, startMonitorInProcess } from './support/monitor-under-test.js';
 import { monitorRoleUrl, setClusterSettings, startSlotCluster, type SlotCluster } from './support/slot-cluster.js';
 import { WalTraffic } from './support/wal-traffic.js';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
@@ -56,7 +56,7 @@ describe('slot monitor: a slot that reserves no WAL', () => {
       SLOT_MONITOR_POLL_INTERVAL_MS: '200',
       SLOT_MONITOR_SLOTS: slotName,
       SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE: '8MB',
-      SLOT_MONITOR_ALERTMANAGER_URL: '',
+      SLOT_MONITOR_ALERTMANAGER_URL: NO_ALERTMANAGER,
       SLOT_MONITOR_WEBHOOK_URL: receiver.genericUrl,
     });
     const metrics = async () => (await fetch(`${monitor.http.url}/metrics`)).text();

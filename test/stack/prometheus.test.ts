@@ -69,7 +69,7 @@ describe('a rule evaluated by a real Prometheus reaches Alertmanager', () => {
 
   beforeAll(async () => {
     receiver = await startWebhookReceiver();
-    alertmanager = await startAlertmanager(receiver.alertmanagerUrl);
+    alertmanager = await startAlertmanager(receiver);
   });
 
   afterAll(async () => {

@@ -1,6 +1,7 @@
 /**
  * A real Alertmanager (Debian's prometheus-alertmanager) for one test file, on a free port, with
- * short grouping times and a webhook receiver pointing at the test.
+ * short grouping times and webhook receivers (people's alerts, the Watchdog's dead man's switch)
+ * pointing at the test.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -28,12 +29,28 @@ export async function freePort(): Promise<number> {
 
 export const GROUP_WAIT_MS = 100;
 
-export async function startAlertmanager(webhookUrl: string): Promise<AlertmanagerProcess> {
+/** Where the test's Alertmanager notifies: people's alerts to one URL, Watchdog heartbeats to the dead man's switch URL. */
+export interface NotificationUrls {
+  alertmanagerUrl: string;
+  deadMansSwitchUrl: string;
+}
+
+/** The dead man's switch hears every Watchdog again this often (a second apart, so a test sees repeats). */
+export const DEAD_MANS_SWITCH_REPEAT = '1s';
+
+export async function startAlertmanager(urls: NotificationUrls): Promise<AlertmanagerProcess> {
   const binary = alertmanagerBinary();
   if (!binary) throw new Error('Alertmanager is not installed: sudo apt-get install prometheus-alertmanager');
   const dir = mkdtempSync(join(tmpdir(), 'slot-monitor-am-'));
   const configFile = join(dir, 'alertmanager.yml');
-  writeFileSync(configFile, alertmanagerConfig({ webhookUrl, groupWait: `${GROUP_WAIT_MS}ms`, groupInterval: '1s', repeatInterval: '1h' }));
+  writeFileSync(configFile, alertmanagerConfig({
+    webhookUrl: urls.alertmanagerUrl,
+    deadMansSwitchUrl: urls.deadMansSwitchUrl,
+    groupWait: `${GROUP_WAIT_MS}ms`,
+    groupInterval: '1s',
+    repeatInterval: '1h',
+    deadMansSwitchRepeat: DEAD_MANS_SWITCH_REPEAT,
+  }));
   const port = await freePort();
   const child = spawn(binary, alertmanagerArgs({ configFile, storagePath: join(dir, 'data'), port }), { stdio: ['ignore', 'ignore', 'pipe'] });
   let output = '';

@@ -13,6 +13,9 @@ import { track } from '../../support/leak-guard.js';
 
 export type MonitorEnv = Record<string, string>;
 
+/** An Alertmanager URL where nothing listens: an empty one means the default, the shared stack's Alertmanager. */
+export const NO_ALERTMANAGER = 'http://127.0.0.1:1';
+
 const MAIN = join(projectRoot, 'monitors/slot-monitor/main.ts');
 /** `node --import tsx` runs the TypeScript in ONE process; the tsx CLI would fork a child that survives kill -9 of its parent. */
 const TSX_IN_PROCESS = ['--import', 'tsx'];

@@ -11,7 +11,8 @@ import { postgresComponent, postgresHome } from '../../../stack/postgres.js';
 import { waitFor } from '../../../lib/wait.js';
 import { adminQuery, uniqueName } from '../../support/stack.js';
 
-export const SLOT_CLUSTER_PORT = 54339;
+/** SLOT_TEST_CLUSTER_PORT moves it, when another checkout's tests hold 54339. */
+export const SLOT_CLUSTER_PORT = Number(process.env.SLOT_TEST_CLUSTER_PORT ?? 54339);
 /** A cluster made by the launcher with every stack default (only home and port differ): what a fresh stack runs. */
 export const FRESH_STACK_CLUSTER_PORT = 54349;
 
@@ -47,7 +48,10 @@ function testCluster(layout: ReturnType<typeof clusterLayout>): SlotCluster {
       return name;
     },
     async start() {
-      if (await component.healthy()) return;
+      if (await component.healthy()) {
+        if (component.pid() !== undefined) return;
+        throw new Error(`port ${port} answers, but not with the cluster of ${layout.home} (another checkout's tests?): stop that one, or wait for it`);
+      }
       if (component.pid() === undefined) await component.launch();
       await waitFor(() => component.healthy(), { timeoutMs: 60_000, intervalMs: 200, description: `test Postgres on ${port}` });
     },

@@ -1,12 +1,16 @@
 /**
- * An HTTP server that records what Alertmanager (webhook receiver, path /alertmanager) and the
- * slot monitor's generic webhook (path /generic) post to it.
+ * An HTTP server that records what Alertmanager (webhook receiver, path /alertmanager; the dead
+ * man's switch receiver, path /deadmansswitch) and the monitors' generic webhook (path /generic)
+ * post to it.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface ReceivedAlert {
   receivedAt: number;
+  /** The Alertmanager receiver that notified: "webhook" or "deadmansswitch". */
+  receiver: string;
+  generatorURL: string;
   status: 'firing' | 'resolved';
   name: string;
   labels: Record<string, string>;
@@ -21,15 +25,17 @@ export interface GenericWebhookCall {
 
 export interface WebhookReceiver {
   alertmanagerUrl: string;
+  deadMansSwitchUrl: string;
   genericUrl: string;
-  /** Alerts from Alertmanager notifications, one entry per alert per notification, in arrival order. */
+  /** Alerts from Alertmanager notifications (both receivers), one entry per alert per notification, in arrival order. */
   alerts: ReceivedAlert[];
   generic: GenericWebhookCall[];
   close(): Promise<void>;
 }
 
 interface AlertmanagerPayload {
-  alerts: { status: 'firing' | 'resolved'; labels: Record<string, string>; annotations: Record<string, string>; endsAt: string }[];
+  receiver: string;
+  alerts: { status: 'firing' | 'resolved'; labels: Record<string, string>; annotations: Record<string, string>; endsAt: string; generatorURL: string }[];
 }
 
 export async function startWebhookReceiver(): Promise<WebhookReceiver> {
@@ -42,9 +48,11 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     req.on('end', () => {
       const receivedAt = Date.now();
       const body: unknown = JSON.parse(text);
-      if (req.url === '/alertmanager') {
-        for (const alert of (body as AlertmanagerPayload).alerts) {
-          alerts.push({ receivedAt, status: alert.status, name: alert.labels.alertname ?? '', labels: alert.labels, annotations: alert.annotations, endsAt: alert.endsAt });
+      if (req.url === '/alertmanager' || req.url === '/deadmansswitch') {
+        const payload = body as AlertmanagerPayload;
+        for (const alert of payload.alerts) {
+          const { status, labels, annotations, endsAt, generatorURL } = alert;
+          alerts.push({ receivedAt, receiver: payload.receiver, status, name: labels.alertname ?? '', labels, annotations, endsAt, generatorURL });
         }
       } else {
         generic.push({ receivedAt, body: body as GenericWebhookCall['body'] });
@@ -56,6 +64,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
   const { port } = server.address() as AddressInfo;
   return {
     alertmanagerUrl: `http://127.0.0.1:${port}/alertmanager`,
+    deadMansSwitchUrl: `http://127.0.0.1:${port}/deadmansswitch`,
     genericUrl: `http://127.0.0.1:${port}/generic`,
     alerts,
     generic,
