@@ -26,6 +26,8 @@ export interface StartConsumerOptions {
   partitionsConsumedConcurrently?: number;
   /** Fetch size per partition; smaller means smaller batches. */
   maxBytesPerPartition?: number;
+  /** How long the group waits for a member that stopped heartbeating (a killed process). Default 30 s. */
+  sessionTimeoutMs?: number;
   /** Where a group without committed offsets starts. Default: the beginning. */
   fromBeginning?: boolean;
   /** Pass one in to subscribe (metrics, tests) before the first batch. */
@@ -90,7 +92,14 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Runn
   const events = options.events ?? new RuntimeEvents();
   await ensureDeadLetterTopics(kafka, definition.topics);
   const producer = await connectProducer(kafka);
-  const consumer = kafka.consumer({ groupId: options.groupId, maxBytesPerPartition: options.maxBytesPerPartition ?? 1_048_576, allowAutoTopicCreation: false });
+  const sessionTimeout = options.sessionTimeoutMs ?? 30_000;
+  const consumer = kafka.consumer({
+    groupId: options.groupId,
+    maxBytesPerPartition: options.maxBytesPerPartition ?? 1_048_576,
+    allowAutoTopicCreation: false,
+    sessionTimeout,
+    heartbeatInterval: Math.min(3_000, Math.floor(sessionTimeout / 3)),
+  });
   const committedSinceJoin = new Set<string>();
   const state = watchGroupState(consumer, events, logger, committedSinceJoin);
   const stopping = new AbortController();

@@ -20,21 +20,30 @@ export interface AttemptCount {
   /** The last poison failure recorded, if any: the dead letter's reason at the limit. */
   lastReason: DeadLetterReason | undefined;
   lastError: string | undefined;
+  /** For a group: attempts of its first record alone (it crashed alone before: isolate at once). */
+  headRecordAttempts: number;
 }
 
 /** Counts the attempt about to start; returns the count with it. */
 export async function countAttempt(pool: Pool, key: AttemptKey): Promise<AttemptCount> {
-  const result = await pool.query<{ attempts: number; last_reason: string | null; last_error: string | null }>(
+  const result = await pool.query<{ attempts: number; last_reason: string | null; last_error: string | null; head_record_attempts: number }>(
     /* sql */ `
-    INSERT INTO delivery_attempts (consumer, topic, partition, first_offset, scope, attempts)
+    INSERT INTO delivery_attempts AS a (consumer, topic, partition, first_offset, scope, attempts)
     VALUES ($1, $2, $3, $4, $5, 1)
     ON CONFLICT (consumer, topic, partition, first_offset, scope)
-      DO UPDATE SET attempts = delivery_attempts.attempts + 1, updated_at = now()
-    RETURNING attempts, last_reason, last_error`,
+      DO UPDATE SET attempts = a.attempts + 1, updated_at = now()
+    RETURNING a.attempts, a.last_reason, a.last_error,
+      coalesce((SELECT r.attempts FROM delivery_attempts r
+                 WHERE r.consumer = $1 AND r.topic = $2 AND r.partition = $3 AND r.first_offset = $4 AND r.scope = 'record'), 0) AS head_record_attempts`,
     [key.consumer, key.topic, key.partition, key.offset, key.scope],
   );
   const row = result.rows[0];
-  return { attempts: row?.attempts ?? 1, lastReason: (row?.last_reason ?? undefined) as DeadLetterReason | undefined, lastError: row?.last_error ?? undefined };
+  return {
+    attempts: row?.attempts ?? 1,
+    lastReason: (row?.last_reason ?? undefined) as DeadLetterReason | undefined,
+    lastError: row?.last_error ?? undefined,
+    headRecordAttempts: key.scope === 'group' ? (row?.head_record_attempts ?? 0) : 0,
+  };
 }
 
 /** Records why a counted attempt failed as poison. */

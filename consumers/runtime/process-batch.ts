@@ -110,7 +110,8 @@ async function applyGroup(ctx: ProcessingContext, control: PartitionControl, gro
         const count = await countAttempt(ctx.pool, key);
         counted = true;
         ctx.countedPartitions.add(partitionKey(control.topic, control.partition));
-        if (count.attempts > 1) return settle(ctx, control, group, 'isolate');
+        // An earlier try of this group, or of its first record alone, never came back.
+        if (count.attempts > 1 || count.headRecordAttempts > 0) return settle(ctx, control, group, 'isolate');
       }
       if (!(await applyAndCommit(ctx, control, group.deliveries))) return 'abandoned';
       return settle(ctx, control, group, 'done');

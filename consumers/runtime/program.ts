@@ -50,6 +50,7 @@ async function startParts<C extends CommonConsumerConfig>(program: string, confi
     },
     partitionsConsumedConcurrently: config.partitionsConcurrently,
     maxBytesPerPartition: config.maxBytesPerPartition,
+    sessionTimeoutMs: config.sessionTimeoutMs,
   });
   releasers.add('consumer', () => running.stop());
   registerConsumerMetrics(metrics, built.definition.name, running.events);

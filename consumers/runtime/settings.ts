@@ -45,6 +45,12 @@ export function consumerSettings(defaults: { groupId: string; metricsPort: strin
     retryCapMs: { env: 'RETRY_CAP_MS', default: '60000', parser: zDurationMs({ min: 1, example: '60000' }), description: 'Largest retry delay ceiling.' },
     partitionsConcurrently: { env: 'PARTITIONS_CONSUMED_CONCURRENTLY', default: '3', parser: zInt({ min: 1, max: 64, example: '3' }), description: 'Partitions processed at the same time (each in its own batch transaction).' },
     maxBytesPerPartition: { env: 'FETCH_MAX_BYTES_PER_PARTITION', default: '1048576', parser: zInt({ min: 1024, example: '1048576' }), description: 'Fetch size per partition; bounds the batch size.' },
+    sessionTimeoutMs: {
+      env: 'CONSUMER_SESSION_TIMEOUT_MS',
+      default: '30000',
+      parser: zDurationMs({ min: 6000, example: '30000' }),
+      description: "How long the group waits for a member that stopped heartbeating (a killed process) before its partitions move; the broker's group.min/max.session.timeout.ms bound it.",
+    },
     databasePoolSize: { env: 'CONSUMER_DATABASE_POOL_SIZE', default: '5', parser: zInt({ min: 1, max: 100, example: '5' }), description: 'Connections to the consumer database.' },
     logLevel: { env: 'LOG_LEVEL', default: 'info', parser: zEnum(LOG_LEVELS as [LogLevel, ...LogLevel[]]), description: 'pino log level.' },
   } as const;
@@ -65,6 +71,7 @@ export interface CommonConsumerConfig {
   readonly retryCapMs: number;
   readonly partitionsConcurrently: number;
   readonly maxBytesPerPartition: number;
+  readonly sessionTimeoutMs: number;
   readonly databasePoolSize: number;
   readonly logLevel: LogLevel;
 }

@@ -10,6 +10,7 @@ import { adminQuery, uniqueName } from '../../support/stack.js';
 const PORT = '54349';
 
 export interface OwnPostgres {
+  adminUrl: string;
   start(): Promise<void>;
   stop(): Promise<void>;
   createDatabase(prefix: string): Promise<{ url: string; drop: () => Promise<void> }>;
@@ -19,6 +20,7 @@ export function ownPostgres(): OwnPostgres {
   const component = postgresComponent(stackLayout({ ...process.env, STACK_HOME: '.stack/consumer-db-test', STACK_POSTGRES_PORT: PORT }));
   const adminUrl = `postgres://postgres:postgres@127.0.0.1:${PORT}/postgres`;
   return {
+    adminUrl,
     start: async () => {
       if (component.pid() === undefined) await component.launch();
     },

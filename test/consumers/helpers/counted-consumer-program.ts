@@ -1,0 +1,35 @@
+/**
+ * A `counted` consumer as a process of its own, for drills that end a process (a handler that
+ * calls process.exit). Configured by environment: COUNTED_NAME (consumer, group and table
+ * consumer), COUNTED_TOPIC, COUNTED_DATABASE_URL, KAFKA_BROKERS, SCHEMA_REGISTRY_URL,
+ * DELIVERY_LIMIT. Stops on SIGTERM.
+ */
+import { createKafka } from '../../../lib/kafka.js';
+import { createLogger } from '../../../lib/logger.js';
+import { createPool } from '../../../lib/postgres.js';
+import { createSchemaRegistry } from '../../../lib/schema-registry.js';
+import { startConsumer } from '../../../consumers/runtime/consumer.js';
+import { countedConsumer } from './counted-events.js';
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (value === undefined || value === '') throw new Error(`${name} is required`);
+  return value;
+}
+
+const name = required('COUNTED_NAME');
+const logger = createLogger({ name, level: 'warn' });
+const pool = createPool({ connectionString: required('COUNTED_DATABASE_URL'), applicationName: name, logger, max: 3 });
+const running = await startConsumer({
+  definition: countedConsumer(name, [required('COUNTED_TOPIC')]),
+  kafka: createKafka({ brokers: required('KAFKA_BROKERS').split(','), clientId: name, logger }),
+  groupId: name,
+  registry: createSchemaRegistry(required('SCHEMA_REGISTRY_URL')),
+  pool,
+  logger,
+  policy: { deadlineMs: 300_000, lateRetryWindowMs: 5_000, deliveryLimit: Number(required('DELIVERY_LIMIT')), retryBaseMs: 100, retryCapMs: 1_000 },
+  sessionTimeoutMs: 6_000,
+});
+process.once('SIGTERM', () => {
+  void running.stop().then(() => pool.end()).then(() => process.exit(0));
+});

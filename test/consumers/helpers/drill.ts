@@ -1,0 +1,211 @@
+/**
+ * Fault drills for the consumer runtime: a consumer of `counted` events running as its own
+ * least-privileged role in a fresh database, fed by an open-loop load, its metrics served over
+ * HTTP and watched for the failure alert's series. After the fault a drill checks the outcome:
+ * every event applied exactly once, per-key order kept, nothing dead-lettered.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { expect } from 'vitest';
+import { deadLetterTopicFor } from '../../../events/catalogue.js';
+import type { Kafka, Producer } from '../../../lib/kafka.js';
+import { createMetricsRegistry, serveHttp } from '../../../lib/metrics.js';
+import { runMigrations } from '../../../lib/migrations.js';
+import { type Pool, createPool } from '../../../lib/postgres.js';
+import type { Registry } from '../../../lib/schema-registry.js';
+import { sleep, waitFor } from '../../../lib/wait.js';
+import { type DeadLetter, readDeadLetters } from '../../../consumers/redrive/read-dead-letters.js';
+import { RuntimeEvents } from '../../../consumers/runtime/lifecycle.js';
+import { registerConsumerMetrics } from '../../../consumers/runtime/metrics.js';
+import { CONSUMER_MIGRATIONS } from '../../../consumers/runtime/migrations.js';
+import type { ConsumerDefinition, DeliveryPolicy } from '../../../consumers/runtime/types.js';
+import { type CloudEventRecord, cloudEventMessage, registerTestSchema } from '../../support/cloudevent-records.js';
+import { track } from '../../support/leak-guard.js';
+import { type StackEndpoints, adminQuery, uniqueName } from '../../support/stack.js';
+import { COUNTED_TYPE, type CountedOptions, appliedRows, assertKeyOrder, countedConsumer, countedSchemaV1, createAppliedEventsTable } from './counted-events.js';
+import { connectedProducer, createTopics, startTrackedConsumer, testKafka, testLogger, testRegistry } from './stack-fixture.js';
+
+/** A database owned by a role of its own (no superuser), on the cluster behind `adminUrl`. */
+export interface RoleDatabase {
+  name: string;
+  role: string;
+  /** The consumer's connection: the role, not the superuser. */
+  roleUrl: string;
+  /** Runs SQL as the superuser in this database. */
+  admin(sql: string, params?: unknown[]): Promise<pg.QueryResult>;
+  /** Ends the role's sessions, so session settings changed with ALTER take effect. */
+  dropSessions(): Promise<void>;
+  drop(): Promise<void>;
+}
+
+export async function createRoleDatabase(adminUrl: string, prefix: string): Promise<RoleDatabase> {
+  const name = uniqueName(prefix).toLowerCase();
+  const role = `${name}_consumer`;
+  const password = randomBytes(12).toString('hex');
+  await adminQuery(adminUrl, `create role ${pg.escapeIdentifier(role)} login password '${password}'`);
+  await adminQuery(adminUrl, `create database ${pg.escapeIdentifier(name)} owner ${pg.escapeIdentifier(role)}`);
+  const dbAdminUrl = adminUrl.replace(/\/[^/]*$/, `/${name}`);
+  const url = new URL(dbAdminUrl);
+  url.username = role;
+  url.password = password;
+  const dropSessions = async () => {
+    await adminQuery(adminUrl, 'select pg_terminate_backend(pid) from pg_stat_activity where usename = $1', [role]);
+  };
+  return {
+    name,
+    role,
+    roleUrl: url.toString(),
+    admin: (sql, params = []) => adminQuery(dbAdminUrl, sql, params),
+    dropSessions,
+    drop: async () => {
+      await adminQuery(adminUrl, `drop database if exists ${pg.escapeIdentifier(name)} with (force)`);
+      await adminQuery(adminUrl, `drop role if exists ${pg.escapeIdentifier(role)}`);
+    },
+  };
+}
+
+export interface DrillOptions {
+  stack: StackEndpoints;
+  prefix: string;
+  policy: DeliveryPolicy;
+  counted?: CountedOptions;
+  /** The cluster of the consumer database; default the stack's. */
+  adminUrl?: string;
+  partitions?: number;
+}
+
+export interface Drill {
+  name: string;
+  topic: string;
+  kafka: Kafka;
+  registry: Registry;
+  producer: Producer;
+  db: RoleDatabase;
+  /** The role's pool: what the consumer uses; also for reading the outcome. */
+  pool: Pool;
+  schemaId: number;
+  events: RuntimeEvents;
+  /** The consumer's /metrics. */
+  metricsUrl: string;
+  definition: ConsumerDefinition;
+  /** Events for `keys` keys, `perKey` each, sequence numbers after those already made. */
+  nextEvents(count: number, time?: Date): CloudEventRecord[];
+  /** Sends `records` spread over `durationMs` without waiting for the pipeline; resolves when all are sent. */
+  load(records: readonly CloudEventRecord[], durationMs: number): Promise<string[]>;
+  startConsumer(): Promise<{ close: () => Promise<void> }>;
+  /** Failure codes of the `consumer_failing_event_age_seconds` series now exposed. */
+  failingCodes(): Promise<string[]>;
+  /** True while some series of `consumer_failing_past_deadline` is 1. */
+  pastDeadline(): Promise<boolean>;
+  deadLetters(): Promise<DeadLetter[]>;
+  /** Waits until every id is applied; then asserts exactly once, key order, and `deadLetters` dead letters (default none). */
+  expectAllAppliedOnce(ids: readonly string[], deadLetters?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+const KEYS = ['k0', 'k1', 'k2', 'k3', 'k4', 'k5', 'k6', 'k7', 'k8', 'k9'];
+
+function seriesOf(text: string, metric: string): { labels: Record<string, string>; value: number }[] {
+  const series: { labels: Record<string, string>; value: number }[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${metric}{`)) continue;
+    const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
+    series.push({ labels, value: Number(line.slice(line.lastIndexOf(' ') + 1)) });
+  }
+  return series;
+}
+
+export async function startDrill(options: DrillOptions): Promise<Drill> {
+  const { stack, prefix, policy } = options;
+  const name = uniqueName(prefix);
+  const topic = `${name}.seat`;
+  const kafka = testKafka(stack, name);
+  const registry = testRegistry(stack);
+  await createTopics(kafka, [topic], options.partitions ?? 3);
+  const db = await createRoleDatabase(options.adminUrl ?? stack.postgresAdminUrl, prefix);
+  const pool = createPool({ connectionString: db.roleUrl, applicationName: name, logger: testLogger('pool'), max: 5, connectionTimeoutMs: 2_000 });
+  const closePool = track(`drill database ${db.name}`, async () => {
+    await pool.end();
+    await db.drop();
+  });
+  await runMigrations({ pool, folder: CONSUMER_MIGRATIONS });
+  await createAppliedEventsTable(pool);
+  const schemaId = await registerTestSchema(registry, `${name}.Counted`, countedSchemaV1(name));
+  const { producer, close: closeProducer } = await connectedProducer(kafka);
+  const events = new RuntimeEvents();
+  const metrics = createMetricsRegistry(name);
+  const definition = countedConsumer(name, [topic], options.counted);
+  registerConsumerMetrics(metrics, name, events);
+  const http = await serveHttp({ registry: metrics, port: 0 });
+  const closeHttp = track('drill metrics endpoint', () => http.close());
+  const scrape = async () => (await fetch(`${http.url}/metrics`)).text();
+  const seqs = new Map<string, number>();
+  const consumers: { close: () => Promise<void> }[] = [];
+
+  const drill: Drill = {
+    name, topic, kafka, registry, producer, db, pool, schemaId, events, definition,
+    metricsUrl: `${http.url}/metrics`,
+    nextEvents: (count, time) =>
+      Array.from({ length: count }, (_, index) => {
+        const key = KEYS[index % KEYS.length]!;
+        const seq = (seqs.get(key) ?? 0) + 1;
+        seqs.set(key, seq);
+        return { type: COUNTED_TYPE, key, schemaId, payload: { key, seq, behaviour: 'apply' }, ...(time ? { time: time.toISOString() } : {}) };
+      }),
+    load: async (records, durationMs) => {
+      const messages = await Promise.all(records.map((record) => cloudEventMessage(registry, record)));
+      const ticks = Math.max(1, Math.min(messages.length, Math.ceil(durationMs / 100)));
+      const perTick = Math.ceil(messages.length / ticks);
+      const interval = durationMs / ticks;
+      const started = Date.now();
+      for (let tick = 0; tick * perTick < messages.length; tick += 1) {
+        // Open loop: each tick is sent on schedule whatever the consumer is doing (one send at a
+        // time, so Kafka keeps the per-key order of the load).
+        await sleep(Math.max(0, started + tick * interval - Date.now()));
+        await producer.send({ topic, acks: -1, messages: messages.slice(tick * perTick, (tick + 1) * perTick) });
+      }
+      return messages.map((m) => String(m.headers.ce_id));
+    },
+    startConsumer: async () => {
+      const running = await startTrackedConsumer({ definition, kafka, groupId: name, registry, pool, logger: testLogger(name), policy, events, sessionTimeoutMs: 6_000 });
+      consumers.push(running);
+      await waitFor(() => running.isReady(), { timeoutMs: 60_000, description: `${name} joined its group` });
+      return running;
+    },
+    failingCodes: async () => seriesOf(await scrape(), 'consumer_failing_event_age_seconds').map((s) => s.labels.error ?? ''),
+    pastDeadline: async () => seriesOf(await scrape(), 'consumer_failing_past_deadline').some((s) => s.value === 1),
+    deadLetters: () => readDeadLetters(kafka, deadLetterTopicFor(topic)),
+    expectAllAppliedOnce: async (ids, deadLetters = 0) => {
+      await waitFor(async () => (await appliedRows(pool, name)).length >= ids.length, { timeoutMs: 120_000, description: `all ${ids.length} events applied` });
+      const rows = await appliedRows(pool, name);
+      expect(rows.length).toBe(ids.length);
+      expect(new Set(rows.map((r) => r.event_id))).toEqual(new Set(ids));
+      assertKeyOrder(rows);
+      expect((await drill.deadLetters()).length).toBe(deadLetters);
+    },
+    close: async () => {
+      for (const running of consumers) await running.close();
+      await Promise.all([closeProducer(), closePool(), closeHttp()]);
+    },
+  };
+  return drill;
+}
+
+/**
+ * Runs `fault` for `holdMs` while load arrives, then `repair`; checks the failure series with
+ * `expectedCode` was raised during the fault and is gone after, and that every event applied once.
+ */
+export async function runFaultDrill(drill: Drill, fault: { expectedCode: RegExp; holdMs: number; start(): Promise<void>; repair(): Promise<void> }): Promise<void> {
+  await drill.startConsumer();
+  const before = await drill.load(drill.nextEvents(30), 1_000);
+  await waitFor(async () => (await appliedRows(drill.pool, drill.name)).length === before.length, { timeoutMs: 60_000, description: 'the warm-up events applied' });
+  await fault.start();
+  const during = drill.load(drill.nextEvents(200), fault.holdMs);
+  const raised = await waitFor(async () => (await drill.failingCodes()).find((code) => fault.expectedCode.test(code)), { timeoutMs: fault.holdMs + 30_000, description: `the failure alert series (${fault.expectedCode})` });
+  expect(raised).toMatch(fault.expectedCode);
+  const sent = await during;
+  await fault.repair();
+  const after = await drill.load(drill.nextEvents(30), 1_000);
+  await drill.expectAllAppliedOnce([...before, ...sent, ...after]);
+  await waitFor(async () => (await drill.failingCodes()).length === 0, { timeoutMs: 30_000, description: 'the failure alert series resolved' });
+}

@@ -1,0 +1,97 @@
+/**
+ * Fault drills: the consumer database misbehaves for 30 s under load without crashing. Each
+ * drill ends with every event applied exactly once in key order, nothing dead-lettered (the event
+ * type's policy is dead-letter, with a deadline well past the fault), and the failure alert's
+ * series raised during the fault with the failure's SQLSTATE and gone after.
+ */
+import pg from 'pg';
+import { describe, it } from 'vitest';
+import type { DeliveryPolicy } from '../../consumers/runtime/types.js';
+import { installLeakGuard } from '../support/leak-guard.js';
+import { adminQuery, requireStack } from '../support/stack.js';
+import { runFaultDrill, startDrill } from './helpers/drill.js';
+import { ownPostgres } from './helpers/own-postgres.js';
+
+const stack = requireStack();
+installLeakGuard();
+
+const HOLD_MS = 30_000;
+const POLICY: DeliveryPolicy = { deadlineMs: 300_000, lateRetryWindowMs: 5_000, deliveryLimit: 3, retryBaseMs: 100, retryCapMs: 2_000 };
+const drillOptions = (prefix: string) => ({ stack, prefix, policy: POLICY, counted: { whenLate: 'dead-letter' as const } });
+
+describe('the consumer database misbehaves without going away', () => {
+  it('read-only for 30 s (default_transaction_read_only, as on a standby): held and retried, nothing dead-lettered', async () => {
+    const drill = await startDrill(drillOptions('drill_readonly'));
+    const database = `"${drill.db.name}"`;
+    await runFaultDrill(drill, {
+      expectedCode: /^25006$/,
+      holdMs: HOLD_MS,
+      start: async () => {
+        await adminQuery(stack.postgresAdminUrl, `alter database ${database} set default_transaction_read_only = on`);
+        await drill.db.dropSessions();
+      },
+      repair: async () => {
+        // From another database: this one's sessions are read-only now.
+        await adminQuery(stack.postgresAdminUrl, `alter database ${database} reset default_transaction_read_only`);
+        await drill.db.dropSessions();
+      },
+    });
+    await drill.close();
+  });
+
+  it("a grant revoked from the consumer's role for 30 s: held and retried, nothing dead-lettered", async () => {
+    const drill = await startDrill(drillOptions('drill_grant'));
+    const role = `"${drill.db.role}"`;
+    await runFaultDrill(drill, {
+      expectedCode: /^42501$/,
+      holdMs: HOLD_MS,
+      start: async () => {
+        await drill.db.admin(`revoke insert on applied_events from ${role}`);
+      },
+      repair: async () => {
+        await drill.db.admin(`grant insert on applied_events to ${role}`);
+      },
+    });
+    await drill.close();
+  });
+
+  it('every batch cancelled by statement_timeout for 30 s: held and retried, nothing dead-lettered', async () => {
+    const drill = await startDrill(drillOptions('drill_timeout'));
+    const role = `"${drill.db.role}"`;
+    // A lock held elsewhere makes each batch's write wait; the role's statement_timeout cancels it.
+    const lockClient = new pg.Client({ connectionString: stack.postgresAdminUrl.replace(/\/[^/]*$/, `/${drill.db.name}`) });
+    await runFaultDrill(drill, {
+      expectedCode: /^57014$/,
+      holdMs: HOLD_MS,
+      start: async () => {
+        await adminQuery(stack.postgresAdminUrl, `alter role ${role} set statement_timeout = '300ms'`);
+        await drill.db.dropSessions();
+        await lockClient.connect();
+        await lockClient.query('begin');
+        await lockClient.query('lock table applied_events in access exclusive mode');
+      },
+      repair: async () => {
+        await lockClient.query('commit');
+        await lockClient.end();
+        await adminQuery(stack.postgresAdminUrl, `alter role ${role} reset statement_timeout`);
+        await drill.db.dropSessions();
+      },
+    });
+    await drill.close();
+  });
+
+  it('restarted (its own cluster stopped and started again) under load: held and retried, nothing dead-lettered', async () => {
+    const postgres = ownPostgres();
+    await postgres.start();
+    const drill = await startDrill({ ...drillOptions('drill_restart'), adminUrl: postgres.adminUrl });
+    await runFaultDrill(drill, {
+      // 57P01 on the way down, then ECONNREFUSED or 57P03 while it starts.
+      expectedCode: /.+/,
+      holdMs: 10_000,
+      start: () => postgres.stop(),
+      repair: () => postgres.start(),
+    });
+    await drill.close();
+    await postgres.stop();
+  });
+});
