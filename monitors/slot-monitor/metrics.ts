@@ -9,6 +9,7 @@ import type { PollOutcome } from '../alerting/poll-loop.js';
 import { PollMetrics } from '../alerting/poll-metrics.js';
 import type { SlotHistory } from './slot-history.js';
 import type { DatabaseReading, WalStatus } from './slot-readings.js';
+import { burstBetweenConfirmations, type WalBurstRules } from './wal-rate.js';
 
 const WAL_STATUSES: readonly WalStatus[] = ['reserved', 'extended', 'unreserved', 'lost'];
 
@@ -24,6 +25,9 @@ export class SlotMonitorMetrics extends PollMetrics<'slot_name'> {
   readonly #keepSizeTarget: Gauge;
   readonly #corrections: Counter;
   readonly #outboxInserts: Gauge;
+  readonly #walPosition: Gauge;
+  readonly #walPeakRate: Gauge;
+  readonly #walBurst: Gauge;
   readonly #pollDuration: Histogram;
 
   constructor(registry: Registry, targetKeepSizeBytes: number) {
@@ -42,6 +46,9 @@ export class SlotMonitorMetrics extends PollMetrics<'slot_name'> {
     this.#keepSizeTarget = single('slot_monitor_max_slot_wal_keep_size_target_bytes', 'The max_slot_wal_keep_size the monitor requires.');
     this.#corrections = new Counter({ name: 'slot_monitor_keep_size_corrections_total', help: 'Times the monitor set max_slot_wal_keep_size back to its target.', registers });
     this.#outboxInserts = single('slot_monitor_outbox_rows_inserted', 'pg_stat_user_tables.n_tup_ins of the outbox table (absent when the table does not exist).');
+    this.#walPosition = single('slot_monitor_wal_position_bytes', 'pg_current_wal_lsn() in bytes: WAL written since the cluster was created (rate() of it is the WAL write rate).');
+    this.#walPeakRate = single('slot_monitor_wal_peak_write_rate_bytes_per_second', 'Highest WAL write rate between two polls within SLOT_MONITOR_WAL_RATE_WINDOW_MS (absent before two polls).');
+    this.#walBurst = single('slot_monitor_wal_burst_between_confirmations_bytes', 'WAL the peak rate writes between two confirmations of an active slot: peak rate × (offset flush + heartbeat interval) × margin; SlotCapTooSmallForWalRate fires when max_slot_wal_keep_size is smaller.');
     this.#pollDuration = new Histogram({ name: 'slot_monitor_poll_duration_seconds', help: 'Time one poll took.', buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5], registers });
     this.#keepSizeTarget.set(targetKeepSizeBytes);
   }
@@ -64,6 +71,17 @@ export class SlotMonitorMetrics extends PollMetrics<'slot_name'> {
     this.#keepSize.set(reading.maxSlotWalKeepSizeBytes);
     if (reading.outboxInserts === null) this.#outboxInserts.reset();
     else this.#outboxInserts.set(reading.outboxInserts);
+  }
+
+  recordWalRate(positionBytes: number, peakBytesPerSecond: number | undefined, rules: WalBurstRules): void {
+    this.#walPosition.set(positionBytes);
+    if (peakBytesPerSecond === undefined) {
+      this.#walPeakRate.reset();
+      this.#walBurst.reset();
+      return;
+    }
+    this.#walPeakRate.set(peakBytesPerSecond);
+    this.#walBurst.set(burstBetweenConfirmations(peakBytesPerSecond, rules));
   }
 
   override recordPoll(poll: PollOutcome): void {

@@ -18,23 +18,29 @@ import {
   type Config,
   type SettingParser,
 } from '../../lib/settings.js';
+import { connectorSettings } from '../../connectors/settings.js';
 import { stackSettings } from '../../stack/config.js';
+import { alertDeliverySettings } from '../alerting/alert-settings.js';
 
 export const PROGRAM = 'slot-monitor';
 
 /** One source of truth for the cap: the monitor's default target is what the stack's Postgres is started with. */
 export const STACK_MAX_SLOT_WAL_KEEP_SIZE = stackSettings.settings.postgresMaxSlotWalKeepSize.default;
+/** The stack's Connect worker flushes offsets (and so confirms the slot's position) this often. */
+const STACK_OFFSET_FLUSH_INTERVAL_MS = '5000';
+/** The stack's connector sends a heartbeat this often. */
+const STACK_HEARTBEAT_INTERVAL_MS = connectorSettings.settings.heartbeatIntervalMs.default;
+
+/** A number of at least 1, e.g. 2 or 1.5. */
+function zFactor(example: string): SettingParser<number> {
+  const schema = z.string().trim().regex(/^\d+(\.\d+)?$/).transform(Number).pipe(z.number().gte(1));
+  return { schema, expected: 'a number of at least 1, such as 2 or 1.5', example };
+}
 
 /** A number between 0 and 1 (exclusive), e.g. 0.25. */
 function zFraction(example: string): SettingParser<number> {
   const schema = z.string().trim().regex(/^0?\.\d+$/).transform(Number).pipe(z.number().gt(0).lt(1));
   return { schema, expected: 'a fraction between 0 and 1, such as 0.25', example };
-}
-
-/** An http(s) URL, or empty to switch the feature off. */
-function zOptionalHttpUrl(example: string): SettingParser<string> {
-  const schema = z.string().trim().refine((text) => text === '' || /^https?:\/\/[^\s/]+/.test(text));
-  return { schema, expected: 'an http:// or https:// URL, or empty to switch it off', example };
 }
 
 const logLevel: SettingParser<LogLevel> = zEnum(LOG_LEVELS as [LogLevel, ...LogLevel[]]);
@@ -53,11 +59,11 @@ export const slotMonitorSettings = defineSettings(PROGRAM, {
   outboxTable: { env: 'SLOT_MONITOR_OUTBOX_TABLE', default: 'outbox', parser: identifier, description: 'The outbox table; retained WAL growing while it gets no inserts means the connector heartbeat is not working.' },
   growthWindowPolls: { env: 'SLOT_MONITOR_GROWTH_WINDOW_POLLS', default: '6', parser: zInt({ min: 2, max: 1000, example: '6' }), description: 'Polls over which retained WAL must keep growing, with no outbox inserts, before SlotWalGrowingWithoutOutboxWrites fires.' },
   growthMinBytes: { env: 'SLOT_MONITOR_GROWTH_MIN_BYTES', default: '64MB', parser: zBytes({ example: '64MB' }), description: 'Retained WAL must grow by at least this much over the window to count as growing.' },
-  alertmanagerUrl: { env: 'SLOT_MONITOR_ALERTMANAGER_URL', default: 'http://127.0.0.1:18093', parser: zOptionalHttpUrl('http://127.0.0.1:18093'), description: 'Alertmanager base URL (alerts go to /api/v2/alerts); empty switches Alertmanager delivery off.' },
-  alertmanagerResendMs: { env: 'SLOT_MONITOR_ALERTMANAGER_RESEND_MS', default: '60000', parser: zDurationMs({ min: 100, example: '60000' }), description: 'Active alerts are sent again this often; each expires after four times the larger of this and the poll interval unless renewed.' },
-  webhookUrl: { env: 'SLOT_MONITOR_WEBHOOK_URL', default: '', parser: zOptionalHttpUrl('https://hooks.example.com/slot-monitor'), description: 'A generic webhook that receives every alert start and end as JSON; empty switches it off.' },
-  deliveryAttempts: { env: 'SLOT_MONITOR_DELIVERY_ATTEMPTS', default: '5', parser: zInt({ min: 1, max: 100, example: '5' }), description: 'Attempts per delivery (Alertmanager or webhook) before it is logged as failed and dropped.' },
-  deliveryTimeoutMs: { env: 'SLOT_MONITOR_DELIVERY_TIMEOUT_MS', default: '5000', parser: zDurationMs({ min: 100, example: '5000' }), description: 'Time limit of one delivery attempt.' },
+  walRateWindowMs: { env: 'SLOT_MONITOR_WAL_RATE_WINDOW_MS', default: '86400000', parser: zDurationMs({ min: 1000, example: '86400000' }), description: 'The peak WAL write rate (between two polls) is the highest seen within this window; SlotCapTooSmallForWalRate judges the cap against it.' },
+  offsetFlushIntervalMs: { env: 'SLOT_MONITOR_OFFSET_FLUSH_INTERVAL_MS', default: STACK_OFFSET_FLUSH_INTERVAL_MS, parser: zDurationMs({ min: 0, example: '5000' }), description: 'offset.flush.interval.ms of the Kafka Connect worker (the stack\'s value by default): an active slot\'s position is confirmed at most this often.' },
+  heartbeatIntervalMs: { env: 'SLOT_MONITOR_HEARTBEAT_INTERVAL_MS', default: STACK_HEARTBEAT_INTERVAL_MS, parser: zDurationMs({ min: 0, example: '10000' }), description: 'heartbeat.interval.ms of the Debezium connector (the stack\'s value by default): how long a quiet outbox leaves nothing to confirm.' },
+  walBurstMargin: { env: 'SLOT_MONITOR_WAL_BURST_MARGIN', default: '2', parser: zFactor('2'), description: 'SlotCapTooSmallForWalRate fires when max_slot_wal_keep_size is below peak WAL rate × (offset flush + heartbeat interval) × this factor.' },
+  ...alertDeliverySettings('SLOT_MONITOR'),
   noticeDurationMs: { env: 'SLOT_MONITOR_NOTICE_DURATION_MS', default: '900000', parser: zDurationMs({ min: 1000, example: '900000' }), description: 'How long an info alert about a change the monitor made (SlotKeepSizeCorrected) stays firing.' },
   metricsHost: { env: 'SLOT_MONITOR_METRICS_HOST', default: '127.0.0.1', parser: zString({ minLength: 1, example: '0.0.0.0' }), description: 'Address the /metrics, /healthz and /readyz server listens on.' },
   metricsPort: { env: 'SLOT_MONITOR_METRICS_PORT', default: '9188', parser: zPort(), description: 'Port of the /metrics, /healthz and /readyz server.' },

@@ -27,6 +27,8 @@ export interface DatabaseReading {
   slots: SlotReading[];
   /** The database's max_slot_wal_keep_size in bytes; -1 means unlimited. */
   maxSlotWalKeepSizeBytes: number;
+  /** pg_current_wal_lsn() in bytes: WAL written since the cluster was created. */
+  walPositionBytes: number;
   /** Rows ever inserted into the outbox (pg_stat_user_tables.n_tup_ins); null when the table does not exist. */
   outboxInserts: number | null;
 }
@@ -99,9 +101,16 @@ export async function readOutboxInserts(db: Queryable, outbox: OutboxTable): Pro
   return row ? Number(row.inserts) : null;
 }
 
+/** pg_current_wal_lsn() as a byte count, to measure how fast the database writes WAL. */
+export async function readWalPosition(db: Queryable): Promise<number> {
+  const { rows } = await db.query(/* sql */ `select pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint::text as position`);
+  return Number((rows[0] as { position: string }).position);
+}
+
 export async function readDatabase(db: Queryable, outbox: OutboxTable): Promise<DatabaseReading> {
   const slots = await readSlots(db);
   const maxSlotWalKeepSizeBytes = await readMaxSlotWalKeepSize(db);
+  const walPositionBytes = await readWalPosition(db);
   const outboxInserts = await readOutboxInserts(db, outbox);
-  return { takenAt: new Date(), slots, maxSlotWalKeepSizeBytes, outboxInserts };
+  return { takenAt: new Date(), slots, maxSlotWalKeepSizeBytes, walPositionBytes, outboxInserts };
 }

@@ -1,6 +1,6 @@
 /**
  * What the slot monitor reads on each poll: the slots, max_slot_wal_keep_size (corrected when it
- * drifted) and the outbox, turned into the conditions that hold now. The loop around it (alert
+ * drifted), the WAL position (its peak rate) and the outbox, turned into the conditions that hold now. The loop around it (alert
  * starts and ends, re-sending, the heartbeat) is monitors/alerting/poll-loop.ts.
  */
 import { errorMessage } from '../../lib/errors.js';
@@ -13,12 +13,13 @@ import type { Queryable } from './monitor-role.js';
 import { slotAlertCandidates, type SlotRules } from './slot-conditions.js';
 import { SlotHistory } from './slot-history.js';
 import { readDatabase, type OutboxTable } from './slot-readings.js';
+import { WalRate, walBurstCandidate, type WalBurstRules } from './wal-rate.js';
 
 export interface SlotConditionSourceOptions {
   db: Queryable;
   /** `host:port/database`, named in the unreachable alert. */
   databaseLabel: string;
-  rules: SlotRules;
+  rules: SlotRules & WalBurstRules;
   outbox: OutboxTable;
   growthWindowPolls: number;
   keepSize: KeepSizeGuard;
@@ -28,10 +29,12 @@ export interface SlotConditionSourceOptions {
 export class SlotConditionSource implements ConditionSource<AlertName> {
   readonly #options: SlotConditionSourceOptions;
   readonly #history: SlotHistory;
+  readonly #walRate: WalRate;
 
   constructor(options: SlotConditionSourceOptions) {
     this.#options = options;
     this.#history = new SlotHistory(options.growthWindowPolls);
+    this.#walRate = new WalRate(options.rules.walRateWindowMs);
   }
 
   async readConditions(now: Date): Promise<AlertCandidate[]> {
@@ -39,8 +42,12 @@ export class SlotConditionSource implements ConditionSource<AlertName> {
     const reading = await readDatabase(db, outbox);
     const keepSizeCandidates = await keepSize.check(db, reading.maxSlotWalKeepSizeBytes, now);
     this.#history.observe(reading);
+    this.#walRate.observe(reading.takenAt, reading.walPositionBytes);
+    const peakRate = this.#walRate.peakBytesPerSecond();
     metrics.recordReading(reading, this.#history, rules.slots);
-    return [...slotAlertCandidates(reading, this.#history, rules), ...keepSizeCandidates];
+    metrics.recordWalRate(reading.walPositionBytes, peakRate, rules);
+    const burst = walBurstCandidate(reading, peakRate, rules);
+    return [...slotAlertCandidates(reading, this.#history, rules), ...keepSizeCandidates, ...(burst ? [burst] : [])];
   }
 
   unreachableAlert(err: unknown): AlertCandidate {
