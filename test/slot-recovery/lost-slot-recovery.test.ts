@@ -4,6 +4,10 @@
  * slot-test cluster, the real outbox connector on the stack's Connect, the seat availability and
  * sales ledger consumers as child processes, and the reconcile and slot-recovery commands as the
  * on-call person runs them.
+ *
+ * The story runs once, in beforeAll: stream, lose the slot, dry run, recover. Each step's output
+ * and the state it left are recorded there; every test reads those records and the end state, so
+ * each test can run alone (-t) and none depends on another having run first.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectorState, stopConnector } from '../../connectors/connector-lifecycle.js';
@@ -36,6 +40,19 @@ function logLine(output: string, step: string): { since?: string; consumers?: { 
   return JSON.parse(output.split('\n').find((l) => l.includes(`"step":"${step}"`)) ?? '{}') as { since?: string; consumers?: { published: number }[] };
 }
 
+type Run = Awaited<ReturnType<typeof runChildProgram>>;
+
+/** What each step of the story printed, and the state it left behind. */
+interface Story {
+  /** Reconciliation while the slot was healthy and the consumers had caught up. */
+  healthyCheck: Run;
+  /** Reconciliation after the slot was lost, sales going on. */
+  gapCheck: Run;
+  oldestMissingMs: number;
+  dryRun: Run & { slotAfter: string | null | undefined; connectorAfter: string | undefined };
+  recovery: Run & { slotAfter: string | null | undefined };
+}
+
 /** Outbox rows in the re-emit window, as the recovery's verify step counted them. */
 function verifiedRows(output: string): number {
   return (logLine(output, 'verify').consumers ?? []).reduce((sum, c) => sum + c.published, 0);
@@ -50,7 +67,7 @@ describe('lost-slot recovery: every outbox row within retention reaches every co
   let inboxes: Awaited<ReturnType<typeof consumerDatabase>>;
   let consumers: ChildConsumer[] = [];
   let traffic: WalTraffic;
-  let oldestMissingMs = Number.NaN;
+  let story: Story;
 
   const toolEnv = (): Record<string, string> => ({
     CONNECT_URL: stack.connectUrl, CONNECTOR_NAME: name, SLOT_RECOVERY_SEAT_DB_URL: pipeline.debeziumUrl, RECONCILE_SEAT_DB_URL: pipeline.debeziumUrl,
@@ -70,33 +87,17 @@ describe('lost-slot recovery: every outbox row within retention reaches every co
     return seatRows.join() === seatInbox.join() && orderRows.join() === ledgerInbox.join();
   }
 
-  beforeAll(async () => {
-    cluster = await startSlotCluster();
-    pipeline = await startLostSlotPipeline(cluster, stack, name);
-    await createArena(pipeline.service);
-    inboxes = await consumerDatabase('recovery_inbox');
-    consumers = [startChildProgram('consumers/seat-availability/main.ts', consumerEnv(groups.seats)), startChildProgram('consumers/sales-ledger/main.ts', consumerEnv(groups.ledger))];
-    traffic = await WalTraffic.connect(pipeline.adminUrl);
-  });
+  const waitForInboxes = (what: string) => waitFor(inboxesMatchOutbox, { timeoutMs: 60_000, description: `both inboxes to hold every outbox row of their types${what}` });
 
-  afterAll(async () => {
-    for (const consumer of consumers) await consumer.close();
-    await traffic?.close();
-    await pipeline?.teardown();
-    await inboxes?.close();
-    await cluster?.stop();
-    console.log('lost-slot recovery measurements:', measured);
-  });
-
-  it('streams while the slot is healthy, and reconciliation finds no gap', async () => {
+  /** Sales while the slot is healthy; the consumers catch up; reconciliation. */
+  async function streamWhileHealthy(): Promise<Run> {
     for (let order = 0; order < 5; order += 1) await sellOrder(pipeline.service, order);
-    await waitFor(inboxesMatchOutbox, { timeoutMs: 60_000, description: 'both inboxes to hold every outbox row of their types' });
-    const check = await runChildProgram(RECONCILE, toolEnv());
-    expect(check.output).toContain('no gaps');
-    expect(check.code).toBe(0);
-  });
+    await waitForInboxes('');
+    return runChildProgram(RECONCILE, toolEnv());
+  }
 
-  it('loses the slot while the connector is stopped and sales go on; reconciliation reports the gap', async () => {
+  /** The connector stopped, the slot lost under WAL traffic, sales going on; reconciliation. */
+  async function loseTheSlot(): Promise<Run> {
     await stopConnector(stack.connectUrl, name);
     await waitForSlotActive(cluster, name, false);
     await setClusterSettings(cluster, { max_wal_size: '16MB', min_wal_size: '2MB', max_slot_wal_keep_size: '4MB', checkpoint_timeout: '1h' });
@@ -114,43 +115,82 @@ describe('lost-slot recovery: every outbox row within retention reaches every co
       { timeoutMs: 60_000, intervalMs: 50, description: `slot ${name} to be lost` },
     );
     for (let order = 15; order < 18; order += 1) await sellOrder(pipeline.service, order);
+    return runChildProgram(RECONCILE, toolEnv());
+  }
 
-    const check = await runChildProgram(RECONCILE, toolEnv());
-    expect(check.code, check.output).toBe(3);
-    expect(check.output).toContain(`${groups.seats} (seat-availability): published ${20 + 13 * 4 + 3}, handled 20, missing ${13 * 4 + 3}`);
-    expect(check.output).toContain(`${groups.ledger} (sales-ledger): published 18, handled 5, missing 13`);
-    const oldest = [...check.output.matchAll(/oldest missing created at (\S+)/g)].map((m) => new Date(m[1] ?? '').getTime());
-    oldestMissingMs = Math.min(...oldest);
-  });
-
-  it('the dry run prints the plan and changes nothing', async () => {
-    const dry = await runChildProgram(RECOVERY, toolEnv(), ['--since', 'auto']);
-    expect(dry.code, dry.output).toBe(0);
-    expect(dry.output).toContain(`slot ${name}: wal_status lost`);
-    expect(dry.output).toContain(`2. drop slot ${name}`);
-    expect(dry.output).toContain('dry run: nothing changed');
-    if (process.env.TEST_SHOW_PLAN === '1') console.log(dry.output);
-    expect((await traffic.slotState(name))?.walStatus).toBe('lost');
-    expect(await connectorState(stack.connectUrl, name)).toBe('STOPPED');
-  });
-
-  it('--since auto --apply replaces the slot, re-emits, and every inbox ends up with every outbox row once', async () => {
+  /** `--since auto --apply` with sales going on during the recovery. */
+  async function recover(): Promise<Run> {
     const background = sellInBackground(pipeline.service, 18, 15);
     const started = Date.now();
     const recovery = await runChildProgram(RECOVERY, toolEnv(), ['--since', 'auto', '--apply']);
     measured.recoveryMs = Date.now() - started;
     measured.ordersSoldDuringRecovery = await background.stop();
-    expect(recovery.code, recovery.output).toBe(0);
     measured.reEmittedRows = verifiedRows(recovery.output);
+    return recovery;
+  }
+
+  beforeAll(async () => {
+    cluster = await startSlotCluster();
+    pipeline = await startLostSlotPipeline(cluster, stack, name);
+    await createArena(pipeline.service);
+    inboxes = await consumerDatabase('recovery_inbox');
+    consumers = [startChildProgram('consumers/seat-availability/main.ts', consumerEnv(groups.seats)), startChildProgram('consumers/sales-ledger/main.ts', consumerEnv(groups.ledger))];
+    traffic = await WalTraffic.connect(pipeline.adminUrl);
+
+    const healthyCheck = await streamWhileHealthy();
+    const gapCheck = await loseTheSlot();
+    const oldestMissingMs = Math.min(...[...gapCheck.output.matchAll(/oldest missing created at (\S+)/g)].map((m) => new Date(m[1] ?? '').getTime()));
+    const dry = await runChildProgram(RECOVERY, toolEnv(), ['--since', 'auto']);
+    const dryRun = { ...dry, slotAfter: (await traffic.slotState(name))?.walStatus, connectorAfter: await connectorState(stack.connectUrl, name) };
+    const recovery = await recover();
+    story = { healthyCheck, gapCheck, oldestMissingMs, dryRun, recovery: { ...recovery, slotAfter: (await traffic.slotState(name))?.walStatus } };
+  }, 600_000);
+
+  afterAll(async () => {
+    for (const consumer of consumers) await consumer.close();
+    await traffic?.close();
+    await pipeline?.teardown();
+    await inboxes?.close();
+    await cluster?.stop();
+    console.log('lost-slot recovery measurements:', measured);
+  });
+
+  it('streams while the slot is healthy, and reconciliation finds no gap', () => {
+    expect(story.healthyCheck.output).toContain('no gaps');
+    expect(story.healthyCheck.code).toBe(0);
+  });
+
+  it('loses the slot while the connector is stopped and sales go on; reconciliation reports the gap', () => {
+    const check = story.gapCheck;
+    expect(check.code, check.output).toBe(3);
+    expect(check.output).toContain(`${groups.seats} (seat-availability): published ${20 + 13 * 4 + 3}, handled 20, missing ${13 * 4 + 3}`);
+    expect(check.output).toContain(`${groups.ledger} (sales-ledger): published 18, handled 5, missing 13`);
+    expect(Number.isFinite(story.oldestMissingMs)).toBe(true);
+  });
+
+  it('the dry run prints the plan and changes nothing', () => {
+    const dry = story.dryRun;
+    expect(dry.code, dry.output).toBe(0);
+    expect(dry.output).toContain(`slot ${name}: wal_status lost`);
+    expect(dry.output).toContain(`2. drop slot ${name}`);
+    expect(dry.output).toContain('dry run: nothing changed');
+    if (process.env.TEST_SHOW_PLAN === '1') console.log(dry.output);
+    expect(dry.slotAfter).toBe('lost');
+    expect(dry.connectorAfter).toBe('STOPPED');
+  });
+
+  it('--since auto --apply replaces the slot, re-emits, and every inbox ends up with every outbox row once', async () => {
+    const { recovery } = story;
+    expect(recovery.code, recovery.output).toBe(0);
     // --since auto: the oldest row some inbox lacked, minus the default safety margin (5 minutes).
-    expect(logLine(recovery.output, 'start-time').since).toBe(new Date(oldestMissingMs - 300_000).toISOString());
+    expect(logLine(recovery.output, 'start-time').since).toBe(new Date(story.oldestMissingMs - 300_000).toISOString());
     // The connector was stopped by the test already (Debezium would otherwise retry the lost slot).
     for (const step of ['connector already stopped', 'lost slot dropped', 'connector offsets reset', 'connector running on a fresh slot', 'incremental snapshot of the outbox requested', 'no gaps since the start time']) {
       expect(recovery.output).toContain(step);
     }
-    expect((await traffic.slotState(name))?.walStatus).toBe('reserved');
+    expect(recovery.slotAfter).toBe('reserved');
 
-    await waitFor(inboxesMatchOutbox, { timeoutMs: 60_000, description: 'both inboxes to hold every outbox row of their types, sales during the recovery included' });
+    await waitForInboxes(', sales during the recovery included');
     const seatPool = createPool({ connectionString: pipeline.adminUrl, applicationName: 'test-ledger', logger: testLogger, max: 1 });
     try {
       await waitFor(async () => compareTotals(await totalsFromLedger(inboxes.pool), await totalsFromSeatDatabase(seatPool)).length === 0, {
@@ -163,6 +203,7 @@ describe('lost-slot recovery: every outbox row within retention reaches every co
   });
 
   it('the re-emitted records carry the original ce_id, key and bytes, and the inboxes dropped them', async () => {
+    await waitForInboxes(' after the recovery');
     const topics = [pipeline.topics.seat, pipeline.topics.order];
     const collector = await collectRecords(topics);
     try {
@@ -191,6 +232,7 @@ describe('lost-slot recovery: every outbox row within retention reaches every co
   });
 
   it('reconciliation reports no gaps afterwards, and running the recovery again changes nothing', async () => {
+    await waitForInboxes(' after the recovery');
     const check = await runChildProgram(RECONCILE, toolEnv());
     expect(check.code, check.output).toBe(0);
     const again = await runChildProgram(RECOVERY, toolEnv(), ['--since', 'auto', '--apply']);

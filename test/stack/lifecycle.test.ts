@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { createSchemaRegistry, registerAvroSchema } from '../../lib/schema-registry.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSchemaRegistry, decodeWithSchema, encodeWithSchema, registerAvroSchema } from '../../lib/schema-registry.js';
 import { projectRoot, stackEndpoints, stackLayout, stackSettings } from '../../stack/config.js';
-import { stackStatus, type ComponentStatus } from '../../stack/launcher.js';
+import { stackComponents, stackStatus, type ComponentStatus } from '../../stack/launcher.js';
 import { postgresHome } from '../../stack/postgres.js';
 import { isAlive, portOpen } from '../../stack/processes.js';
 import { waitFor } from '../../lib/wait.js';
@@ -29,32 +29,52 @@ function stackCommand(command: 'start' | 'stop'): void {
 }
 
 const pids = (rows: ComponentStatus[]) => Object.fromEntries(rows.map((r) => [r.name, r.pid]));
+const unhealthy = (rows: ComponentStatus[]) => rows.filter((c) => !c.healthy).map((c) => c.name);
+
+/** Starts the second stack (idempotent: what runs is reused) and returns its status. */
+async function runningStack(): Promise<ComponentStatus[]> {
+  stackCommand('start');
+  return stackStatus(layout);
+}
 
 describe('native stack lifecycle (a second stack on other ports)', () => {
+  // The fixture: the second stack started from nothing. Each test starts it again (a no-op when it
+  // runs) so that it needs no other test, and leaves it running.
+  let fromNothing: ComponentStatus[] = [];
+  beforeAll(async () => {
+    fromNothing = await runningStack();
+  }, 400_000);
+
   afterAll(() => {
     stackCommand('stop');
     rmSync(layout.home, { recursive: true, force: true });
     rmSync(dirname(postgresHome(layout)), { recursive: true, force: true });
   }, 300_000);
 
-  it('starts from nothing; start again reuses every process; a component killed by hand comes back alone', async () => {
-    stackCommand('start');
-    const first = await stackStatus(layout);
-    expect(first.filter((c) => !c.healthy).map((c) => c.name)).toEqual([]);
+  it('starts from nothing, every component healthy on ports of its own', () => {
+    expect(unhealthy(fromNothing)).toEqual([]);
+    const mainPorts = Object.fromEntries(stackComponents(mainLayout).map((c) => [c.name, c.port]));
+    expect(Object.fromEntries(fromNothing.map((c) => [c.name, c.port]))).toEqual(Object.fromEntries(Object.entries(mainPorts).map(([name, port]) => [name, port + 100])));
+  });
 
+  it('start again reuses every process; a component killed by hand comes back alone, its data kept', async () => {
+    const first = await runningStack();
+    expect(unhealthy(first)).toEqual([]);
     stackCommand('start');
     expect(pids(await stackStatus(layout))).toEqual(pids(first));
 
     const registryUrl = stackEndpoints(layout).registryUrl;
-    const schemaId = await registerAvroSchema(createSchemaRegistry(registryUrl), 'lifecycle.Probe', JSON.stringify({ type: 'record', name: 'Probe', fields: [{ name: 'n', type: 'int' }] }));
+    const probe = createSchemaRegistry(registryUrl);
+    const schemaId = await registerAvroSchema(probe, 'lifecycle.Probe', JSON.stringify({ type: 'record', name: 'Probe', fields: [{ name: 'n', type: 'int' }] }));
+    const encoded = await encodeWithSchema(probe, schemaId, { n: 7 });
     const registry = first.find((c) => c.name === 'registry');
     process.kill(registry?.pid ?? -1, 'SIGKILL');
     await waitFor(() => !isAlive(registry?.pid), { timeoutMs: 10_000, description: 'the killed registry to be gone' });
     stackCommand('start');
     const after = await stackStatus(layout);
-    expect(after.filter((c) => !c.healthy).map((c) => c.name)).toEqual([]);
-    // Schema ids are inside every event on Kafka: they must survive a registry restart.
-    expect(await createSchemaRegistry(registryUrl).client.getSchema(schemaId)).toBeDefined();
+    expect(unhealthy(after)).toEqual([]);
+    // Schema ids are inside every event on Kafka: a client that never saw the schema decodes after the restart.
+    expect(await decodeWithSchema(createSchemaRegistry(registryUrl), encoded)).toEqual({ n: 7 });
     for (const component of after) {
       if (component.name === 'registry') expect(component.pid).not.toBe(registry?.pid);
       else expect(component.pid).toBe(pids(first)[component.name]);
@@ -62,13 +82,14 @@ describe('native stack lifecycle (a second stack on other ports)', () => {
   }, 400_000);
 
   it('stop leaves no process of the stack and no port held; start after stop works', async () => {
-    const running = await stackStatus(layout);
+    const running = await runningStack();
+    expect(unhealthy(running)).toEqual([]);
+    expect(running.filter((c) => c.pid === undefined).map((c) => c.name)).toEqual([]);
     stackCommand('stop');
     for (const component of running) {
       expect(isAlive(component.pid), `${component.name} process`).toBe(false);
       expect(await portOpen(component.port), `${component.name} port ${component.port}`).toBe(false);
     }
-    stackCommand('start');
-    expect((await stackStatus(layout)).filter((c) => !c.healthy).map((c) => c.name)).toEqual([]);
+    expect(unhealthy(await runningStack())).toEqual([]);
   }, 400_000);
 });
