@@ -2,6 +2,7 @@
  * The job watchdog against a real hold sweeper process, a real seat database and a real
  * Alertmanager: a sweeper killed with -9 makes JobRunOverdue fire, a new one resolves it; overdue
  * holds piling up alert and resolve once swept; runs past their deadline and failing runs alert.
+ * Each test has a seat database and a watchdog of its own.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../lib/logger.js';
@@ -22,18 +23,14 @@ const TOLERANCE = 3;
 const POLL_INTERVAL_MS = 500;
 
 describe('job watchdog: hold sweeper runs, overdue holds, deadlines, failures', () => {
-  let database: WatchedDatabase;
   let receiver: WebhookReceiver;
   let alertmanager: AlertmanagerProcess;
-  let watchdog: RunningJobWatchdog;
+  const started: { database: WatchedDatabase; watchdog: RunningJobWatchdog }[] = [];
   const timings: Record<string, number> = {};
-  const firing = (name: string, job?: string) => received(receiver, name, 'firing').filter((a) => job === undefined || a.labels.job_name === job);
-  const resolved = (name: string, job?: string) => received(receiver, name, 'resolved').filter((a) => job === undefined || a.labels.job_name === job);
 
-  beforeAll(async () => {
-    database = await createWatchedDatabase('watchdog');
-    receiver = await startWebhookReceiver();
-    alertmanager = await startAlertmanager(receiver);
+  /** Each test: a seat database of its own and a watchdog on it, whose alerts (labelled with that database) are the test's. */
+  async function ownWatchdog(prefix: string) {
+    const database = await createWatchedDatabase(prefix);
     const config = parseJobWatchdogConfig({
       JOB_WATCHDOG_DATABASE_URL: database.watchdogUrl,
       JOB_WATCHDOG_JOBS: `hold-sweeper=${SWEEP_INTERVAL_MS}:5000,nightly-report=3600000:60000`,
@@ -46,31 +43,48 @@ describe('job watchdog: hold sweeper runs, overdue holds, deadlines, failures', 
       JOB_WATCHDOG_WEBHOOK_URL: receiver.genericUrl,
       JOB_WATCHDOG_METRICS_PORT: '0',
     });
-    watchdog = await startJobWatchdog(config, createLogger({ name: 'job-watchdog', level: 'fatal' }));
+    const watchdog = await startJobWatchdog(config, createLogger({ name: 'job-watchdog', level: 'fatal' }));
+    started.push({ database, watchdog });
+    const name = new URL(database.adminUrl).pathname;
+    const mine = (alert: { labels: Record<string, string> }) => alert.labels.database?.endsWith(name) === true;
+    const ofJob = (job?: string) => (alert: { labels: Record<string, string> }) => mine(alert) && (job === undefined || alert.labels.job_name === job);
+    return {
+      database,
+      watchdog,
+      mine,
+      firing: (alert: string, job?: string) => received(receiver, alert, 'firing').filter(ofJob(job)),
+      resolved: (alert: string, job?: string) => received(receiver, alert, 'resolved').filter(ofJob(job)),
+    };
+  }
+
+  beforeAll(async () => {
+    receiver = await startWebhookReceiver();
+    alertmanager = await startAlertmanager(receiver);
   });
 
   afterAll(async () => {
-    await watchdog?.stop();
+    for (const { watchdog } of started) await watchdog.stop();
     await alertmanager?.close();
     await receiver?.close();
-    await database?.drop();
+    for (const { database } of started) await database.drop();
     console.log('job watchdog timings (ms):', timings);
   });
 
   it('alerts JobRunOverdue when the sweeper process dies, and resolves when a sweeper runs again', async () => {
-    const first = await startSweeperProcess(database, SWEEP_INTERVAL_MS);
-    await waitFor(async () => Number((await database.admin(/* sql */ `select count(*) from job_runs where outcome = 'succeeded'`))[0]?.count) >= 2, {
+    const own = await ownWatchdog('overdue');
+    const first = await startSweeperProcess(own.database, SWEEP_INTERVAL_MS);
+    await waitFor(async () => Number((await own.database.admin(/* sql */ `select count(*) from job_runs where outcome = 'succeeded'`))[0]?.count) >= 2, {
       timeoutMs: 30_000,
       description: `the sweeper to finish two runs (output: ${first.output()})`,
     });
     const metrics = await (await fetch(first.metricsUrl)).text();
     expect(metrics).toMatch(/^hold_sweeper_runs_total\{outcome="succeeded",program="hold-sweeper"\} [1-9]/m);
     expect(metrics).toMatch(/^hold_sweeper_last_success_timestamp_seconds\{program="hold-sweeper"\} [1-9]/m);
-    expect(firing('JobRunOverdue', 'hold-sweeper')).toEqual([]);
+    expect(own.firing('JobRunOverdue', 'hold-sweeper')).toEqual([]);
 
     const killedAt = Date.now();
     await first.killHard();
-    const [overdue] = await waitFor(() => firing('JobRunOverdue', 'hold-sweeper').length > 0 && firing('JobRunOverdue', 'hold-sweeper'), {
+    const [overdue] = await waitFor(() => own.firing('JobRunOverdue', 'hold-sweeper').length > 0 && own.firing('JobRunOverdue', 'hold-sweeper'), {
       timeoutMs: 20_000,
       description: 'JobRunOverdue to reach the webhook through Alertmanager',
     });
@@ -78,13 +92,13 @@ describe('job watchdog: hold sweeper runs, overdue holds, deadlines, failures', 
     expect(overdue?.labels).toMatchObject({ severity: 'critical', service: 'job-watchdog', job_name: 'hold-sweeper' });
     expect(overdue?.annotations.summary).toMatch(/^hold-sweeper has not run for [\d.]+ s \(it should run every 1 s\)/);
     expect(overdue?.annotations.runbook).toMatch(/^1\. .*\n2\. /);
-    const generic = receiver.generic.find((call) => call.body.alertname === 'JobRunOverdue');
+    const generic = receiver.generic.find((call) => call.body.alertname === 'JobRunOverdue' && own.mine(call.body));
     expect(generic?.body).toMatchObject({ source: 'job-watchdog', status: 'firing' });
     expect((await alertmanager.activeAlerts()).some((a) => a.labels.alertname === 'Watchdog' && a.labels.service === 'job-watchdog')).toBe(true);
 
     const restartedAt = Date.now();
-    const second = await startSweeperProcess(database, SWEEP_INTERVAL_MS);
-    const [back] = await waitFor(() => resolved('JobRunOverdue', 'hold-sweeper').length > 0 && resolved('JobRunOverdue', 'hold-sweeper'), {
+    const second = await startSweeperProcess(own.database, SWEEP_INTERVAL_MS);
+    const [back] = await waitFor(() => own.resolved('JobRunOverdue', 'hold-sweeper').length > 0 && own.resolved('JobRunOverdue', 'hold-sweeper'), {
       timeoutMs: 30_000,
       description: 'JobRunOverdue to resolve once a sweeper runs again',
     });
@@ -96,12 +110,13 @@ describe('job watchdog: hold sweeper runs, overdue holds, deadlines, failures', 
   }, 90_000);
 
   it('alerts OverdueHoldsPilingUp while expired holds keep their seats, and resolves once a sweeper expires them', async () => {
-    await database.admin(/* sql */ `insert into shows (show_id, title, starts_at, on_sale_at) values ('s1', 'Stadium', now() + interval '30 days', now() - interval '1 hour')`);
-    await database.admin(/* sql */ `
+    const own = await ownWatchdog('piling');
+    await own.database.admin(/* sql */ `insert into shows (show_id, title, starts_at, on_sale_at) values ('s1', 'Stadium', now() + interval '30 days', now() - interval '1 hour')`);
+    await own.database.admin(/* sql */ `
       insert into holds (hold_id, show_id, buyer_id, created_at, expires_at)
       select gen_random_uuid(), 's1', 'buyer-' || n, now() - interval '10 minutes', now() - interval '5 minutes' from generate_series(1, 4) as n`);
     const insertedAt = Date.now();
-    const [piling] = await waitFor(() => firing('OverdueHoldsPilingUp').length > 0 && firing('OverdueHoldsPilingUp'), {
+    const [piling] = await waitFor(() => own.firing('OverdueHoldsPilingUp').length > 0 && own.firing('OverdueHoldsPilingUp'), {
       timeoutMs: 20_000,
       description: 'OverdueHoldsPilingUp to reach the webhook',
     });
@@ -109,41 +124,43 @@ describe('job watchdog: hold sweeper runs, overdue holds, deadlines, failures', 
     expect(piling?.labels.severity).toBe('critical');
     expect(piling?.annotations.summary).toMatch(/^4 holds are past their expiry and still hold their seats/);
 
-    const sweeper = await startSweeperProcess(database, SWEEP_INTERVAL_MS);
-    await waitFor(() => resolved('OverdueHoldsPilingUp').length > 0, { timeoutMs: 30_000, description: 'OverdueHoldsPilingUp to resolve' });
+    const sweeper = await startSweeperProcess(own.database, SWEEP_INTERVAL_MS);
+    await waitFor(() => own.resolved('OverdueHoldsPilingUp').length > 0, { timeoutMs: 30_000, description: 'OverdueHoldsPilingUp to resolve' });
     await sweeper.close();
-    const statuses = await database.admin(/* sql */ `select status, count(*)::int as n from holds group by status`);
+    const statuses = await own.database.admin(/* sql */ `select status, count(*)::int as n from holds group by status`);
     expect(statuses).toEqual([{ status: 'expired', n: 4 }]);
   }, 90_000);
 
   it('alerts a run past its deadline and runs that keep failing; both resolve when the job recovers', async () => {
-    await database.admin(/* sql */ `
+    const own = await ownWatchdog('deadline');
+    await own.database.admin(/* sql */ `
       insert into job_runs (job_name, run_slot, claimed_by, started_at, finished_at, outcome, detail) values
         ('nightly-report', now() - interval '4 hours', 'host-a:1', now() - interval '4 hours', now() - interval '4 hours', 'failed', '{"error":"permission denied for table orders"}'),
         ('nightly-report', now() - interval '3 hours', 'host-a:1', now() - interval '3 hours', now() - interval '3 hours', 'failed', '{"error":"permission denied for table orders"}'),
         ('nightly-report', now() - interval '2 hours', 'host-a:1', now() - interval '2 hours', now() - interval '2 hours', 'failed', '{"error":"permission denied for table orders"}'),
         ('nightly-report', now() - interval '2 minutes', 'host-b:7', now() - interval '2 minutes', null, null, null)`);
-    await waitFor(() => firing('JobRunsFailing', 'nightly-report').length > 0 && firing('JobRunPastDeadline', 'nightly-report').length > 0, {
+    await waitFor(() => own.firing('JobRunsFailing', 'nightly-report').length > 0 && own.firing('JobRunPastDeadline', 'nightly-report').length > 0, {
       timeoutMs: 20_000,
       description: 'JobRunsFailing and JobRunPastDeadline to reach the webhook',
     });
-    expect(firing('JobRunsFailing', 'nightly-report')[0]?.annotations.description).toContain('permission denied for table orders');
-    expect(firing('JobRunPastDeadline', 'nightly-report')[0]?.annotations.summary).toContain('host-b:7');
+    expect(own.firing('JobRunsFailing', 'nightly-report')[0]?.annotations.description).toContain('permission denied for table orders');
+    expect(own.firing('JobRunPastDeadline', 'nightly-report')[0]?.annotations.summary).toContain('host-b:7');
 
-    await database.admin(/* sql */ `update job_runs set finished_at = now(), outcome = 'succeeded', detail = '{}' where job_name = 'nightly-report' and finished_at is null`);
-    await waitFor(() => resolved('JobRunsFailing', 'nightly-report').length > 0 && resolved('JobRunPastDeadline', 'nightly-report').length > 0, {
+    await own.database.admin(/* sql */ `update job_runs set finished_at = now(), outcome = 'succeeded', detail = '{}' where job_name = 'nightly-report' and finished_at is null`);
+    await waitFor(() => own.resolved('JobRunsFailing', 'nightly-report').length > 0 && own.resolved('JobRunPastDeadline', 'nightly-report').length > 0, {
       timeoutMs: 20_000,
       description: 'JobRunsFailing and JobRunPastDeadline to resolve',
     });
-    const metrics = await (await fetch(`${watchdog.http.url}/metrics`)).text();
+    const metrics = await (await fetch(`${own.watchdog.http.url}/metrics`)).text();
     expect(metrics).toMatch(/^job_watchdog_job_consecutive_failures\{job_name="nightly-report",program="job-watchdog"\} 0$/m);
     expect(metrics).toMatch(/^job_watchdog_database_up\{program="job-watchdog"\} 1$/m);
   }, 60_000);
 
   it('reads with a role that can select job_runs and holds and nothing else', async () => {
+    const own = await ownWatchdog('role');
     const { adminQuery } = await import('../support/stack.js');
-    await expect(adminQuery(database.watchdogUrl, /* sql */ `select count(*) from job_runs`)).resolves.toBeDefined();
-    await expect(adminQuery(database.watchdogUrl, /* sql */ `select count(*) from outbox`)).rejects.toThrow(/permission denied/);
-    await expect(adminQuery(database.watchdogUrl, /* sql */ `delete from holds`)).rejects.toThrow(/permission denied/);
+    expect((await adminQuery(own.database.watchdogUrl, /* sql */ `select count(*)::int as n from job_runs`)).rows).toEqual([{ n: 0 }]);
+    await expect(adminQuery(own.database.watchdogUrl, /* sql */ `select count(*) from outbox`)).rejects.toThrow(/permission denied/);
+    await expect(adminQuery(own.database.watchdogUrl, /* sql */ `delete from holds`)).rejects.toThrow(/permission denied/);
   });
 });
