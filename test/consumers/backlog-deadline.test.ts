@@ -34,7 +34,7 @@ describe('a six-hour-old backlog meets a transient failure', () => {
     const drill = await backlogDrill('backlog_keep', 'keep-retrying');
     await drill.startConsumer();
     await readOnly(drill, true);
-    const ids = await drill.load(drill.nextEvents(120, SIX_HOURS_AGO()), 1_000);
+    const ids = await drill.load(drill.nextEvents(120, { time: SIX_HOURS_AGO() }), 1_000);
     await waitFor(() => drill.pastDeadline(), { timeoutMs: 30_000, description: 'the past-deadline alert series raised' });
     const raisedAt = Date.now();
     // The fault lasts well past the late retry window: a keep-retrying type never gives up.
@@ -56,13 +56,13 @@ describe('a six-hour-old backlog meets a transient failure', () => {
     drill.events.on('retry', () => (retries += 1));
 
     await readOnly(drill, true);
-    const first = await drill.load(drill.nextEvents(60, SIX_HOURS_AGO()), 1_000);
+    const first = await drill.load(drill.nextEvents(60, { time: SIX_HOURS_AGO() }), 1_000);
     await waitFor(() => retries >= 2, { timeoutMs: 30_000, description: 'a few retries of the old events' });
     await readOnly(drill, false);
     await drill.expectAllAppliedOnce(first);
 
     await readOnly(drill, true);
-    const second = await drill.load(drill.nextEvents(30, SIX_HOURS_AGO()), 1_000);
+    const second = await drill.load(drill.nextEvents(30, { time: SIX_HOURS_AGO() }), 1_000);
     const dead = await waitFor(async () => {
       const found = await drill.deadLetters();
       return found.length === second.length && found;

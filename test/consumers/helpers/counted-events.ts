@@ -33,7 +33,7 @@ export function countedSchemaV2(namespace: string): string {
 export const countedPayload = z.object({
   key: z.string().min(1),
   seq: z.number().int().nonnegative(),
-  behaviour: z.enum(['apply', 'fail', 'transient-once', 'crash']),
+  behaviour: z.enum(['apply', 'fail', 'transient-once', 'crash', 'slow']),
   note: z.string().optional(),
 });
 export type CountedPayload = z.infer<typeof countedPayload>;
@@ -50,6 +50,8 @@ async function applyCounted(client: PoolClient, consumer: string, events: readon
     const payload = event.payload as CountedPayload;
     // A data error on this record's values, as Postgres raises it (SQLSTATE 22012): poison.
     if (payload.behaviour === 'fail') await client.query(/* sql */ `select $1::int / 0`, [payload.seq]);
+    // Long batches, so a rebalance lands in the middle of one.
+    if (payload.behaviour === 'slow') await client.query(/* sql */ `select pg_sleep(0.05)`);
     // The process dies mid-batch (only ever run in a child process).
     if (payload.behaviour === 'crash') process.exit(3);
     if (payload.behaviour === 'transient-once' && !transientSeen.has(event.id)) {

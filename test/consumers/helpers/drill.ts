@@ -22,7 +22,7 @@ import type { ConsumerDefinition, DeliveryPolicy } from '../../../consumers/runt
 import { type CloudEventRecord, cloudEventMessage, registerTestSchema } from '../../support/cloudevent-records.js';
 import { track } from '../../support/leak-guard.js';
 import { type StackEndpoints, adminQuery, uniqueName } from '../../support/stack.js';
-import { COUNTED_TYPE, type CountedOptions, appliedRows, assertKeyOrder, countedConsumer, countedSchemaV1, createAppliedEventsTable } from './counted-events.js';
+import { COUNTED_TYPE, type CountedOptions, type CountedPayload, appliedRows, assertKeyOrder, countedConsumer, countedSchemaV1, createAppliedEventsTable } from './counted-events.js';
 import { connectedProducer, createTopics, startTrackedConsumer, testKafka, testLogger, testRegistry } from './stack-fixture.js';
 
 /** A database owned by a role of its own (no superuser), on the cluster behind `adminUrl`. */
@@ -64,6 +64,30 @@ export async function createRoleDatabase(adminUrl: string, prefix: string): Prom
   };
 }
 
+/** The runtime's failure-alert series, served over HTTP as Prometheus would scrape them. */
+export interface FailureSeries {
+  metricsUrl: string;
+  /** Failure codes of the `consumer_failing_event_age_seconds` series now exposed. */
+  failingCodes(): Promise<string[]>;
+  /** True while some series of `consumer_failing_past_deadline` is 1. */
+  pastDeadline(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export async function serveFailureSeries(consumer: string, events: RuntimeEvents): Promise<FailureSeries> {
+  const metrics = createMetricsRegistry(consumer);
+  registerConsumerMetrics(metrics, consumer, events);
+  const http = await serveHttp({ registry: metrics, port: 0 });
+  const close = track('drill metrics endpoint', () => http.close());
+  const scrape = async () => (await fetch(`${http.url}/metrics`)).text();
+  return {
+    metricsUrl: `${http.url}/metrics`,
+    failingCodes: async () => seriesOf(await scrape(), 'consumer_failing_event_age_seconds').map((s) => s.labels.error ?? ''),
+    pastDeadline: async () => seriesOf(await scrape(), 'consumer_failing_past_deadline').some((s) => s.value === 1),
+    close,
+  };
+}
+
 export interface DrillOptions {
   stack: StackEndpoints;
   prefix: string;
@@ -74,7 +98,7 @@ export interface DrillOptions {
   partitions?: number;
 }
 
-export interface Drill {
+export interface Drill extends Omit<FailureSeries, 'close'> {
   name: string;
   topic: string;
   kafka: Kafka;
@@ -85,18 +109,13 @@ export interface Drill {
   pool: Pool;
   schemaId: number;
   events: RuntimeEvents;
-  /** The consumer's /metrics. */
-  metricsUrl: string;
   definition: ConsumerDefinition;
-  /** Events for `keys` keys, `perKey` each, sequence numbers after those already made. */
-  nextEvents(count: number, time?: Date): CloudEventRecord[];
+  /** `count` events over ten keys, each key's sequence numbers after those already made. */
+  nextEvents(count: number, options?: { time?: Date; behaviour?: CountedPayload['behaviour'] }): CloudEventRecord[];
   /** Sends `records` spread over `durationMs` without waiting for the pipeline; resolves when all are sent. */
   load(records: readonly CloudEventRecord[], durationMs: number): Promise<string[]>;
+  /** Starts a member of the drill's consumer group and waits until it has joined. */
   startConsumer(): Promise<{ close: () => Promise<void> }>;
-  /** Failure codes of the `consumer_failing_event_age_seconds` series now exposed. */
-  failingCodes(): Promise<string[]>;
-  /** True while some series of `consumer_failing_past_deadline` is 1. */
-  pastDeadline(): Promise<boolean>;
   deadLetters(): Promise<DeadLetter[]>;
   /** Waits until every id is applied; then asserts exactly once, key order, and `deadLetters` dead letters (default none). */
   expectAllAppliedOnce(ids: readonly string[], deadLetters?: number): Promise<void>;
@@ -133,24 +152,22 @@ export async function startDrill(options: DrillOptions): Promise<Drill> {
   const schemaId = await registerTestSchema(registry, `${name}.Counted`, countedSchemaV1(name));
   const { producer, close: closeProducer } = await connectedProducer(kafka);
   const events = new RuntimeEvents();
-  const metrics = createMetricsRegistry(name);
   const definition = countedConsumer(name, [topic], options.counted);
-  registerConsumerMetrics(metrics, name, events);
-  const http = await serveHttp({ registry: metrics, port: 0 });
-  const closeHttp = track('drill metrics endpoint', () => http.close());
-  const scrape = async () => (await fetch(`${http.url}/metrics`)).text();
+  const series = await serveFailureSeries(name, events);
   const seqs = new Map<string, number>();
   const consumers: { close: () => Promise<void> }[] = [];
 
   const drill: Drill = {
     name, topic, kafka, registry, producer, db, pool, schemaId, events, definition,
-    metricsUrl: `${http.url}/metrics`,
-    nextEvents: (count, time) =>
+    metricsUrl: series.metricsUrl,
+    failingCodes: series.failingCodes,
+    pastDeadline: series.pastDeadline,
+    nextEvents: (count, { time, behaviour = 'apply' } = {}) =>
       Array.from({ length: count }, (_, index) => {
         const key = KEYS[index % KEYS.length]!;
         const seq = (seqs.get(key) ?? 0) + 1;
         seqs.set(key, seq);
-        return { type: COUNTED_TYPE, key, schemaId, payload: { key, seq, behaviour: 'apply' }, ...(time ? { time: time.toISOString() } : {}) };
+        return { type: COUNTED_TYPE, key, schemaId, payload: { key, seq, behaviour }, ...(time ? { time: time.toISOString() } : {}) };
       }),
     load: async (records, durationMs) => {
       const messages = await Promise.all(records.map((record) => cloudEventMessage(registry, record)));
@@ -172,8 +189,6 @@ export async function startDrill(options: DrillOptions): Promise<Drill> {
       await waitFor(() => running.isReady(), { timeoutMs: 60_000, description: `${name} joined its group` });
       return running;
     },
-    failingCodes: async () => seriesOf(await scrape(), 'consumer_failing_event_age_seconds').map((s) => s.labels.error ?? ''),
-    pastDeadline: async () => seriesOf(await scrape(), 'consumer_failing_past_deadline').some((s) => s.value === 1),
     deadLetters: () => readDeadLetters(kafka, deadLetterTopicFor(topic)),
     expectAllAppliedOnce: async (ids, deadLetters = 0) => {
       await waitFor(async () => (await appliedRows(pool, name)).length >= ids.length, { timeoutMs: 120_000, description: `all ${ids.length} events applied` });
@@ -185,7 +200,7 @@ export async function startDrill(options: DrillOptions): Promise<Drill> {
     },
     close: async () => {
       for (const running of consumers) await running.close();
-      await Promise.all([closeProducer(), closePool(), closeHttp()]);
+      await Promise.all([closeProducer(), closePool(), series.close()]);
     },
   };
   return drill;

@@ -17,8 +17,9 @@ export interface SmtpSink {
   close(): Promise<void>;
 }
 
-export async function startSmtpSink(): Promise<SmtpSink> {
-  const received: ReceivedMail[] = [];
+/** `port` and `received` let a sink be started again where a closed one was (an SMTP outage). */
+export async function startSmtpSink(options: { port?: number; received?: ReceivedMail[] } = {}): Promise<SmtpSink> {
+  const received: ReceivedMail[] = options.received ?? [];
   const refuse = new Set<string>();
   const server = new SMTPServer({
     authOptional: true,
@@ -41,7 +42,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
       });
     },
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const port = (server.server.address() as AddressInfo).port;
   const close = track('smtp sink', () => new Promise<void>((resolve) => server.close(() => resolve())));
   return { port, received, refuseOnce: (marker) => refuse.add(marker), close };
