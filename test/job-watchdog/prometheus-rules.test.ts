@@ -65,6 +65,6 @@ describe('the rules use only metrics the programs export', () => {
     const exported = await exportedNames((registry) => registerConsumerMetrics(registry, 'seat-availability', new RuntimeEvents()));
     const used = usedNames('consumer-alerts.rules.yml', 'consumer_');
     expect(unknownNames(used, exported)).toEqual([]);
-    expect(used.length).toBe(3);
+    expect(used.length).toBe(5);
   });
 });
