@@ -17,7 +17,7 @@ export const confirmationEmailSettings = defineSettings('confirmation-email', {
   smtpSecure: { env: 'SMTP_SECURE', default: 'false', parser: zBool(), description: 'TLS from the first byte (port 465); false uses STARTTLS when offered.' },
   smtpUser: { env: 'SMTP_USER', default: '', parser: zString(), description: 'SMTP user; empty for no authentication.' },
   smtpPassword: { env: 'SMTP_PASSWORD', default: '', parser: zString(), description: 'SMTP password.', secret: true },
-  smtpTimeoutMs: { env: 'SMTP_TIMEOUT_MS', default: '15000', parser: zDurationMs({ min: 100, example: '15000' }), description: 'Connection, greeting and socket timeout; a timeout is a transient failure.' },
+  smtpTimeoutMs: { env: 'SMTP_TIMEOUT_MS', default: '15000', parser: zDurationMs({ min: 100, example: '15000' }), description: 'Connection, greeting and socket timeout; a timeout is an infrastructure failure (retried, never dead-lettered as poison).' },
   mailFrom: { env: 'MAIL_FROM', default: 'Stagefront <tickets@stagefront.example>', parser: zString({ minLength: 3, example: 'Stagefront <tickets@stagefront.example>' }), description: 'From address of confirmation emails.' },
   sendConcurrency: {
     env: 'SMTP_CONCURRENCY',
