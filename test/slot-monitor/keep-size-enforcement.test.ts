@@ -12,7 +12,7 @@ import { waitFor } from '../../lib/wait.js';
 import { installLeakGuard } from '../support/leak-guard.js';
 import { uniqueName } from '../support/stack.js';
 import { startAlertmanager, type AlertmanagerProcess } from './support/alertmanager-process.js';
-import { NO_ALERTMANAGER, runMonitorCli, startMonitorInProcess } from './support/monitor-under-test.js';
+import { NO_ALERTMANAGER, okPolls, runMonitorCli, startMonitorInProcess } from './support/monitor-under-test.js';
 import { projectRoot, stackSettings } from '../../stack/config.js';
 import { MONITOR_ROLE, monitorRoleUrl, setClusterSettings, startFreshStackCluster, startSlotCluster, type SlotCluster } from './support/slot-cluster.js';
 import { received, startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
@@ -40,7 +40,6 @@ describe('slot monitor: max_slot_wal_keep_size', () => {
     SLOT_MONITOR_ALERTMANAGER_URL: alertmanager.url,
     SLOT_MONITOR_WEBHOOK_URL: receiver.genericUrl,
   });
-  const polls = async (url: string) => Number(/^slot_monitor_polls_total\{outcome="ok"[^}]*\} (\d+)/m.exec(await (await fetch(`${url}/metrics`)).text())?.[1] ?? 0);
 
   beforeAll(async () => {
     cluster = await startSlotCluster();
@@ -86,8 +85,8 @@ describe('slot monitor: max_slot_wal_keep_size', () => {
     });
     expect(warning.labels.severity).toBe('warning');
     expect(warning.annotations.summary).toContain('max_slot_wal_keep_size is -1 (unlimited) on the seat database, not the required 64 MB');
-    const seen = await polls(monitor.http.url);
-    await waitFor(async () => (await polls(monitor.http.url)) >= seen + 2, { timeoutMs: 10_000, description: 'two more polls' });
+    const seen = await okPolls(monitor.http.url);
+    await waitFor(async () => (await okPolls(monitor.http.url)) >= seen + 2, { timeoutMs: 10_000, description: 'two more polls' });
     expect(await keepSize()).toBe('-1');
     expect(received(receiver, 'SlotKeepSizeMismatch', 'firing').filter(mine)).toHaveLength(1);
     await monitor.close();
@@ -101,7 +100,7 @@ describe('slot monitor: max_slot_wal_keep_size', () => {
       const before = ((await fresh.admin(/* sql */ `show max_slot_wal_keep_size`)).rows[0] as { max_slot_wal_keep_size: string }).max_slot_wal_keep_size;
       expect(before).toBe(stackSettings.settings.postgresMaxSlotWalKeepSize.default);
       const monitor = await startMonitorInProcess({ SLOT_MONITOR_DATABASE_URL: await monitorRoleUrl(fresh, 'postgres'), SLOT_MONITOR_POLL_INTERVAL_MS: '200', SLOT_MONITOR_ALERTMANAGER_URL: NO_ALERTMANAGER });
-      await waitFor(async () => (await polls(monitor.http.url)) >= 3, { timeoutMs: 15_000, description: 'three polls of the fresh stack' });
+      await waitFor(async () => (await okPolls(monitor.http.url)) >= 3, { timeoutMs: 15_000, description: 'three polls of the fresh stack' });
       const metrics = await (await fetch(`${monitor.http.url}/metrics`)).text();
       await monitor.close();
       expect(metrics).toMatch(/^slot_monitor_keep_size_corrections_total\{[^}]*\} 0$/m);

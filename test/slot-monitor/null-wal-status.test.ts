@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../lib/wait.js';
 import { installLeakGuard } from '../support/leak-guard.js';
 import { uniqueName } from '../support/stack.js';
-import { NO_ALERTMANAGER, startMonitorInProcess } from './support/monitor-under-test.js';
+import { NO_ALERTMANAGER, okPolls, startMonitorInProcess } from './support/monitor-under-test.js';
 import { monitorRoleUrl, setClusterSettings, startSlotCluster, type SlotCluster } from './support/slot-cluster.js';
 import { WalTraffic } from './support/wal-traffic.js';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
@@ -60,8 +60,7 @@ describe('slot monitor: a slot that reserves no WAL', () => {
       SLOT_MONITOR_WEBHOOK_URL: receiver.genericUrl,
     });
     const metrics = async () => (await fetch(`${monitor.http.url}/metrics`)).text();
-    const okPolls = async () => Number(/^slot_monitor_polls_total\{outcome="ok"[^}]*\} (\d+)/m.exec(await metrics())?.[1] ?? 0);
-    await waitFor(async () => (await okPolls()) >= 3, { timeoutMs: 15_000, description: 'three polls of the slot' });
+    await waitFor(async () => (await okPolls(monitor.http.url)) >= 3, { timeoutMs: 15_000, description: 'three polls of the slot' });
     const body = await metrics();
     await monitor.close();
     const slotAlerts = receiver.generic.filter((call) => call.body.labels.slot_name === slotName).map((call) => call.body.alertname);

@@ -11,7 +11,7 @@ import { waitFor } from '../../lib/wait.js';
 import { installLeakGuard } from '../support/leak-guard.js';
 import { requireStack, uniqueName } from '../support/stack.js';
 import { createOutboxConnector, deleteConnector, waitForSlotActive } from './support/debezium-connector.js';
-import { NO_ALERTMANAGER, startMonitorInProcess } from './support/monitor-under-test.js';
+import { NO_ALERTMANAGER, okPolls, startMonitorInProcess } from './support/monitor-under-test.js';
 import { monitorRoleUrl, setClusterSettings, startSlotCluster, type SlotCluster } from './support/slot-cluster.js';
 import { WalTraffic } from './support/wal-traffic.js';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
@@ -67,7 +67,7 @@ describe('fault drill: a WAL burst larger than the cap allows between confirmati
       SLOT_MONITOR_ALERTMANAGER_URL: NO_ALERTMANAGER,
       SLOT_MONITOR_WEBHOOK_URL: receiver.genericUrl,
     });
-    const polls = async () => Number(/^slot_monitor_polls_total\{outcome="ok"[^}]*\} (\d+)/m.exec(await (await fetch(`${monitor.http.url}/metrics`)).text())?.[1] ?? 0);
+    const polls = () => okPolls(monitor.http.url);
     const starts = (name: string) => receiver.generic.findIndex((call) => call.body.alertname === name && call.body.status === 'firing');
     try {
       // The burst: a few segments between two polls, again and again, until the slot is past the cap.

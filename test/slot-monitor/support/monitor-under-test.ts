@@ -20,6 +20,12 @@ const MAIN = join(projectRoot, 'monitors/slot-monitor/main.ts');
 /** `node --import tsx` runs the TypeScript in ONE process; the tsx CLI would fork a child that survives kill -9 of its parent. */
 const TSX_IN_PROCESS = ['--import', 'tsx'];
 
+/** How many polls of the monitor at `url` (http://host:port) have read the database, from its /metrics. */
+export async function okPolls(url: string): Promise<number> {
+  const metrics = await (await fetch(`${url}/metrics`)).text();
+  return Number(/^slot_monitor_polls_total\{outcome="ok"[^}]*\} (\d+)/m.exec(metrics)?.[1] ?? 0);
+}
+
 /** Starts the monitor in this process, registered with the leak guard. SLOT_MONITOR_TEST_LOG_LEVEL=info shows its log. */
 export async function startMonitorInProcess(env: MonitorEnv): Promise<RunningSlotMonitor & { close: () => Promise<void> }> {
   const config = parseSlotMonitorConfig({ SLOT_MONITOR_METRICS_PORT: '0', ...env });
