@@ -18,7 +18,7 @@ import {
   type Config,
   type SettingParser,
 } from '../../lib/settings.js';
-import { connectorSettings } from '../../connectors/settings.js';
+import { HEARTBEAT_INTERVAL_MS, OFFSET_FLUSH_INTERVAL_MS } from '../../connectors/slot-confirmation.js';
 import { stackSettings } from '../../stack/config.js';
 import { alertDeliverySettings } from '../alerting/alert-settings.js';
 
@@ -26,10 +26,9 @@ export const PROGRAM = 'slot-monitor';
 
 /** One source of truth for the cap: the monitor's default target is what the stack's Postgres is started with. */
 export const STACK_MAX_SLOT_WAL_KEEP_SIZE = stackSettings.settings.postgresMaxSlotWalKeepSize.default;
-/** The stack's Connect worker flushes offsets (and so confirms the slot's position) this often. */
-const STACK_OFFSET_FLUSH_INTERVAL_MS = '5000';
-/** The stack's connector sends a heartbeat this often. */
-const STACK_HEARTBEAT_INTERVAL_MS = connectorSettings.settings.heartbeatIntervalMs.default;
+/** The stack's Connect worker flushes offsets (and so confirms the slot's position) this often, and its connector sends a heartbeat this often. */
+const STACK_OFFSET_FLUSH_INTERVAL_MS = String(OFFSET_FLUSH_INTERVAL_MS);
+const STACK_HEARTBEAT_INTERVAL_MS = String(HEARTBEAT_INTERVAL_MS);
 
 /** A number of at least 1, e.g. 2 or 1.5. */
 function zFactor(example: string): SettingParser<number> {

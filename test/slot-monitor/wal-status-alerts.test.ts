@@ -107,7 +107,7 @@ describe('slot monitor: wal_status alerts through a real Alertmanager', () => {
       );
       await cluster.admin(/* sql */ `insert into outbox (payload) values ('moves the slot')`, [], database);
       await waitFor(() => received(receiver, 'SlotWalGrowingWithoutOutboxWrites', 'resolved', slotName)[0], {
-        timeoutMs: 30_000, intervalMs: 100, description: 'SlotWalGrowingWithoutOutboxWrites to resolve after an outbox insert (offset flush every 5 s)',
+        timeoutMs: 30_000, intervalMs: 100, description: 'SlotWalGrowingWithoutOutboxWrites to resolve after an outbox insert (at the next offset flush of Connect)',
       });
     } finally {
       await close();
