@@ -2,7 +2,7 @@
  * The schema registry behind one small module (Apicurio's Confluent-compatible API, spoken by
  * @kafkajs/confluent-schema-registry): register with a compatibility rule, encode, decode.
  */
-import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import { COMPATIBILITY, SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import { PipelineError } from './errors.js';
 
 export type Compatibility = 'BACKWARD' | 'BACKWARD_TRANSITIVE' | 'FORWARD' | 'FULL' | 'NONE';
@@ -46,31 +46,57 @@ async function setCompatibility(registry: Registry, subject: string, compatibili
   if (!response.ok) throw new PipelineError('schema_registry_error', `setting ${compatibility} on ${subject}: HTTP ${response.status} ${await response.text()}`);
 }
 
+/** Every registered version of a subject, oldest first (empty when the subject is new). */
+async function registeredVersions(registry: Registry, subject: string): Promise<{ version: number; schema: string }[]> {
+  const path = `/subjects/${encodeURIComponent(subject)}/versions`;
+  const response = await registryFetch(registry, path);
+  if (response.status === 404) return [];
+  if (!response.ok) throw new PipelineError('schema_registry_error', `listing versions of ${subject}: HTTP ${response.status} ${await response.text()}`);
+  const versions = ((await response.json()) as number[]).sort((a, b) => a - b);
+  return Promise.all(
+    versions.map(async (version) => {
+      const one = await registryFetch(registry, `${path}/${version}`);
+      if (!one.ok) throw new PipelineError('schema_registry_error', `reading ${subject} version ${version}: HTTP ${one.status} ${await one.text()}`);
+      return { version, schema: ((await one.json()) as { schema: string }).schema };
+    }),
+  );
+}
+
+/** Field by field, why `schema` cannot read what each registered version wrote. */
+async function whyIncompatible(registry: Registry, subject: string, schema: string): Promise<string[]> {
+  const versions = await registeredVersions(registry, subject).catch(() => []);
+  return versions.flatMap(({ version, schema: old }) => incompatibleFields(old, schema).map((problem) => `${problem} (against version ${version})`));
+}
+
 /**
  * Registers an Avro schema under `subject` with the given compatibility rule and returns its id.
- * An incompatible change is refused with a message naming the subject and the offending fields.
+ * An incompatible change is refused with a message naming the subject, the offending fields and
+ * the versions they break. BACKWARD_TRANSITIVE by default: consumers decode every version ever
+ * registered (a recovery replays days of events), so a new schema must read all of them, not
+ * only the latest.
  */
 export async function registerAvroSchema(
   registry: Registry,
   subject: string,
   schema: string,
-  compatibility: Compatibility = 'BACKWARD',
+  compatibility: Compatibility = 'BACKWARD_TRANSITIVE',
 ): Promise<number> {
   const previous = await latestSchema(registry, subject);
   if (previous !== undefined) await setCompatibility(registry, subject, compatibility);
   try {
-    const { id } = await registry.client.register({ type: SchemaType.AVRO, schema }, { subject });
+    // The client refuses to register when the subject's rule differs from the one it is told.
+    const { id } = await registry.client.register({ type: SchemaType.AVRO, schema }, { subject, compatibility: COMPATIBILITY[compatibility] });
     if (previous === undefined) await setCompatibility(registry, subject, compatibility);
     return id;
   } catch (cause) {
     const status = (cause as { status?: number }).status;
     if (status !== 409) throw new PipelineError('schema_registry_error', `registering ${subject} failed`, { cause });
-    const fields = previous === undefined ? [] : incompatibleFields(previous, schema);
+    const fields = previous === undefined ? [] : await whyIncompatible(registry, subject, schema);
     const registryWords = /list of diff types: \[([^\]]*)\]/.exec(String((cause as Error).message))?.[1];
     const named = fields.length > 0 ? fields.join('; ') : (registryWords ?? 'see the registry log');
     throw new PipelineError(
       'schema_incompatible',
-      `the schema for subject ${subject} is not ${compatibility} compatible with the registered version: ${named}. ` +
+      `the schema for subject ${subject} is not ${compatibility} compatible with the registered versions: ${named}. ` +
         'Give new fields a default, keep existing fields and their types, or publish the change under a new event type.',
       { cause, details: { subject, fields } },
     );

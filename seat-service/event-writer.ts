@@ -29,15 +29,16 @@ export interface EventWriterOptions {
 }
 
 /**
- * Registers every schema of the catalogue (BACKWARD compatibility) before the service writes
- * anything, so an incompatible change stops the service at start, naming the subject and field.
+ * Registers every schema of the catalogue (BACKWARD_TRANSITIVE: each must read every version
+ * registered before it) before the service writes anything, so an incompatible change stops the
+ * service at start, naming the subject and field.
  */
 export async function createEventWriter(registry: Registry, options: EventWriterOptions = {}): Promise<EventWriter> {
   const schemaIds = new Map<EventName, number>();
   const readSchema = options.readSchema ?? readEventSchema;
   for (const name of Object.keys(EVENTS) as EventName[]) {
     const subject = `${options.subjectPrefix ?? ''}${EVENTS[name].subject}`;
-    schemaIds.set(name, await registerAvroSchema(registry, subject, readSchema(name), 'BACKWARD'));
+    schemaIds.set(name, await registerAvroSchema(registry, subject, readSchema(name), 'BACKWARD_TRANSITIVE'));
   }
   return {
     async write(client, events, at) {

@@ -1,12 +1,14 @@
 import { CloudEvent, Kafka as CloudEventsKafka, type KafkaMessage as CloudEventsKafkaMessage } from 'cloudevents';
 import { describe, expect, it } from 'vitest';
-import { EVENTS } from '../../events/catalogue.js';
-import { createSchemaRegistry, decodeWithSchema } from '../../lib/schema-registry.js';
+import { EVENTS, readEventSchema } from '../../events/catalogue.js';
+import { PipelineError } from '../../lib/errors.js';
+import { createSchemaRegistry, decodeWithSchema, registerAvroSchema } from '../../lib/schema-registry.js';
 import { waitFor } from '../../lib/wait.js';
+import { createEventWriter } from '../../seat-service/event-writer.js';
 import { seatId } from '../../seat-service/inventory.js';
 import { installLeakGuard } from '../support/leak-guard.js';
 import { collectRecords, useSeatPipeline, type CollectedRecord } from '../support/seat-pipeline.js';
-import { adminQuery, requireStack } from '../support/stack.js';
+import { adminQuery, requireStack, uniqueName } from '../support/stack.js';
 
 const stack = requireStack();
 installLeakGuard();
@@ -58,6 +60,30 @@ describe('seat service outbox routed by Debezium as CloudEvents', () => {
     } finally {
       await collector.stop();
     }
+  });
+});
+
+describe('schemas are registered BACKWARD_TRANSITIVE: a new version must read every older one', () => {
+  const base = JSON.parse(readEventSchema('seatHeld')) as { fields: unknown[] };
+  const withFields = (...extra: unknown[]) => JSON.stringify({ ...base, fields: [...base.fields, ...extra] });
+  const v1 = withFields({ name: 'note', type: 'string' });
+  const v2 = withFields(); // drops note: reads v1 data (the field is skipped)
+  const v3 = withFields({ name: 'note', type: 'int', default: 0 }); // reads v2 data (default), not v1's string
+
+  it('a change compatible with the latest version but not with an older one stops the producer at start', async () => {
+    const registry = createSchemaRegistry(stack.registryUrl);
+    const subjectPrefix = `${uniqueName('transitive')}.`;
+    const start = (seatHeld: string) => createEventWriter(registry, { subjectPrefix, readSchema: (name) => (name === 'seatHeld' ? seatHeld : readEventSchema(name)) });
+    await start(v1);
+    await start(v2);
+    const refused = start(v3);
+    await expect(refused).rejects.toThrow(PipelineError);
+    await expect(refused).rejects.toThrow(`${subjectPrefix}${EVENTS.seatHeld.subject} is not BACKWARD_TRANSITIVE compatible`);
+    await expect(refused).rejects.toThrow(/field "note" changed type from "string" to "int" \(against version 1\)/);
+    // The same change under plain BACKWARD (the latest version only) would have been taken.
+    const backwardSubject = `${uniqueName('backward')}.${EVENTS.seatHeld.subject}`;
+    for (const version of [v1, v2]) await registerAvroSchema(registry, backwardSubject, version, 'BACKWARD');
+    await expect(registerAvroSchema(registry, backwardSubject, v3, 'BACKWARD')).resolves.toBeGreaterThan(0);
   });
 });
 
