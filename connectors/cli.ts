@@ -1,6 +1,7 @@
 import { startProgram } from '../lib/cli.js';
 import type { Logger } from '../lib/logger.js';
-import { connectorStatus, deleteConnector, restartFailed } from './connect-client.js';
+import { deleteConnector, restartFailed } from './connect-client.js';
+import { connectorHealth } from './connector-health.js';
 import { applyOutboxConnector, renderOutboxConnector, type ConnectorConfig } from './outbox-connector.js';
 import { connectorSettings } from './settings.js';
 
@@ -8,7 +9,9 @@ const USAGE = `Usage: npm run connector -- <command>
 
   apply    create the event topics, create or update the outbox connector, wait until it runs
            (fails with the task's trace when it does not start)
-  status   the connector's and its task's state
+  status   the connector's and its task's state, and its replication slot's; fails (exit 1) when
+           the task is not RUNNING, or is RUNNING while its slot is lost, missing or without reader
+           (Debezium retries a lost slot for about 30 minutes), naming the command to run
   restart  restart the connector and its failed tasks, then wait until they run
   render   print the configuration that apply would send (password hidden)
   delete   remove the connector (its slot stays: drop it in Postgres if it is not coming back)`;
@@ -19,13 +22,15 @@ async function main(config: ConnectorConfig, args: string[], logger: Logger): Pr
       console.log(JSON.stringify(await applyOutboxConnector(config, logger), null, 2));
       return 0;
     case 'status': {
-      const status = await connectorStatus(config.connectUrl, config.connectorName);
-      if (status === undefined) {
+      const health = await connectorHealth(config, logger);
+      if (health === undefined) {
         console.error(`connector ${config.connectorName} does not exist; create it with: npm run connector -- apply`);
         return 1;
       }
-      console.log(JSON.stringify(status, null, 2));
-      return status.connector.state === 'RUNNING' && status.tasks.every((t) => t.state === 'RUNNING') ? 0 : 1;
+      console.log(JSON.stringify({ ...health.status, slot: health.slot }, null, 2));
+      if (health.problem === undefined) return 0;
+      console.error(`connector ${config.connectorName} is failing: ${health.problem}`);
+      return 1;
     }
     case 'restart':
       await restartFailed(config.connectUrl, config.connectorName);

@@ -54,7 +54,8 @@ export async function connectorStatus(connectUrl: string, name: string): Promise
   return (await (await expectOk(response, `status of ${name}`)).json()) as ConnectorStatus;
 }
 
-function isRunning(status: ConnectorStatus | undefined): boolean {
+/** The connector and every one of its tasks RUNNING (Connect's word; the slot may say otherwise). */
+export function isRunning(status: ConnectorStatus | undefined): boolean {
   return status?.connector.state === 'RUNNING' && status.tasks.length > 0 && status.tasks.every((t) => t.state === 'RUNNING');
 }
 

@@ -1,4 +1,5 @@
 import { defineSettings, zDurationMs, zInt, zList, zPort, zString, zUrl } from '../lib/settings.js';
+import { HEARTBEAT_INTERVAL_MS } from './slot-confirmation.js';
 
 const name = (example: string) => zString({ pattern: /^[a-z_][a-z0-9_]*$/, expected: 'a lower-case Postgres name (letters, digits, _)', example });
 
@@ -11,11 +12,19 @@ export const connectorSettings = defineSettings('connector', {
   seatDbPort: { env: 'SEAT_DB_PORT', default: '54329', parser: zPort(), description: 'Seat database port as Connect reaches it.' },
   seatDbName: { env: 'SEAT_DB_NAME', default: 'stagefront', parser: zString({ minLength: 1, example: 'stagefront' }), description: 'Seat database name.' },
   debeziumUser: { env: 'DEBEZIUM_DB_USER', default: 'stagefront_debezium', parser: name('stagefront_debezium'), description: 'Role Debezium logs in as (REPLICATION, SELECT on the outbox only).' },
-  debeziumPassword: { env: 'DEBEZIUM_DB_PASSWORD', default: 'stagefront_debezium', parser: zString({ minLength: 1, example: 'a-long-random-password' }), description: 'Password of that role.', secret: true },
+  debeziumPassword: { env: 'DEBEZIUM_DB_PASSWORD', default: undefined, parser: zString({ minLength: 1, example: 'a-long-random-password' }), description: 'Password of that role.', secret: true },
   slotName: { env: 'SLOT_NAME', default: 'stagefront_outbox', parser: name('stagefront_outbox'), description: 'Logical replication slot the connector owns.' },
   publicationName: { env: 'PUBLICATION_NAME', default: 'stagefront_outbox', parser: name('stagefront_outbox'), description: 'Publication created by the seat migrations (outbox inserts only).' },
   topicPrefix: { env: 'TOPIC_PREFIX', default: 'stagefront', parser: zString({ pattern: /^[a-zA-Z0-9_-]+$/, expected: 'letters, digits, _ or -', example: 'stagefront' }), description: 'Topics are <prefix>.<aggregate type>, e.g. stagefront.seat.' },
   topicPartitions: { env: 'TOPIC_PARTITIONS', default: '6', parser: zInt({ min: 1, max: 256, example: '6' }), description: 'Partitions of each event topic (consumers scale out up to this many).' },
-  heartbeatIntervalMs: { env: 'HEARTBEAT_INTERVAL_MS', default: '10000', parser: zDurationMs({ min: 1000, example: '10000' }), description: 'Debezium heartbeat: keeps the slot advancing when the outbox is quiet.' },
+  heartbeatIntervalMs: { env: 'HEARTBEAT_INTERVAL_MS', default: String(HEARTBEAT_INTERVAL_MS), parser: zDurationMs({ min: 100, example: '1000' }), description: 'Debezium heartbeat: confirms a position to the slot when the outbox is quiet, so WAL written outside the publication is released (with the worker\'s offset flush interval it bounds the WAL an active slot retains).' },
+  seatDbUrl: {
+    env: 'CONNECTOR_SEAT_DB_URL',
+    default: undefined,
+    parser: zUrl({ protocols: ['postgres', 'postgresql'], example: 'postgres://slot_monitor:secret@db:5432/stagefront' }),
+    description: 'The seat database as this command reaches it, for status to read the slot in pg_replication_slots (any role that can log in, e.g. the slot monitor\'s).',
+    secret: true,
+  },
+  slotInactiveGraceMs: { env: 'CONNECTOR_SLOT_INACTIVE_GRACE_MS', default: '15000', parser: zDurationMs({ min: 0, example: '15000' }), description: 'How long status lets the slot be without a reader while the task is RUNNING (a task attaching after a restart) before it reports the connector failing.' },
   readyTimeoutMs: { env: 'CONNECTOR_READY_TIMEOUT_MS', default: '60000', parser: zDurationMs({ min: 1000, example: '60000' }), description: 'How long apply waits for the connector and its task to be RUNNING.' },
 });

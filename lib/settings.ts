@@ -18,7 +18,11 @@ export interface Setting<T> {
   parser: SettingParser<T>;
   /** One sentence: what it is for. */
   description: string;
-  /** Never echoed in errors, help or examples. */
+  /**
+   * Never echoed in errors, help, logs or examples. A secret has no default (or the empty
+   * default meaning "none", e.g. no SMTP password): a password that works out of the box
+   * works for an attacker too, so whoever runs the program passes it explicitly.
+   */
   secret?: boolean;
 }
 
@@ -59,6 +63,9 @@ function checkTable(program: string, settings: SettingsTable): void {
     if (setting.default !== undefined && !setting.parser.schema.safeParse(setting.default).success) {
       throw new Error(`${where}: default "${setting.default}" is not ${setting.parser.expected}.`);
     }
+    if (setting.secret && setting.default !== undefined && setting.default !== '') {
+      throw new Error(`${where}: ${setting.env} is a secret and must not have a default; make it required (default: undefined).`);
+    }
   }
 }
 
@@ -71,8 +78,7 @@ export function defineSettings<const T extends SettingsTable>(program: string, s
 function fixHint(setting: Setting<unknown>): string {
   const example = `set it to e.g. ${setting.parser.example}`;
   if (setting.default === undefined) return example;
-  const shownDefault = setting.secret ? '' : ` ${setting.default}`;
-  return `${example} or unset it to use the default${shownDefault}`;
+  return `${example} or unset it to use the default ${setting.default === '' ? '(empty)' : setting.default}`;
 }
 
 function invalidSentence(setting: Setting<unknown>, raw: string): string {
@@ -120,7 +126,6 @@ export function configForLog<T extends SettingsTable>(def: SettingsDefinition<T>
 
 function defaultWords(setting: Setting<unknown>): string {
   if (setting.default === undefined) return 'required';
-  if (setting.secret) return 'has a default';
   return `default ${setting.default === '' ? '(empty)' : setting.default}`;
 }
 
@@ -168,7 +173,6 @@ export function settingsMarkdownTable<T extends SettingsTable>(def: SettingsDefi
   for (const [key, setting] of Object.entries(def.settings)) {
     let shownDefault = setting.default === '' ? '*(empty)*' : `\`${setting.default}\``;
     if (setting.default === undefined) shownDefault = '*required*';
-    else if (setting.secret) shownDefault = '*(secret)*';
     const description = `${withPeriod(setting.description)} Expected: ${setting.parser.expected}.`;
     rows.push(`| ${key} | \`${setting.env}\` | ${markdownCell(shownDefault)} | ${markdownCell(description)} |`);
   }

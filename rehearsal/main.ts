@@ -16,7 +16,7 @@ import { createShow } from '../seat-service/inventory.js';
 import { openSeatService } from '../seat-service/service.js';
 import { seatServiceSettings } from '../seat-service/settings.js';
 import { parseSections } from '../seat-service/sections.js';
-import { stackEndpoints, stackLayout } from '../stack/config.js';
+import { LOCAL_ROLE_PASSWORDS, localStackProgramEnv, stackEndpoints, stackLayout } from '../stack/config.js';
 import { startStack } from '../stack/launcher.js';
 import { drainProgress } from './consistency.js';
 import { runCrowd } from './crowd.js';
@@ -37,10 +37,12 @@ async function rehearse(config: RehearsalConfig, args: string[], logger: Logger)
   const layout = stackLayout();
   const endpoints = stackEndpoints(layout);
   await startStack(logger, layout);
-  const seatConfig = parseSettings(seatServiceSettings, { ...process.env, HOLD_TTL_MS: String(config.holdTtlMs) });
+  // The local stack's own passwords, passed explicitly: the programs have no default for any.
+  const localEnv = localStackProgramEnv(layout);
+  const seatConfig = parseSettings(seatServiceSettings, { ...process.env, ...localEnv, HOLD_TTL_MS: String(config.holdTtlMs) });
   const consumerDbAdmin = seatConfig.adminDatabaseUrl.replace(/\/[^/]+$/, '/stagefront_consumers');
   await prepareDatabases(seatConfig.adminDatabaseUrl, consumerDbAdmin, logger);
-  await applyOutboxConnector(parseSettings(connectorSettings, process.env), logger);
+  await applyOutboxConnector(parseSettings(connectorSettings, { ...process.env, ...localEnv }), logger);
 
   const programs: RunningProgram[] = [];
   const mail = await startMailSink(config.smtpPort);
@@ -77,7 +79,7 @@ async function prepareDatabases(seatAdminUrl: string, consumerAdminUrl: string, 
   const admin = createPool({ connectionString: seatAdminUrl, applicationName: 'rehearsal-setup', logger, max: 1 });
   try {
     await migrateSeatDatabase(admin, logger);
-    await setupRoles(admin, { service: 'stagefront_service', debezium: 'stagefront_debezium' });
+    await setupRoles(admin, LOCAL_ROLE_PASSWORDS);
     await ensureMonitorRole(admin, { role: 'slot_monitor', password: 'slot_monitor' });
     await ensureWatchdogRole(admin, { role: 'job_watchdog', password: 'job_watchdog' });
   } finally {

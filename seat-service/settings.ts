@@ -5,16 +5,16 @@ const postgresUrl = (example: string) => zUrl({ protocols: ['postgres', 'postgre
 export const seatServiceSettings = defineSettings('seat-service', {
   databaseUrl: {
     env: 'SEAT_DB_URL',
-    default: 'postgres://stagefront_service:stagefront_service@127.0.0.1:54329/stagefront',
+    default: undefined,
     parser: postgresUrl('postgres://stagefront_service:secret@db:5432/stagefront'),
     description: 'Seat database, as the seat service role (business tables and the outbox only).',
     secret: true,
   },
   adminDatabaseUrl: {
     env: 'SEAT_DB_ADMIN_URL',
-    default: 'postgres://postgres:postgres@127.0.0.1:54329/stagefront',
+    default: undefined,
     parser: postgresUrl('postgres://postgres:secret@db:5432/stagefront'),
-    description: 'Seat database as its owner: used only by migrate, setup-roles and create-database.',
+    description: 'Seat database as its owner: used only by setup (create the database, migrate it, give the roles their passwords).',
     secret: true,
   },
   registryUrl: {
@@ -55,16 +55,16 @@ export const seatServiceSettings = defineSettings('seat-service', {
   },
   servicePassword: {
     env: 'SEAT_SERVICE_DB_PASSWORD',
-    default: 'stagefront_service',
+    default: undefined,
     parser: zString({ minLength: 1, example: 'a-long-random-password' }),
-    description: 'Password setup-roles gives the stagefront_service role.',
+    description: 'Password setup gives the stagefront_service role.',
     secret: true,
   },
   debeziumPassword: {
     env: 'DEBEZIUM_DB_PASSWORD',
-    default: 'stagefront_debezium',
+    default: undefined,
     parser: zString({ minLength: 1, example: 'a-long-random-password' }),
-    description: 'Password setup-roles gives the stagefront_debezium role (the connector logs in with it).',
+    description: 'Password setup gives the stagefront_debezium role; the Connect worker must have the same value where the connector\'s password reference points (DEBEZIUM_DB_PASSWORD in its environment by default).',
     secret: true,
   },
 });

@@ -5,7 +5,7 @@ import { defineSettings, zDurationMs, zEnum, zInt, zPort, zString, zUrl, type Co
 export const holdSweeperSettings = defineSettings('hold-sweeper', {
   databaseUrl: {
     env: 'SEAT_DB_URL',
-    default: 'postgres://stagefront_service:stagefront_service@127.0.0.1:54329/stagefront',
+    default: undefined,
     parser: zUrl({ protocols: ['postgres', 'postgresql'], example: 'postgres://stagefront_service:secret@db:5432/stagefront' }),
     description: 'Seat database, as the seat service role: the sweeper expires holds and writes their outbox events, and claims its runs in job_runs.',
     secret: true,

@@ -1,4 +1,5 @@
 import { createLogger } from '../lib/logger.js';
+import { redactConnectionString } from '../lib/postgres.js';
 import { settingsHelp } from '../lib/settings.js';
 import { stackEndpoints, stackLayout, stackSettings } from './config.js';
 import { stackStatus, startStack, stopStack } from './launcher.js';
@@ -25,7 +26,8 @@ async function main(argv: string[]): Promise<number> {
     case 'start': {
       const began = Date.now();
       await startStack(logger, layout);
-      logger.info({ seconds: (Date.now() - began) / 1000, ...stackEndpoints(layout) }, 'stack is up');
+      const endpoints = stackEndpoints(layout);
+      logger.info({ seconds: (Date.now() - began) / 1000, ...endpoints, postgresAdminUrl: redactConnectionString(endpoints.postgresAdminUrl) }, 'stack is up');
       return 0;
     }
     case 'stop':

@@ -91,3 +91,32 @@ export function stackEndpoints(layout: StackLayout) {
 }
 
 export const startHint = 'npm run stack -- start';
+
+/**
+ * Passwords of the seat database roles on the local stack only: a loopback-only cluster with
+ * throwaway data. The programs have no default passwords; whatever runs them on this stack (the
+ * rehearsal, the tests, the launcher for Connect's environment) passes these explicitly.
+ */
+export const LOCAL_ROLE_PASSWORDS = { service: 'stagefront_service', debezium: 'stagefront_debezium' } as const;
+
+/**
+ * The environment the seat service, hold sweeper and connector command need on the local stack,
+ * its passwords included: what the rehearsal passes them (the programs themselves have no
+ * default for any password).
+ */
+export function localStackProgramEnv(layout: StackLayout): Record<string, string> {
+  const endpoints = stackEndpoints(layout);
+  const seatDatabase = (user: string, password: string) =>
+    `postgres://${user}:${password}@127.0.0.1:${endpoints.postgresPort}/stagefront`;
+  return {
+    SEAT_DB_URL: seatDatabase('stagefront_service', LOCAL_ROLE_PASSWORDS.service),
+    SEAT_DB_ADMIN_URL: endpoints.postgresAdminUrl.replace(/\/postgres$/, '/stagefront'),
+    SEAT_SERVICE_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.service,
+    DEBEZIUM_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.debezium,
+    CONNECTOR_SEAT_DB_URL: seatDatabase('stagefront_debezium', LOCAL_ROLE_PASSWORDS.debezium),
+    SEAT_DB_PORT: String(endpoints.postgresPort),
+    SCHEMA_REGISTRY_URL: endpoints.registryUrl,
+    KAFKA_BROKERS: endpoints.kafkaBrokers.join(','),
+    CONNECT_URL: endpoints.connectUrl,
+  };
+}

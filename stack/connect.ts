@@ -4,6 +4,8 @@ import { distPaths } from './artifacts.js';
 import type { Component } from './component.js';
 import { httpGet, ownedPid } from './component.js';
 import type { StackLayout } from './config.js';
+import { OFFSET_FLUSH_INTERVAL_MS } from '../connectors/slot-confirmation.js';
+import { LOCAL_ROLE_PASSWORDS } from './config.js';
 import { jvmPidFile, launchJvm, stopJvm } from './jvm.js';
 
 export const POSTGRES_CONNECTOR_CLASS = 'io.debezium.connector.postgresql.PostgresConnector';
@@ -14,13 +16,24 @@ export interface ConnectCluster {
   storageTopicPrefix: string;
 }
 
+/** Variables of the worker's environment that connector configurations may read (`${env:NAME}`). */
+export const CONNECT_SECRET_ENV = ['DEBEZIUM_DB_PASSWORD'] as const;
+
+/** The local stack's values of those variables, passed to its worker by the launcher. */
+export const LOCAL_CONNECT_SECRETS = { DEBEZIUM_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.debezium } as const;
+
 export const STACK_CONNECT_CLUSTER: ConnectCluster = { groupId: 'stagefront-connect', storageTopicPrefix: '_connect' };
 
 /**
  * Kafka Connect in distributed mode with the Debezium Postgres plugin on its plugin path. A
  * worker of another cluster (a test's own) passes its own `cluster` and a layout of its own.
+ * `secretEnv` goes into the worker's environment only, where the env config provider reads it.
  */
-export function connectComponent(layout: StackLayout, cluster: ConnectCluster = STACK_CONNECT_CLUSTER): Component {
+export function connectComponent(
+  layout: StackLayout,
+  cluster: ConnectCluster = STACK_CONNECT_CLUSTER,
+  secretEnv: Readonly<Record<(typeof CONNECT_SECRET_ENV)[number], string>> = LOCAL_CONNECT_SECRETS,
+): Component {
   const s = layout.settings;
   const propertiesFile = join(layout.home, 'connect', 'connect-distributed.properties');
   const pidFile = jvmPidFile(layout, 'connect');
@@ -43,11 +56,30 @@ export function connectComponent(layout: StackLayout, cluster: ConnectCluster = 
         classpath: `${distPaths(layout).kafkaLibs}/*`,
         mainClass: 'org.apache.kafka.connect.cli.ConnectDistributed',
         args: [propertiesFile],
+        env: { ...secretEnv },
       });
     },
     stop: () => stopJvm(ownedPid(pidFile, layout.home)),
   };
 }
+
+/**
+ * What a connector configuration may take from the worker, the same in docker-compose.yml:
+ * - Its secrets, through the env config provider: the connector holds `${env:DEBEZIUM_DB_PASSWORD}`
+ *   and Connect resolves it when it starts the task, so the password is in neither Connect's config
+ *   topic nor `GET /connectors/<name>/config`. The allowlist keeps every other variable of the
+ *   worker's environment out of reach of a connector configuration.
+ * - Client overrides: Kafka's default policy (All) lets a connector configuration override any
+ *   producer, consumer or admin setting of its clients, credentials included; the outbox connector
+ *   overrides only the producer's linger.ms, so exactly that is allowed.
+ */
+export const WORKER_SECURITY_PROPERTIES: readonly string[] = [
+  'config.providers=env',
+  'config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider',
+  `config.providers.env.param.allowlist.pattern=${CONNECT_SECRET_ENV.join('|')}`,
+  'connector.client.config.override.policy=Allowlist',
+  'connector.client.config.override.allowlist=linger.ms',
+];
 
 function workerProperties(layout: StackLayout, cluster: ConnectCluster): string {
   const s = layout.settings;
@@ -63,15 +95,13 @@ function workerProperties(layout: StackLayout, cluster: ConnectCluster): string 
     'key.converter=org.apache.kafka.connect.json.JsonConverter',
     'value.converter=org.apache.kafka.connect.json.JsonConverter',
     // The slot advances only when offsets are flushed: flush often so retained WAL stays small.
-    'offset.flush.interval.ms=5000',
+    `offset.flush.interval.ms=${OFFSET_FLUSH_INTERVAL_MS}`,
     `plugin.path=${distPaths(layout).connectPlugins}`,
     `listeners=http://127.0.0.1:${s.connectPort}`,
     'rest.advertised.host.name=127.0.0.1',
     `rest.advertised.port=${s.connectPort}`,
     'topic.creation.enable=true',
-    // Connector configurations may read ${env:NAME} from the worker's environment.
-    'config.providers=env',
-    'config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider',
+    ...WORKER_SECURITY_PROPERTIES,
     'scheduled.rebalance.max.delay.ms=0',
     '',
   ].join('\n');

@@ -26,6 +26,8 @@ export function launchJvm(layout: StackLayout, opts: {
   cwd?: string;
   /** The java command; the default `java` unless the component needs a newer one. */
   java?: string;
+  /** Added to the launcher's environment, e.g. a secret the component reads from its environment. */
+  env?: Record<string, string>;
 }): void {
   const log4j = join(layout.home, 'log4j2.properties');
   if (!existsSync(log4j)) {
@@ -53,6 +55,7 @@ export function launchJvm(layout: StackLayout, opts: {
     logFile: join(layout.logDir, `${opts.name}.log`),
     pidFile: jvmPidFile(layout, opts.name),
     cwd: opts.cwd,
+    env: { ...process.env, ...opts.env },
   });
 }
 

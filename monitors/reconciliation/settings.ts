@@ -42,7 +42,7 @@ export const consumerInboxSettings = {
 export const reconcileSettings = defineSettings('reconcile', {
   seatDbUrl: {
     env: 'RECONCILE_SEAT_DB_URL',
-    default: 'postgres://stagefront_debezium:stagefront_debezium@127.0.0.1:54329/stagefront',
+    default: undefined,
     parser: pgUrl('postgres://reader:secret@replica:5432/stagefront'),
     description: 'The seat database, read-only (SELECT on outbox); point it at a replica when there is one.',
     secret: true,

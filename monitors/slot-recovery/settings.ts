@@ -12,7 +12,7 @@ export const slotRecoverySettings = defineSettings('slot-recovery', {
   },
   seatDbUrl: {
     env: 'SLOT_RECOVERY_SEAT_DB_URL',
-    default: 'postgres://stagefront_debezium:stagefront_debezium@127.0.0.1:54329/stagefront',
+    default: undefined,
     parser: zUrl({ protocols: ['postgres', 'postgresql'], example: 'postgres://stagefront_debezium:secret@db:5432/stagefront' }),
     description: "The seat database as the connector's role: REPLICATION drops the slot, INSERT on debezium_signal sends the snapshot signal, SELECT on outbox reconciles.",
     secret: true,

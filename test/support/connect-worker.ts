@@ -14,6 +14,8 @@ import { endpoints, uniqueName } from './stack.js';
 /** A Kafka Connect worker of its own cluster, on the stack's Kafka: a test may kill it without disturbing anyone. */
 export interface ConnectWorker {
   url: string;
+  /** The topic where this worker's cluster stores connector configurations. */
+  configTopic: string;
   /** Process id while it runs. */
   pid(): number | undefined;
   /** Starts it again after a crash, with the same group and storage topics, and waits until it answers. */
@@ -27,15 +29,16 @@ const READY_TIMEOUT_MS = 180_000;
 /**
  * Starts a Connect worker through the launcher's own component with a home, REST port, group.id
  * and config/offset/status topics of its own and a small heap; the downloads are the stack's.
+ * `secretEnv` replaces the local stack's secrets in its environment (DEBEZIUM_DB_PASSWORD).
  */
-export async function startConnectWorker(prefix: string, heapMb = 384): Promise<ConnectWorker> {
+export async function startConnectWorker(prefix: string, heapMb = 384, secretEnv?: Parameters<typeof connectComponent>[2]): Promise<ConnectWorker> {
   const shared = stackLayout();
   const name = uniqueName(prefix).toLowerCase();
   const home = mkdtempSync(join(tmpdir(), `stagefront-${name}-`));
   const port = await freePort();
   const layout = stackLayout({ ...process.env, STACK_HOME: home, STACK_DIST: shared.dist, STACK_CONNECT_PORT: String(port), STACK_CONNECT_HEAP_MB: String(heapMb) });
   const storageTopicPrefix = `_${name}`;
-  const component = connectComponent(layout, { groupId: name, storageTopicPrefix });
+  const component = connectComponent(layout, { groupId: name, storageTopicPrefix }, secretEnv);
   const url = `http://127.0.0.1:${port}`;
 
   const launch = async () => {
@@ -58,7 +61,7 @@ export async function startConnectWorker(prefix: string, heapMb = 384): Promise<
     await stop();
     throw error;
   }
-  return { url, pid: () => component.pid(), restart: launch, stop };
+  return { url, configTopic: `${storageTopicPrefix}-configs`, pid: () => component.pid(), restart: launch, stop };
 }
 
 async function deleteTopics(topics: string[]): Promise<void> {

@@ -12,6 +12,7 @@ import { migrateSeatDatabase, setupRoles } from '../../seat-service/database-set
 import { createShow, type SectionPlan } from '../../seat-service/inventory.js';
 import { openSeatService, type SeatService, type SeatServiceConfig } from '../../seat-service/service.js';
 import { seatServiceSettings } from '../../seat-service/settings.js';
+import { LOCAL_ROLE_PASSWORDS } from '../../stack/config.js';
 import { track } from './leak-guard.js';
 import { adminQuery, createTestDatabase, endpoints, uniqueName } from './stack.js';
 
@@ -34,7 +35,7 @@ export async function startSeatPipeline(prefix: string, overrides: Record<string
   const adminPool = createPool({ connectionString: database.url, applicationName: 'test-migrate', logger: testLogger, max: 1 });
   try {
     await migrateSeatDatabase(adminPool, testLogger);
-    await setupRoles(adminPool, { service: 'stagefront_service', debezium: 'stagefront_debezium' });
+    await setupRoles(adminPool, LOCAL_ROLE_PASSWORDS);
   } finally {
     await adminPool.end();
   }
@@ -45,6 +46,8 @@ export async function startSeatPipeline(prefix: string, overrides: Record<string
     KAFKA_BROKERS: stack.kafkaBrokers.join(','),
     SEAT_DB_PORT: String(stack.postgresPort),
     SEAT_DB_NAME: database.name,
+    CONNECTOR_SEAT_DB_URL: database.url,
+    DEBEZIUM_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.debezium,
     SLOT_NAME: name,
     TOPIC_PREFIX: name,
     TOPIC_PARTITIONS: '3',
@@ -52,8 +55,11 @@ export async function startSeatPipeline(prefix: string, overrides: Record<string
     ...overrides,
   });
   await applyOutboxConnector(connector, testLogger);
-  const serviceUrl = database.url.replace('postgres:postgres@', 'stagefront_service:stagefront_service@');
-  const serviceConfig = parseSettings(seatServiceSettings, { SEAT_DB_URL: serviceUrl, SEAT_DB_ADMIN_URL: database.url, SCHEMA_REGISTRY_URL: stack.registryUrl, HOLD_TTL_MS: '60000' });
+  const serviceUrl = database.url.replace('postgres:postgres@', `stagefront_service:${LOCAL_ROLE_PASSWORDS.service}@`);
+  const serviceConfig = parseSettings(seatServiceSettings, {
+    SEAT_DB_URL: serviceUrl, SEAT_DB_ADMIN_URL: database.url, SCHEMA_REGISTRY_URL: stack.registryUrl, HOLD_TTL_MS: '60000',
+    SEAT_SERVICE_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.service, DEBEZIUM_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.debezium,
+  });
   const service = await openSeatService(serviceConfig, testLogger);
   const close = track(`seat pipeline ${name}`, async () => {
     await service.close();

@@ -13,12 +13,13 @@ import { parseSettings } from '../../../lib/settings.js';
 import { migrateSeatDatabase, setupRoles } from '../../../seat-service/database-setup.js';
 import { openSeatService, type SeatService } from '../../../seat-service/service.js';
 import { seatServiceSettings } from '../../../seat-service/settings.js';
+import { LOCAL_ROLE_PASSWORDS } from '../../../stack/config.js';
 import { track } from '../../support/leak-guard.js';
 import { dropSlot, testLogger } from '../../support/seat-pipeline.js';
 import type { StackEndpoints } from '../../support/stack.js';
 import type { SlotCluster } from '../../slot-monitor/support/slot-cluster.js';
 
-export const DEBEZIUM_ROLE = { user: 'stagefront_debezium', password: 'stagefront_debezium' } as const;
+export const DEBEZIUM_ROLE = { user: 'stagefront_debezium', password: LOCAL_ROLE_PASSWORDS.debezium } as const;
 
 export interface LostSlotPipeline {
   name: string;
@@ -36,7 +37,7 @@ async function prepareSeatDatabase(adminUrl: string): Promise<void> {
   const adminPool = createPool({ connectionString: adminUrl, applicationName: 'test-migrate', logger: testLogger, max: 1 });
   try {
     await migrateSeatDatabase(adminPool, testLogger);
-    await setupRoles(adminPool, { service: 'stagefront_service', debezium: DEBEZIUM_ROLE.password });
+    await setupRoles(adminPool, LOCAL_ROLE_PASSWORDS);
   } finally {
     await adminPool.end();
   }
@@ -48,12 +49,15 @@ export async function startLostSlotPipeline(cluster: SlotCluster, stack: StackEn
   await prepareSeatDatabase(adminUrl);
   const connector = parseSettings(connectorSettings, {
     CONNECT_URL: stack.connectUrl, CONNECTOR_NAME: name, KAFKA_BROKERS: stack.kafkaBrokers.join(','), SEAT_DB_PORT: String(cluster.port),
-    SEAT_DB_NAME: database, SLOT_NAME: name, TOPIC_PREFIX: name, TOPIC_PARTITIONS: '3', HEARTBEAT_INTERVAL_MS: '2000',
+    SEAT_DB_NAME: database, CONNECTOR_SEAT_DB_URL: adminUrl, DEBEZIUM_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.debezium, SLOT_NAME: name, TOPIC_PREFIX: name, TOPIC_PARTITIONS: '3', HEARTBEAT_INTERVAL_MS: '2000',
   });
   await applyOutboxConnector(connector, testLogger);
-  const serviceUrl = cluster.urlFor(database, 'stagefront_service', 'stagefront_service');
+  const serviceUrl = cluster.urlFor(database, 'stagefront_service', LOCAL_ROLE_PASSWORDS.service);
   const service = await openSeatService(
-    parseSettings(seatServiceSettings, { SEAT_DB_URL: serviceUrl, SEAT_DB_ADMIN_URL: adminUrl, SCHEMA_REGISTRY_URL: stack.registryUrl, HOLD_TTL_MS: '600000' }),
+    parseSettings(seatServiceSettings, {
+      SEAT_DB_URL: serviceUrl, SEAT_DB_ADMIN_URL: adminUrl, SCHEMA_REGISTRY_URL: stack.registryUrl, HOLD_TTL_MS: '600000',
+      SEAT_SERVICE_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.service, DEBEZIUM_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.debezium,
+    }),
     testLogger,
   );
   const teardown = track(`lost-slot pipeline ${name}`, async () => {
