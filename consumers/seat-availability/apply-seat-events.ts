@@ -1,65 +1,117 @@
 /**
- * Seat events applied to the availability read model, in offset order (per seat = per key).
- * A sold seat stays sold; a release or an expiry frees the seat only from the hold it names; an
- * event older than the seat's last one never overwrites it (a lost-slot re-emit can deliver a
- * seat's events out of order), but still counts as seen, so a stale hold cannot come back.
+ * Seat events applied to the availability read model, set-based: one statement reads (and locks)
+ * the batch's seats, the events are folded per seat in offset order (per seat = per key), and one
+ * statement writes every seat that changed. The rules, per event:
+ * - a sold seat stays sold (a sale always wins, whatever its time);
+ * - a release or an expiry frees the seat only from the hold it names;
+ * - an event older than the seat's last one never overwrites it (a lost-slot re-emit can deliver a
+ *   seat's events out of order), but a newer release or expiry still counts as seen, so a stale
+ *   hold cannot come back.
  */
 import { EVENTS, type SeatHeld, type SeatHoldExpired, type SeatReleased, type SeatSold } from '../../events/catalogue.js';
 import type { PoolClient } from '../../lib/postgres.js';
 import type { ConsumedEvent } from '../runtime/types.js';
 
-async function markHeld(client: PoolClient, event: ConsumedEvent, seat: SeatHeld): Promise<void> {
-  await client.query(
-    /* sql */ `
-    INSERT INTO seat_availability_seats (seat_id, show_id, section, state, hold_id, last_event_id, last_event_at)
-    VALUES ($1, $2, $3, 'held', $4, $5, $6)
-    ON CONFLICT (seat_id) DO UPDATE SET state = 'held', hold_id = excluded.hold_id, last_event_id = excluded.last_event_id,
-      last_event_at = excluded.last_event_at, updated_at = now()
-      WHERE seat_availability_seats.state <> 'sold' AND seat_availability_seats.last_event_at <= excluded.last_event_at`,
-    [seat.seat_id, seat.show_id, seat.section, seat.hold_id, event.id, event.time],
-  );
+interface SeatRow {
+  seat_id: string;
+  show_id: string;
+  section: string;
+  state: 'available' | 'held' | 'sold';
+  hold_id: string | null;
+  order_id: string | null;
+  last_event_id: string;
+  /** As written (RFC 3339 from ce_time, or Postgres' text of a stored time). */
+  last_event_at: string;
+  /** Microseconds since the epoch, for comparing: ce_time may carry more than milliseconds. */
+  last_event_us: number;
 }
 
-async function markFreed(client: PoolClient, event: ConsumedEvent, seat: SeatReleased | SeatHoldExpired): Promise<void> {
-  await client.query(
-    /* sql */ `
-    INSERT INTO seat_availability_seats (seat_id, show_id, section, state, last_event_id, last_event_at)
-    VALUES ($1, $2, $3, 'available', $5, $6)
-    ON CONFLICT (seat_id) DO UPDATE SET
-      state = CASE WHEN seat_availability_seats.state = 'held' AND seat_availability_seats.hold_id = $4 THEN 'available' ELSE seat_availability_seats.state END,
-      hold_id = CASE WHEN seat_availability_seats.state = 'held' AND seat_availability_seats.hold_id = $4 THEN NULL ELSE seat_availability_seats.hold_id END,
-      last_event_id = excluded.last_event_id, last_event_at = excluded.last_event_at, updated_at = now()
-      WHERE seat_availability_seats.last_event_at <= excluded.last_event_at`,
-    [seat.seat_id, seat.show_id, seat.section, seat.hold_id, event.id, event.time],
-  );
+/** Microseconds since the epoch of an RFC 3339 time (Date.parse keeps milliseconds only). */
+export function microsOf(time: string): number {
+  const fraction = /T\d{2}:\d{2}:\d{2}\.(\d+)/.exec(time)?.[1] ?? '';
+  return Date.parse(time) * 1000 + Number(`${fraction}000000`.slice(3, 6));
 }
 
-async function markSold(client: PoolClient, event: ConsumedEvent, seat: SeatSold): Promise<void> {
+type SeatPayload = SeatHeld | SeatReleased | SeatHoldExpired | SeatSold;
+
+function seen(row: SeatRow | undefined, seat: SeatPayload, event: ConsumedEvent): SeatRow {
+  return {
+    seat_id: seat.seat_id,
+    show_id: row?.show_id ?? seat.show_id,
+    section: row?.section ?? seat.section,
+    state: row?.state ?? 'available',
+    hold_id: row?.hold_id ?? null,
+    order_id: row?.order_id ?? null,
+    last_event_id: event.id,
+    last_event_at: event.time,
+    last_event_us: microsOf(event.time),
+  };
+}
+
+/** The seat after one event; `row` is undefined for a seat never seen. */
+export function nextSeatState(row: SeatRow | undefined, event: ConsumedEvent): SeatRow {
+  const seat = event.payload as SeatPayload;
+  const older = row !== undefined && row.last_event_us > microsOf(event.time);
+  switch (event.type) {
+    case EVENTS.seatHeld.type: {
+      if (row !== undefined && (row.state === 'sold' || older)) return row;
+      return { ...seen(row, seat, event), state: 'held', hold_id: (seat as SeatHeld).hold_id };
+    }
+    case EVENTS.seatReleased.type:
+    case EVENTS.seatHoldExpired.type: {
+      if (row !== undefined && older) return row;
+      const frees = row?.state === 'held' && row.hold_id === (seat as SeatReleased).hold_id;
+      return frees ? { ...seen(row, seat, event), state: 'available', hold_id: null } : seen(row, seat, event);
+    }
+    case EVENTS.seatSold.type:
+      return { ...seen(row, seat, event), state: 'sold', hold_id: null, order_id: (seat as SeatSold).order_id };
+    default:
+      throw new Error(`seat availability has no rule for ${event.type}`);
+  }
+}
+
+async function lockSeats(client: PoolClient, seatIds: readonly string[]): Promise<Map<string, SeatRow>> {
+  const result = await client.query<SeatRow>(
+    /* sql */ `
+    SELECT seat_id, show_id, section, state, hold_id, order_id, last_event_id, last_event_at::text AS last_event_at,
+           (extract(epoch FROM last_event_at) * 1000000)::float8 AS last_event_us
+      FROM seat_availability_seats
+     WHERE seat_id = ANY($1::text[])
+     ORDER BY seat_id
+       FOR UPDATE`,
+    [seatIds],
+  );
+  return new Map(result.rows.map((row) => [row.seat_id, row]));
+}
+
+async function writeSeats(client: PoolClient, rows: readonly SeatRow[]): Promise<void> {
   await client.query(
     /* sql */ `
-    INSERT INTO seat_availability_seats (seat_id, show_id, section, state, order_id, last_event_id, last_event_at)
-    VALUES ($1, $2, $3, 'sold', $4, $5, $6)
-    ON CONFLICT (seat_id) DO UPDATE SET state = 'sold', hold_id = NULL, order_id = excluded.order_id,
+    INSERT INTO seat_availability_seats (seat_id, show_id, section, state, hold_id, order_id, last_event_id, last_event_at)
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])
+    ON CONFLICT (seat_id) DO UPDATE SET state = excluded.state, hold_id = excluded.hold_id, order_id = excluded.order_id,
       last_event_id = excluded.last_event_id, last_event_at = excluded.last_event_at, updated_at = now()`,
-    [seat.seat_id, seat.show_id, seat.section, seat.order_id, event.id, event.time],
+    [
+      rows.map((r) => r.seat_id),
+      rows.map((r) => r.show_id),
+      rows.map((r) => r.section),
+      rows.map((r) => r.state),
+      rows.map((r) => r.hold_id),
+      rows.map((r) => r.order_id),
+      rows.map((r) => r.last_event_id),
+      rows.map((r) => r.last_event_at),
+    ],
   );
 }
 
 export async function applySeatEvents(client: PoolClient, events: readonly ConsumedEvent[]): Promise<void> {
+  const seatIds = [...new Set(events.map((event) => (event.payload as SeatPayload).seat_id))];
+  const before = await lockSeats(client, seatIds);
+  const after = new Map(before);
   for (const event of events) {
-    switch (event.type) {
-      case EVENTS.seatHeld.type:
-        await markHeld(client, event, event.payload as SeatHeld);
-        break;
-      case EVENTS.seatReleased.type:
-      case EVENTS.seatHoldExpired.type:
-        await markFreed(client, event, event.payload as SeatReleased | SeatHoldExpired);
-        break;
-      case EVENTS.seatSold.type:
-        await markSold(client, event, event.payload as SeatSold);
-        break;
-      default:
-        throw new Error(`seat availability has no rule for ${event.type}`);
-    }
+    const seatId = (event.payload as SeatPayload).seat_id;
+    after.set(seatId, nextSeatState(after.get(seatId), event));
   }
+  const changed = [...after.values()].filter((row) => row !== before.get(row.seat_id));
+  if (changed.length > 0) await writeSeats(client, changed);
 }
