@@ -13,6 +13,8 @@ import { runbookUrl, type AlertCatalog } from '../../monitors/alerting/alert-tra
 import { JOB_ALERTS } from '../../monitors/job-watchdog/alert-catalog.js';
 import { ALERTS } from '../../monitors/slot-monitor/alert-catalog.js';
 import { AlertTracker, type AlertCandidate } from '../../monitors/slot-monitor/alert-tracker.js';
+import type { DatabaseReading } from '../../monitors/slot-monitor/slot-readings.js';
+import { burstBetweenConfirmations, WalRate, walBurstCandidate } from '../../monitors/slot-monitor/wal-rate.js';
 import { DeliveryQueue, postJson, type DeliveryOutcome } from '../../monitors/alerting/delivery-queue.js';
 import { slotMonitorSettings } from '../../monitors/slot-monitor/settings.js';
 import { projectRoot } from '../../stack/config.js';
@@ -103,5 +105,37 @@ describe('settings', () => {
   it('ships an .env.example generated from the settings table', () => {
     const shipped = readFileSync(join(projectRoot, 'monitors', 'slot-monitor', '.env.example'), 'utf8');
     expect(shipped).toBe(envExample(slotMonitorSettings));
+  });
+});
+
+describe('WAL rate and the burst between confirmations', () => {
+  const rules = { offsetFlushIntervalMs: 1000, heartbeatIntervalMs: 1000, walBurstMargin: 2, walRateWindowMs: 60_000 };
+  const reading = (cap: number): DatabaseReading => ({ takenAt: new Date(0), slots: [], maxSlotWalKeepSizeBytes: cap, walPositionBytes: 0, outboxInserts: null });
+  const MB = 1024 * 1024;
+
+  it('keeps the peak rate between polls within the window, and restarts when the position goes back', () => {
+    const rate = new WalRate(60_000);
+    const at = (second: number) => new Date(second * 1000);
+    rate.observe(at(0), 0);
+    expect(rate.peakBytesPerSecond()).toBeUndefined();
+    rate.observe(at(10), 100 * MB);
+    rate.observe(at(20), 110 * MB);
+    expect(rate.peakBytesPerSecond()).toBe(10 * MB);
+    rate.observe(at(70), 120 * MB);
+    expect(rate.peakBytesPerSecond()).toBe(1 * MB);
+    rate.observe(at(80), 5 * MB);
+    expect(rate.peakBytesPerSecond(), 'no rate from a position that went back; 20 s left the window').toBeCloseTo(0.2 * MB);
+    rate.observe(at(90), 25 * MB);
+    expect(rate.peakBytesPerSecond()).toBe(2 * MB);
+  });
+
+  it('warns when the cap is below peak × (flush + heartbeat) × margin, naming the cap to set; never at -1', () => {
+    expect(burstBetweenConfirmations(10 * MB, rules)).toBe(40 * MB);
+    expect(walBurstCandidate(reading(64 * MB), 10 * MB, rules)).toBeUndefined();
+    expect(walBurstCandidate(reading(-1), 10 * MB, rules)).toBeUndefined();
+    expect(walBurstCandidate(reading(32 * MB), undefined, rules)).toBeUndefined();
+    const warning = walBurstCandidate(reading(32 * MB), 10.5 * MB, rules);
+    expect(warning?.name).toBe('SlotCapTooSmallForWalRate');
+    expect(warning?.summary).toBe('max_slot_wal_keep_size (32 MB) is smaller than the 42 MB of WAL this database wrote at its peak between two confirmations of an active slot: raise SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE to at least 42MB.');
   });
 });

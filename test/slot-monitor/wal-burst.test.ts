@@ -69,6 +69,7 @@ describe('fault drill: a WAL burst larger than the cap allows between confirmati
     });
     const polls = () => okPolls(monitor.http.url);
     const starts = (name: string) => receiver.generic.findIndex((call) => call.body.alertname === name && call.body.status === 'firing');
+    const burstStartedAt = Date.now();
     try {
       // The burst: a few segments between two polls, again and again, until the slot is past the cap.
       await waitFor(
@@ -92,8 +93,17 @@ describe('fault drill: a WAL burst larger than the cap allows between confirmati
       expect(warning?.body.labels.severity).toBe('warning');
 
       await setClusterSettings(cluster, { max_slot_wal_keep_size: '4GB' });
-      await waitFor(() => receiver.generic.some((call) => call.body.alertname === 'SlotCapTooSmallForWalRate' && call.body.status === 'resolved'), {
+      const raisedAt = Date.now();
+      const resolved = await waitFor(() => receiver.generic.find((call) => call.body.alertname === 'SlotCapTooSmallForWalRate' && call.body.status === 'resolved'), {
         timeoutMs: 20_000, description: 'SlotCapTooSmallForWalRate to resolve once the cap is raised',
+      });
+      const after = (name: string) => (receiver.generic[starts(name)]?.receivedAt ?? NaN) - burstStartedAt;
+      console.log('WAL burst drill (ms after the burst started; not asserted):', {
+        SlotCapTooSmallForWalRate: after('SlotCapTooSmallForWalRate'),
+        SlotWalUnreserved: after('SlotWalUnreserved'),
+        SlotLost: after('SlotLost'),
+        'resolved after the cap was raised': resolved.receivedAt - raisedAt,
+        summary: warning?.body.summary,
       });
     } finally {
       await monitor.close();
