@@ -8,20 +8,26 @@ import { stackComponents, stackStatus, type ComponentStatus } from '../../stack/
 import { postgresHome } from '../../stack/postgres.js';
 import { isAlive, portOpen } from '../../stack/processes.js';
 import { waitFor } from '../../lib/wait.js';
+import { freePort } from '../slot-monitor/support/alertmanager-process.js';
 import { requireStack } from '../support/stack.js';
 
 requireStack();
 
 /**
- * A second, throw-away stack (own home, every port moved by 100, the downloads shared) so that
+ * A second, throw-away stack (own home, every port a free one, the downloads shared) so that
  * stopping and killing never disturbs the stack the other tests use. Driven through the CLI.
  */
 const mainLayout = stackLayout();
 const env: NodeJS.ProcessEnv = { ...process.env, STACK_HOME: join(mainLayout.home, 'lifecycle-test'), STACK_DIST: mainLayout.dist };
 for (const setting of Object.values(stackSettings.settings)) {
-  if (setting.env.endsWith('_PORT')) env[setting.env] = String(Number(setting.default) + 100);
+  if (setting.env.endsWith('_PORT')) env[setting.env] = String(await freePort());
 }
 const layout = stackLayout(env);
+
+function removeStackFolders(): void {
+  rmSync(layout.home, { recursive: true, force: true });
+  rmSync(dirname(postgresHome(layout)), { recursive: true, force: true });
+}
 
 function stackCommand(command: 'start' | 'stop'): void {
   const result = spawnSync('npx', ['tsx', 'stack/cli.ts', command], { cwd: projectRoot, env, encoding: 'utf8', timeout: 400_000 });
@@ -30,6 +36,8 @@ function stackCommand(command: 'start' | 'stop'): void {
 
 const pids = (rows: ComponentStatus[]) => Object.fromEntries(rows.map((r) => [r.name, r.pid]));
 const unhealthy = (rows: ComponentStatus[]) => rows.filter((c) => !c.healthy).map((c) => c.name);
+/** Components that answer on their port although no process of this stack runs them (another one holds the port). */
+const withoutProcess = (rows: ComponentStatus[]) => rows.filter((c) => c.pid === undefined).map((c) => c.name);
 
 /** Starts the second stack (idempotent: what runs is reused) and returns its status. */
 async function runningStack(): Promise<ComponentStatus[]> {
@@ -42,24 +50,27 @@ describe('native stack lifecycle (a second stack on other ports)', () => {
   // runs) so that it needs no other test, and leaves it running.
   let fromNothing: ComponentStatus[] = [];
   beforeAll(async () => {
+    stackCommand('stop'); // what a crashed run may have left
+    removeStackFolders();
     fromNothing = await runningStack();
   }, 400_000);
 
   afterAll(() => {
     stackCommand('stop');
-    rmSync(layout.home, { recursive: true, force: true });
-    rmSync(dirname(postgresHome(layout)), { recursive: true, force: true });
+    removeStackFolders();
   }, 300_000);
 
-  it('starts from nothing, every component healthy on ports of its own', () => {
+  it('starts from nothing, every component a process of its own, healthy, on ports the main stack does not use', () => {
     expect(unhealthy(fromNothing)).toEqual([]);
-    const mainPorts = Object.fromEntries(stackComponents(mainLayout).map((c) => [c.name, c.port]));
-    expect(Object.fromEntries(fromNothing.map((c) => [c.name, c.port]))).toEqual(Object.fromEntries(Object.entries(mainPorts).map(([name, port]) => [name, port + 100])));
+    expect(withoutProcess(fromNothing)).toEqual([]);
+    const mainPorts = new Set(stackComponents(mainLayout).map((c) => c.port));
+    expect(fromNothing.filter((c) => mainPorts.has(c.port)).map((c) => c.name)).toEqual([]);
   });
 
   it('start again reuses every process; a component killed by hand comes back alone, its data kept', async () => {
     const first = await runningStack();
     expect(unhealthy(first)).toEqual([]);
+    expect(withoutProcess(first)).toEqual([]);
     stackCommand('start');
     expect(pids(await stackStatus(layout))).toEqual(pids(first));
 
@@ -84,7 +95,7 @@ describe('native stack lifecycle (a second stack on other ports)', () => {
   it('stop leaves no process of the stack and no port held; start after stop works', async () => {
     const running = await runningStack();
     expect(unhealthy(running)).toEqual([]);
-    expect(running.filter((c) => c.pid === undefined).map((c) => c.name)).toEqual([]);
+    expect(withoutProcess(running)).toEqual([]);
     stackCommand('stop');
     for (const component of running) {
       expect(isAlive(component.pid), `${component.name} process`).toBe(false);
