@@ -13,7 +13,8 @@ const USAGE = `Usage: npm run connector -- <command>
            the task is not RUNNING, or is RUNNING while its slot is lost, missing or without reader
            (Debezium retries a lost slot for about 30 minutes), naming the command to run
   restart  restart the connector and its failed tasks, then wait until they run
-  render   print the configuration that apply would send (password hidden)
+  render   print the configuration that apply would send (it holds no password, only the
+           config provider reference Connect resolves)
   delete   remove the connector (its slot stays: drop it in Postgres if it is not coming back)`;
 
 async function main(config: ConnectorConfig, args: string[], logger: Logger): Promise<number> {
@@ -37,9 +38,7 @@ async function main(config: ConnectorConfig, args: string[], logger: Logger): Pr
       console.log(JSON.stringify(await applyOutboxConnector(config, logger), null, 2));
       return 0;
     case 'render': {
-      const rendered = renderOutboxConnector(config);
-      rendered['database.password'] = '***';
-      console.log(JSON.stringify(rendered, null, 2));
+      console.log(JSON.stringify(renderOutboxConnector(config), null, 2));
       return 0;
     }
     case 'delete':

@@ -21,7 +21,7 @@ function placeholderValues(config: ConnectorConfig): Record<string, string> {
     SEAT_DB_PORT: String(config.seatDbPort),
     SEAT_DB_NAME: config.seatDbName,
     DEBEZIUM_DB_USER: config.debeziumUser,
-    DEBEZIUM_DB_PASSWORD: config.debeziumPassword,
+    DEBEZIUM_DB_PASSWORD_REFERENCE: config.debeziumPasswordReference,
     SLOT_NAME: config.slotName,
     PUBLICATION_NAME: config.publicationName,
     TOPIC_PREFIX: config.topicPrefix,
@@ -48,6 +48,14 @@ export function renderOutboxConnector(config: ConnectorConfig, file = OUTBOX_CON
   return rendered;
 }
 
+function passwordHint(config: ConnectorConfig): string {
+  return (
+    `Connect resolves database.password from ${config.debeziumPasswordReference}: the worker must have the password of ${config.debeziumUser} there ` +
+    '(the native stack puts DEBEZIUM_DB_PASSWORD in its Connect worker\'s environment; npm run stack -- start restarts a worker started before that), ' +
+    'and its provider must be configured and allowed to read it (config.providers, allowlist.pattern).'
+  );
+}
+
 /** The event topics, one per aggregate type (consumers create their dead letter topics themselves). */
 export function outboxTopics(prefix: string): string[] {
   const aggregates = [...new Set(Object.values(EVENTS).map((e) => e.aggregateType))] as AggregateType[];
@@ -70,7 +78,8 @@ export async function applyOutboxConnector(config: ConnectorConfig, logger: Logg
   const rendered = renderOutboxConnector(config);
   const problems = await validateConnectorConfig(config.connectUrl, { name: config.connectorName, ...rendered });
   if (problems.length > 0) {
-    throw new PipelineError('connector_config_refused', `Connect refused the configuration of ${config.connectorName}:\n  ${problems.join('\n  ')}`, {
+    const hint = problems.some((p) => p.includes('password authentication failed')) ? `\n${passwordHint(config)}` : '';
+    throw new PipelineError('connector_config_refused', `Connect refused the configuration of ${config.connectorName}:\n  ${problems.join('\n  ')}${hint}`, {
       details: { problems },
     });
   }

@@ -12,7 +12,12 @@ export const connectorSettings = defineSettings('connector', {
   seatDbPort: { env: 'SEAT_DB_PORT', default: '54329', parser: zPort(), description: 'Seat database port as Connect reaches it.' },
   seatDbName: { env: 'SEAT_DB_NAME', default: 'stagefront', parser: zString({ minLength: 1, example: 'stagefront' }), description: 'Seat database name.' },
   debeziumUser: { env: 'DEBEZIUM_DB_USER', default: 'stagefront_debezium', parser: name('stagefront_debezium'), description: 'Role Debezium logs in as (REPLICATION, SELECT on the outbox only).' },
-  debeziumPassword: { env: 'DEBEZIUM_DB_PASSWORD', default: undefined, parser: zString({ minLength: 1, example: 'a-long-random-password' }), description: 'Password of that role.', secret: true },
+  debeziumPasswordReference: {
+    env: 'DEBEZIUM_DB_PASSWORD_REFERENCE',
+    default: '${env:DEBEZIUM_DB_PASSWORD}',
+    parser: zString({ pattern: /^\$\{[a-z][a-zA-Z0-9_-]*:[^{}]+\}$/, expected: 'a Kafka Connect config provider reference such as ${env:NAME} or ${file:/path:key}', example: '${file:/etc/kafka/secrets/debezium.properties:password}' }),
+    description: 'Where the Connect worker finds the password of that role (the connector configuration holds this reference, never the password): the default reads DEBEZIUM_DB_PASSWORD from the worker\'s environment through its env config provider.',
+  },
   slotName: { env: 'SLOT_NAME', default: 'stagefront_outbox', parser: name('stagefront_outbox'), description: 'Logical replication slot the connector owns.' },
   publicationName: { env: 'PUBLICATION_NAME', default: 'stagefront_outbox', parser: name('stagefront_outbox'), description: 'Publication created by the seat migrations (outbox inserts only).' },
   topicPrefix: { env: 'TOPIC_PREFIX', default: 'stagefront', parser: zString({ pattern: /^[a-zA-Z0-9_-]+$/, expected: 'letters, digits, _ or -', example: 'stagefront' }), description: 'Topics are <prefix>.<aggregate type>, e.g. stagefront.seat.' },

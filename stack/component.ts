@@ -13,6 +13,11 @@ export interface Component {
   /** Starts the process; the launcher calls it only when the component is not running. */
   launch(): Promise<void>;
   stop(): Promise<void>;
+  /**
+   * True when our running process was started with other settings than `launch` would give it
+   * now (the project changed under a running stack): `start` restarts it. Absent: never.
+   */
+  outdated?(): boolean;
   /** Names of components that must be healthy before this one starts. */
   dependsOn: string[];
 }

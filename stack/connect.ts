@@ -1,11 +1,10 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { distPaths } from './artifacts.js';
 import type { Component } from './component.js';
 import { httpGet, ownedPid } from './component.js';
-import type { StackLayout } from './config.js';
 import { OFFSET_FLUSH_INTERVAL_MS } from '../connectors/slot-confirmation.js';
-import { LOCAL_ROLE_PASSWORDS } from './config.js';
+import { LOCAL_ROLE_PASSWORDS, type StackLayout } from './config.js';
 import { jvmPidFile, launchJvm, stopJvm } from './jvm.js';
 
 export const POSTGRES_CONNECTOR_CLASS = 'io.debezium.connector.postgresql.PostgresConnector';
@@ -60,6 +59,7 @@ export function connectComponent(
       });
     },
     stop: () => stopJvm(ownedPid(pidFile, layout.home)),
+    outdated: () => existsSync(propertiesFile) && readFileSync(propertiesFile, 'utf8') !== workerProperties(layout, cluster),
   };
 }
 
@@ -81,7 +81,8 @@ export const WORKER_SECURITY_PROPERTIES: readonly string[] = [
   'connector.client.config.override.allowlist=linger.ms',
 ];
 
-function workerProperties(layout: StackLayout, cluster: ConnectCluster): string {
+/** The worker's connect-distributed.properties. */
+export function workerProperties(layout: StackLayout, cluster: ConnectCluster = STACK_CONNECT_CLUSTER): string {
   const s = layout.settings;
   return [
     `bootstrap.servers=127.0.0.1:${s.kafkaPort}`,

@@ -39,8 +39,12 @@ export async function startStack(logger: Logger, layout: StackLayout = stackLayo
 async function ensureRunning(component: Component, layout: StackLayout, logger: Logger): Promise<void> {
   const log = logger.child({ component: component.name, port: component.port });
   if (await component.healthy()) {
-    log.info('already running and healthy');
-    return;
+    if (component.pid() === undefined || component.outdated?.() !== true) {
+      log.info('already running and healthy');
+      return;
+    }
+    log.warn('running with an older configuration of this project; restarting it');
+    await component.stop();
   }
   if (component.pid() === undefined) {
     if (await portOpen(component.port)) {

@@ -9,7 +9,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectorStatus } from '../../connectors/connect-client.js';
 import { SLOT_RECOVERY_COMMAND } from '../../connectors/connector-health.js';
 import { waitFor } from '../../lib/wait.js';
-import { LOCAL_ROLE_PASSWORDS } from '../../stack/config.js';
 import { runChildProgram } from '../consumers/helpers/child-consumer.js';
 import { waitForSlotActive } from '../slot-monitor/support/debezium-connector.js';
 import { setClusterSettings, startSlotCluster, type SlotCluster } from '../slot-monitor/support/slot-cluster.js';
@@ -33,7 +32,7 @@ describe('connector status looks at the slot, not only at Connect', () => {
   const status = () =>
     runChildProgram('connectors/cli.ts', {
       CONNECT_URL: worker.url, CONNECTOR_NAME: name, SLOT_NAME: name, CONNECTOR_SEAT_DB_URL: pipeline.debeziumUrl,
-      DEBEZIUM_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.debezium, CONNECTOR_SLOT_INACTIVE_GRACE_MS: '2000', LOG_LEVEL: 'warn',
+      CONNECTOR_SLOT_INACTIVE_GRACE_MS: '2000', LOG_LEVEL: 'warn',
     }, ['status']);
 
   beforeAll(async () => {

@@ -102,7 +102,7 @@ describe('what must not happen: lost, phantom or leaked events, and too much pri
   it('a configuration Connect refuses, and a task that cannot start, fail the connector command with the reason', async () => {
     const name = uniqueName('broken').toLowerCase();
     try {
-      const refused = applyOutboxConnector({ ...pipeline().connector, connectorName: name, slotName: name, debeziumPassword: 'wrong' }, testLogger);
+      const refused = applyOutboxConnector({ ...pipeline().connector, connectorName: name, slotName: name, debeziumPasswordReference: '${env:NO_SUCH_VARIABLE}' }, testLogger);
       await expect(refused).rejects.toThrow(/connector_config_refused|Connect refused the configuration/);
       await expect(refused).rejects.toThrow(/password authentication failed/);
       const failing = applyOutboxConnector({ ...pipeline().connector, connectorName: name, slotName: name, publicationName: 'no_such_publication' }, testLogger);

@@ -47,7 +47,6 @@ export async function startSeatPipeline(prefix: string, overrides: Record<string
     SEAT_DB_PORT: String(stack.postgresPort),
     SEAT_DB_NAME: database.name,
     CONNECTOR_SEAT_DB_URL: database.url,
-    DEBEZIUM_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.debezium,
     SLOT_NAME: name,
     TOPIC_PREFIX: name,
     TOPIC_PARTITIONS: '3',

@@ -49,7 +49,7 @@ export async function startLostSlotPipeline(cluster: SlotCluster, stack: StackEn
   await prepareSeatDatabase(adminUrl);
   const connector = parseSettings(connectorSettings, {
     CONNECT_URL: stack.connectUrl, CONNECTOR_NAME: name, KAFKA_BROKERS: stack.kafkaBrokers.join(','), SEAT_DB_PORT: String(cluster.port),
-    SEAT_DB_NAME: database, CONNECTOR_SEAT_DB_URL: adminUrl, DEBEZIUM_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.debezium, SLOT_NAME: name, TOPIC_PREFIX: name, TOPIC_PARTITIONS: '3', HEARTBEAT_INTERVAL_MS: '2000',
+    SEAT_DB_NAME: database, CONNECTOR_SEAT_DB_URL: adminUrl, SLOT_NAME: name, TOPIC_PREFIX: name, TOPIC_PARTITIONS: '3', HEARTBEAT_INTERVAL_MS: '2000',
   });
   await applyOutboxConnector(connector, testLogger);
   const serviceUrl = cluster.urlFor(database, 'stagefront_service', LOCAL_ROLE_PASSWORDS.service);
