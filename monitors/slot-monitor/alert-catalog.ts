@@ -88,7 +88,7 @@ export const ALERTS = {
   SlotCapTooSmallForWalRate: {
     severity: 'warning',
     runbook: [
-      'The database has written WAL fast enough that a burst like it, between two confirmations of an active slot (offset flush + heartbeat interval), would take more than max_slot_wal_keep_size: a healthy, active slot would go unreserved and then lost. Nothing is lost yet.',
+      'The database has written WAL fast enough that a burst like it, between two confirmations of an active slot (the 15 s running-transactions interval + offset flush + heartbeat interval), would take more than max_slot_wal_keep_size: a healthy, active slot would go unreserved and then lost. Nothing is lost yet.',
       'If the disk has room, raise the cap to at least the size the summary names: SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE (the monitor enforces it; restart it), or alter system set max_slot_wal_keep_size = \'<size>\'; select pg_reload_conf(); in check-only mode.',
       'Otherwise confirm more often: lower offset.flush.interval.ms of the Connect worker and heartbeat.interval.ms of the connector, and set SLOT_MONITOR_OFFSET_FLUSH_INTERVAL_MS / SLOT_MONITOR_HEARTBEAT_INTERVAL_MS to match.',
       'Find what wrote the burst (a bulk load, a reindex, a vacuum full): select query, wal_bytes from pg_stat_statements order by wal_bytes desc limit 10; (if installed).',

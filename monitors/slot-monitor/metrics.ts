@@ -48,7 +48,7 @@ export class SlotMonitorMetrics extends PollMetrics<'slot_name'> {
     this.#outboxInserts = single('slot_monitor_outbox_rows_inserted', 'pg_stat_user_tables.n_tup_ins of the outbox table (absent when the table does not exist).');
     this.#walPosition = single('slot_monitor_wal_position_bytes', 'pg_current_wal_lsn() in bytes: WAL written since the cluster was created (rate() of it is the WAL write rate).');
     this.#walPeakRate = single('slot_monitor_wal_peak_write_rate_bytes_per_second', 'Highest WAL write rate between two polls within SLOT_MONITOR_WAL_RATE_WINDOW_MS (absent before two polls).');
-    this.#walBurst = single('slot_monitor_wal_burst_between_confirmations_bytes', 'WAL the peak rate writes between two confirmations of an active slot: peak rate × (offset flush + heartbeat interval) × margin; SlotCapTooSmallForWalRate fires when max_slot_wal_keep_size is smaller.');
+    this.#walBurst = single('slot_monitor_wal_burst_between_confirmations_bytes', 'WAL the peak rate writes between two confirmations of an active slot: peak rate × (15 s running-transactions interval + offset flush + heartbeat interval) × margin; SlotCapTooSmallForWalRate fires when max_slot_wal_keep_size is smaller.');
     this.#pollDuration = new Histogram({ name: 'slot_monitor_poll_duration_seconds', help: 'Time one poll took.', buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5], registers });
     this.#keepSizeTarget.set(targetKeepSizeBytes);
   }

@@ -4,6 +4,7 @@
  * starts again). From the peak, how much WAL a burst writes between two confirmations of an active
  * slot, and the alert when max_slot_wal_keep_size is smaller than that.
  */
+import { RUNNING_XACTS_INTERVAL_MS } from '../../connectors/slot-confirmation.js';
 import type { AlertCandidate } from './alert-tracker.js';
 import { formatBytes, postgresMegabytes } from './byte-size.js';
 import type { DatabaseReading } from './slot-readings.js';
@@ -50,9 +51,13 @@ export interface WalBurstRules {
   walRateWindowMs: number;
 }
 
-/** The WAL written at `peakBytesPerSecond` between two confirmations of an active slot, with the margin. */
+/**
+ * The WAL written at `peakBytesPerSecond` while an active slot's restart position cannot move, with
+ * the margin: a confirmed position waits for the offset flush and (on a quiet outbox) a heartbeat,
+ * and Postgres moves restart_lsn only to a running-transactions record, logged every 15 s.
+ */
 export function burstBetweenConfirmations(peakBytesPerSecond: number, rules: WalBurstRules): number {
-  return peakBytesPerSecond * ((rules.offsetFlushIntervalMs + rules.heartbeatIntervalMs) / 1000) * rules.walBurstMargin;
+  return peakBytesPerSecond * ((RUNNING_XACTS_INTERVAL_MS + rules.offsetFlushIntervalMs + rules.heartbeatIntervalMs) / 1000) * rules.walBurstMargin;
 }
 
 const MB = 1024 * 1024;
@@ -70,7 +75,7 @@ export function walBurstCandidate(reading: DatabaseReading, peakBytesPerSecond: 
   if (burst <= cap) return undefined;
   const suggested = postgresMegabytes(Math.ceil(burst / MB) * MB);
   const window = `${Math.round(rules.walRateWindowMs / 60_000)} min`;
-  const formula = `peak ${formatBytes(Math.round(peakBytesPerSecond))}/s × (${rules.offsetFlushIntervalMs / 1000} s offset flush + ${rules.heartbeatIntervalMs / 1000} s heartbeat) × ${rules.walBurstMargin}`;
+  const formula = `peak ${formatBytes(Math.round(peakBytesPerSecond))}/s × (${RUNNING_XACTS_INTERVAL_MS / 1000} s running-transactions interval + ${rules.offsetFlushIntervalMs / 1000} s offset flush + ${rules.heartbeatIntervalMs / 1000} s heartbeat) × ${rules.walBurstMargin}`;
   return {
     name: 'SlotCapTooSmallForWalRate',
     labels: {},

@@ -129,13 +129,13 @@ describe('WAL rate and the burst between confirmations', () => {
     expect(rate.peakBytesPerSecond()).toBe(2 * MB);
   });
 
-  it('warns when the cap is below peak × (flush + heartbeat) × margin, naming the cap to set; never at -1', () => {
-    expect(burstBetweenConfirmations(10 * MB, rules)).toBe(40 * MB);
-    expect(walBurstCandidate(reading(64 * MB), 10 * MB, rules)).toBeUndefined();
+  it('warns when the cap is below peak × (15 s running-transactions interval + flush + heartbeat) × margin, naming the cap to set; never at -1', () => {
+    expect(burstBetweenConfirmations(10 * MB, rules)).toBe(340 * MB);
+    expect(walBurstCandidate(reading(400 * MB), 10 * MB, rules)).toBeUndefined();
     expect(walBurstCandidate(reading(-1), 10 * MB, rules)).toBeUndefined();
     expect(walBurstCandidate(reading(32 * MB), undefined, rules)).toBeUndefined();
-    const warning = walBurstCandidate(reading(32 * MB), 10.5 * MB, rules);
+    const warning = walBurstCandidate(reading(32 * MB), 1 * MB, rules);
     expect(warning?.name).toBe('SlotCapTooSmallForWalRate');
-    expect(warning?.summary).toBe('max_slot_wal_keep_size (32 MB) is smaller than the 42 MB of WAL this database wrote at its peak between two confirmations of an active slot: raise SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE to at least 42MB.');
+    expect(warning?.summary).toBe('max_slot_wal_keep_size (32 MB) is smaller than the 34 MB of WAL this database wrote at its peak between two confirmations of an active slot: raise SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE to at least 34MB.');
   });
 });
