@@ -186,3 +186,18 @@ export async function ensureDatabase(adminUrl: string, name: string): Promise<bo
     await client.end();
   }
 }
+
+/** Something that runs SQL: a pg Client, PoolClient or Pool. */
+export interface Queryable {
+  query(sql: string, params?: unknown[]): Promise<pg.QueryResult>;
+}
+
+/**
+ * Creates the login role `role` when it is missing, or (re)sets its password; never a superuser.
+ * Run as a superuser (or a role with CREATEROLE). Idempotent: running it on every deploy is fine.
+ */
+export async function ensureLoginRole(admin: Queryable, role: string, password: string): Promise<void> {
+  const existing = await admin.query(/* sql */ `select 1 from pg_catalog.pg_roles where rolname = $1`, [role]);
+  const verb = existing.rowCount === 0 ? 'create' : 'alter';
+  await admin.query(/* sql */ `${verb} role ${pg.escapeIdentifier(role)} login nosuperuser password ${pg.escapeLiteral(password)}`);
+}

@@ -8,6 +8,7 @@ import { createPool, type Pool } from '../lib/postgres.js';
 import { parseSettings, type Config } from '../lib/settings.js';
 import { sleep, waitFor } from '../lib/wait.js';
 import { applyOutboxConnector } from '../connectors/outbox-connector.js';
+import { ensureConsumerRole } from '../consumers/runtime/consumer-role.js';
 import { connectorSettings } from '../connectors/settings.js';
 import { ensureWatchdogRole } from '../monitors/job-watchdog/watchdog-role.js';
 import { ensureMonitorRole } from '../monitors/slot-monitor/monitor-role.js';
@@ -42,6 +43,8 @@ async function rehearse(config: RehearsalConfig, args: string[], logger: Logger)
   const seatConfig = parseSettings(seatServiceSettings, { ...process.env, ...localEnv, HOLD_TTL_MS: String(config.holdTtlMs) });
   const consumerDbAdmin = seatConfig.adminDatabaseUrl.replace(/\/[^/]+$/, '/stagefront_consumers');
   await prepareDatabases(seatConfig.adminDatabaseUrl, consumerDbAdmin, logger);
+  // The consumers log in as their own role, the owner of their database, never as the superuser.
+  const consumerDbUrl = withCredentials(consumerDbAdmin, CONSUMER_ROLE, LOCAL_ROLE_PASSWORDS.consumer);
   await applyOutboxConnector(parseSettings(connectorSettings, { ...process.env, ...localEnv }), logger);
 
   const programs: RunningProgram[] = [];
@@ -50,7 +53,7 @@ async function rehearse(config: RehearsalConfig, args: string[], logger: Logger)
   const consumerPool = createPool({ connectionString: consumerDbAdmin, applicationName: 'rehearsal-report', logger, max: 2 });
   const service = await openSeatService(seatConfig, logger);
   try {
-    programs.push(...startPrograms({ consumerDbUrl: consumerDbAdmin, seatAdminUrl: seatConfig.adminDatabaseUrl, seatServiceUrl: seatConfig.databaseUrl, alertmanagerUrl: endpoints.alertmanagerUrl }, config, layout.logDir));
+    programs.push(...startPrograms({ consumerDbUrl, seatAdminUrl: seatConfig.adminDatabaseUrl, seatServiceUrl: seatConfig.databaseUrl, alertmanagerUrl: endpoints.alertmanagerUrl }, config, layout.logDir));
     await waitForReady(programs);
     const showId = flagValue(args, 'show') ?? `stadium-${new Date().toISOString().slice(0, 19).replace(/[-:T]/g, '')}`;
     const sections = parseSections(config.sections);
@@ -85,6 +88,21 @@ async function prepareDatabases(seatAdminUrl: string, consumerAdminUrl: string, 
   } finally {
     await admin.end();
   }
+  const consumerAdmin = createPool({ connectionString: consumerAdminUrl, applicationName: 'rehearsal-setup', logger, max: 1 });
+  try {
+    await ensureConsumerRole(consumerAdmin, { role: CONSUMER_ROLE, password: LOCAL_ROLE_PASSWORDS.consumer });
+  } finally {
+    await consumerAdmin.end();
+  }
+}
+
+const CONSUMER_ROLE = 'stagefront_consumer';
+
+function withCredentials(url: string, user: string, password: string): string {
+  const parsed = new URL(url);
+  parsed.username = user;
+  parsed.password = password;
+  return parsed.toString();
 }
 
 interface ProgramUrls {

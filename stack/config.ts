@@ -97,7 +97,7 @@ export const startHint = 'npm run stack -- start';
  * throwaway data. The programs have no default passwords; whatever runs them on this stack (the
  * rehearsal, the tests, the launcher for Connect's environment) passes these explicitly.
  */
-export const LOCAL_ROLE_PASSWORDS = { service: 'stagefront_service', debezium: 'stagefront_debezium' } as const;
+export const LOCAL_ROLE_PASSWORDS = { service: 'stagefront_service', debezium: 'stagefront_debezium', consumer: 'stagefront_consumer' } as const;
 
 /**
  * The environment the seat service, hold sweeper and connector command need on the local stack,

@@ -3,11 +3,9 @@
  * (no superuser, no writes, no other table). Run it connected to the seat database.
  */
 import pg from 'pg';
+import { type Queryable, ensureLoginRole } from '../../lib/postgres.js';
 
-/** Something that runs SQL: a pg Client, PoolClient or Pool. */
-export interface Queryable {
-  query(sql: string, params?: unknown[]): Promise<pg.QueryResult>;
-}
+export type { Queryable };
 
 export interface WatchdogRoleOptions {
   role: string;
@@ -32,9 +30,6 @@ export function watchdogRoleGrants(role: string, schema = 'public'): string[] {
  * `watchdogRoleGrants` lists. Idempotent: running it on every deploy is fine.
  */
 export async function ensureWatchdogRole(admin: Queryable, { role, password, schema }: WatchdogRoleOptions): Promise<void> {
-  const name = pg.escapeIdentifier(role);
-  const existing = await admin.query(/* sql */ `select 1 from pg_catalog.pg_roles where rolname = $1`, [role]);
-  const verb = existing.rowCount === 0 ? 'create' : 'alter';
-  await admin.query(/* sql */ `${verb} role ${name} login password ${pg.escapeLiteral(password)}`);
+  await ensureLoginRole(admin, role, password);
   for (const statement of watchdogRoleGrants(role, schema)) await admin.query(statement);
 }

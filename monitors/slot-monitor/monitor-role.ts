@@ -4,16 +4,14 @@
  * no superuser, no replication, no table privileges.
  */
 import pg from 'pg';
+import { type Queryable, ensureLoginRole } from '../../lib/postgres.js';
 
 export interface MonitorRoleOptions {
   role: string;
   password: string;
 }
 
-/** Something that runs SQL: a pg Client, PoolClient or Pool connected as a superuser (or a role with CREATEROLE and grant rights). */
-export interface Queryable {
-  query(sql: string, params?: unknown[]): Promise<pg.QueryResult>;
-}
+export type { Queryable };
 
 /** The statements that give `role` exactly what the monitor needs; each is safe to run again. */
 export function monitorRoleGrants(role: string): string[] {
@@ -33,12 +31,6 @@ export function monitorRoleGrants(role: string): string[] {
  * but EXECUTE on pg_reload_conf() is granted in the database the statement runs in.
  */
 export async function ensureMonitorRole(admin: Queryable, { role, password }: MonitorRoleOptions): Promise<void> {
-  const name = pg.escapeIdentifier(role);
-  const existing = await admin.query(/* sql */ `select 1 from pg_catalog.pg_roles where rolname = $1`, [role]);
-  if (existing.rowCount === 0) {
-    await admin.query(/* sql */ `create role ${name} login password ${pg.escapeLiteral(password)}`);
-  } else {
-    await admin.query(/* sql */ `alter role ${name} password ${pg.escapeLiteral(password)}`);
-  }
+  await ensureLoginRole(admin, role, password);
   for (const statement of monitorRoleGrants(role)) await admin.query(statement);
 }

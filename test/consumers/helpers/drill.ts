@@ -18,6 +18,7 @@ import { type DeadLetter, readDeadLetters } from '../../../consumers/redrive/rea
 import { RuntimeEvents } from '../../../consumers/runtime/lifecycle.js';
 import { registerConsumerMetrics } from '../../../consumers/runtime/metrics.js';
 import { CONSUMER_MIGRATIONS } from '../../../consumers/runtime/migrations.js';
+import { ensureConsumerRole } from '../../../consumers/runtime/consumer-role.js';
 import type { ConsumerDefinition, DeliveryPolicy } from '../../../consumers/runtime/types.js';
 import { type CloudEventRecord, cloudEventMessage, registerTestSchema } from '../../support/cloudevent-records.js';
 import { track } from '../../support/leak-guard.js';
@@ -42,9 +43,15 @@ export async function createRoleDatabase(adminUrl: string, prefix: string): Prom
   const name = uniqueName(prefix).toLowerCase();
   const role = `${name}_consumer`;
   const password = randomBytes(12).toString('hex');
-  await adminQuery(adminUrl, `create role ${pg.escapeIdentifier(role)} login password '${password}'`);
-  await adminQuery(adminUrl, `create database ${pg.escapeIdentifier(name)} owner ${pg.escapeIdentifier(role)}`);
+  await adminQuery(adminUrl, `create database ${pg.escapeIdentifier(name)}`);
   const dbAdminUrl = adminUrl.replace(/\/[^/]*$/, `/${name}`);
+  const admin = new pg.Client({ connectionString: dbAdminUrl });
+  await admin.connect();
+  try {
+    await ensureConsumerRole(admin, { role, password });
+  } finally {
+    await admin.end();
+  }
   const url = new URL(dbAdminUrl);
   url.username = role;
   url.password = password;
