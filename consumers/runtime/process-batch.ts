@@ -113,7 +113,7 @@ async function applyGroup(ctx: ProcessingContext, control: PartitionControl, gro
         // An earlier try of this group, or of its first record alone, never came back.
         if (count.attempts > 1 || count.headRecordAttempts > 0) return settle(ctx, control, group, 'isolate');
       }
-      if (!(await applyAndCommit(ctx, control, group.deliveries))) return 'abandoned';
+      if (!(await applyAndCommit(ctx, control, group.deliveries))) return settle(ctx, control, group, 'abandoned');
       return settle(ctx, control, group, 'done');
     } catch (err) {
       const failure = classifyFailure(err);
@@ -129,7 +129,7 @@ async function applyGroup(ctx: ProcessingContext, control: PartitionControl, gro
       }
     }
   }
-  return 'abandoned';
+  return settle(ctx, control, group, 'abandoned');
 }
 
 /** Applies the deliveries' effects (forgetting the partition's counts with them) and commits their offsets. */
@@ -187,7 +187,7 @@ async function processAlone(ctx: ProcessingContext, control: PartitionControl, r
         if (count.attempts > ctx.policy.deliveryLimit) return deadLetter(ctx, control, record, crashedFacts(count, ctx.policy.deliveryLimit), failing);
       }
       const event = await decodeCloudEvent(ctx.registry, record, ctx.definition.eventTypes);
-      if (!(await applyAndCommit(ctx, control, [{ record, event }]))) return 'abandoned';
+      if (!(await applyAndCommit(ctx, control, [{ record, event }]))) return settle(ctx, control, failing, 'abandoned');
       return settle(ctx, control, failing, 'done');
     } catch (err) {
       const failure = classifyFailure(err);
@@ -211,7 +211,7 @@ async function processAlone(ctx: ProcessingContext, control: PartitionControl, r
       }
     }
   }
-  return 'abandoned';
+  return settle(ctx, control, failing, 'abandoned');
 }
 
 /** A count past the limit with no poison recorded: the process died during every one of them. */
