@@ -5,10 +5,10 @@
  * BENCH_SCALE=small runs a quick version.
  */
 import { type Scale, type Scenario, benchContext, machineDescription } from './context.js';
-import { consumersScenario } from './consumers.js';
+import { backlogDrainScenario } from './backlog-drain.js';
 import { type Report, renderTable, writeReport } from './report.js';
 
-const SCENARIOS: Scenario[] = [consumersScenario];
+const SCENARIOS: Scenario[] = [backlogDrainScenario];
 
 async function main(): Promise<void> {
   const scale: Scale = process.env.BENCH_SCALE === 'small' ? 'small' : 'full';

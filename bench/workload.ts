@@ -1,0 +1,39 @@
+/**
+ * The bench's events, written as the seat service writes them: outbox rows through its event
+ * writer (Avro through the registry), one transaction per call. Event `index` belongs to seat
+ * `index % seats`, at step `index / seats` of that seat's cycle: held, released, held, sold (and,
+ * with orders, the order.confirmed of that sale in the same transaction).
+ */
+import type { EventPayloads } from '../events/catalogue.js';
+import { withTransaction } from '../lib/postgres.js';
+import type { PendingEvent } from '../seat-service/event-writer.js';
+import type { SeatService } from '../seat-service/service.js';
+
+const SHOWS = 4;
+
+function seatEvents(index: number, seats: number, at: number, withOrders: boolean): PendingEvent[] {
+  const seat = index % seats;
+  const step = Math.floor(index / seats);
+  const base = { seat_id: `seat-${seat}`, show_id: `show-${seat % SHOWS}`, section: `S${seat % 10}`, hold_id: `hold-${seat}-${step >> 1}` };
+  switch (step % 4) {
+    case 0:
+    case 2:
+      return [{ name: 'seatHeld', payload: { ...base, buyer_id: `buyer-${seat}`, held_at: at, expires_at: at + 600_000 } satisfies EventPayloads['seatHeld'] }];
+    case 1:
+      return [{ name: 'seatReleased', payload: { ...base, released_at: at } satisfies EventPayloads['seatReleased'] }];
+    default: {
+      const order = `order-${seat}-${step}`;
+      const sold: PendingEvent = { name: 'seatSold', payload: { seat_id: base.seat_id, show_id: base.show_id, section: base.section, order_id: order, price_cents: 4500, sold_at: at } satisfies EventPayloads['seatSold'] };
+      if (!withOrders) return [sold];
+      const confirmed: EventPayloads['orderConfirmed'] = { order_id: order, show_id: base.show_id, hold_id: base.hold_id, buyer_id: `buyer-${seat}`, buyer_email: `buyer-${seat}@example.test`, seat_ids: [base.seat_id], total_cents: 4500, currency: 'EUR', confirmed_at: at };
+      return [sold, { name: 'orderConfirmed', payload: confirmed }];
+    }
+  }
+}
+
+/** Writes events `from` … `from + count - 1` in one transaction; returns their ids (ce_id), in order. */
+export async function writeWorkload(service: SeatService, options: { from: number; count: number; seats: number; withOrders?: boolean; at?: Date }): Promise<string[]> {
+  const at = options.at ?? new Date();
+  const events = Array.from({ length: options.count }, (_, i) => seatEvents(options.from + i, options.seats, at.getTime(), options.withOrders ?? false)).flat();
+  return withTransaction(service.pool, (client) => service.events.write(client, events, at), { retries: 0 });
+}
