@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { distPaths } from './artifacts.js';
 import type { Component } from './component.js';
 import { httpGet, ownedPid } from './component.js';
+import { OUTBOX_CONNECTOR_FILE } from '../connectors/outbox-connector.js';
 import { OFFSET_FLUSH_INTERVAL_MS } from '../connectors/slot-confirmation.js';
 import { LOCAL_ROLE_PASSWORDS, type StackLayout } from './config.js';
 import { jvmPidFile, launchJvm, stopJvm } from './jvm.js';
@@ -63,6 +64,13 @@ export function connectComponent(
   };
 }
 
+/** The producer settings the outbox connector file overrides (`producer.override.<setting>`), in file order. */
+export function outboxProducerOverrides(file = OUTBOX_CONNECTOR_FILE): string[] {
+  const prefix = 'producer.override.';
+  const config = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
+  return Object.keys(config).filter((key) => key.startsWith(prefix)).map((key) => key.slice(prefix.length));
+}
+
 /**
  * What a connector configuration may take from the worker, the same in docker-compose.yml:
  * - Its secrets, through the env config provider: the connector holds `${env:DEBEZIUM_DB_PASSWORD}`
@@ -70,16 +78,26 @@ export function connectComponent(
  *   topic nor `GET /connectors/<name>/config`. The allowlist keeps every other variable of the
  *   worker's environment out of reach of a connector configuration.
  * - Client overrides: Kafka's default policy (All) lets a connector configuration override any
- *   producer, consumer or admin setting of its clients, credentials included; the outbox connector
- *   overrides only the producer's linger.ms, so exactly that is allowed.
+ *   producer, consumer or admin setting of its clients, credentials included; the worker allows
+ *   exactly the producer settings the outbox connector overrides (its `producer.override.*` keys).
  */
 export const WORKER_SECURITY_PROPERTIES: readonly string[] = [
   'config.providers=env',
   'config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider',
   `config.providers.env.param.allowlist.pattern=${CONNECT_SECRET_ENV.join('|')}`,
   'connector.client.config.override.policy=Allowlist',
-  'connector.client.config.override.allowlist=linger.ms',
+  `connector.client.config.override.allowlist=${outboxProducerOverrides().join(',')}`,
 ];
+
+/**
+ * How the worker finds its plugins. Kafka's default (hybrid_warn) also scans every class of every
+ * plugin jar by reflection at each start, which took most of a restart under load; service_load
+ * reads the jars' META-INF/services manifests only. Every class the outbox connector and this
+ * worker use has one (the Debezium connector, EventRouter, BinaryDataConverter, Kafka's Filter,
+ * TopicNameMatches and converters, the env config provider, the override policy): a class
+ * without one would be missing from GET /connector-plugins and the connector would fail to validate.
+ */
+export const PLUGIN_DISCOVERY_PROPERTIES: readonly string[] = ['plugin.discovery=service_load'];
 
 /** The worker's connect-distributed.properties. */
 export function workerProperties(layout: StackLayout, cluster: ConnectCluster = STACK_CONNECT_CLUSTER): string {
@@ -98,6 +116,7 @@ export function workerProperties(layout: StackLayout, cluster: ConnectCluster = 
     // The slot advances only when offsets are flushed: flush often so retained WAL stays small.
     `offset.flush.interval.ms=${OFFSET_FLUSH_INTERVAL_MS}`,
     `plugin.path=${distPaths(layout).connectPlugins}`,
+    ...PLUGIN_DISCOVERY_PROPERTIES,
     `listeners=http://127.0.0.1:${s.connectPort}`,
     'rest.advertised.host.name=127.0.0.1',
     `rest.advertised.port=${s.connectPort}`,
