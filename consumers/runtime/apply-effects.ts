@@ -2,14 +2,14 @@
  * Applies a group of decoded events exactly once: the inbox decides which are new.
  * Transactional effects: one transaction for the inbox rows, the effects of the new events, and
  * the clearing of the partition's attempt counts.
- * External effects: per event, claim the inbox row (with this instance's token), perform, stamp;
+ * External effects: claim the group's inbox rows (with this instance's token), perform, stamp;
  * a stamp that failed after the effect was performed is retried without performing again.
  */
 import { withTransaction } from '../../lib/postgres.js';
 import type { PartitionControl, ProcessingContext } from './context.js';
 import { clearAttempts } from './delivery-attempts.js';
 import { TransientError } from './failures.js';
-import { claimForExternalEffect, firstOccurrences, insertInboxRows, markEffectSent } from './inbox.js';
+import { claimForExternalEffects, firstOccurrences, insertInboxRows, markEffectsSent } from './inbox.js';
 import type { ConsumedEvent, ExternalEffects, TransactionalEffects } from './types.js';
 
 export interface EffectsOutcome {
@@ -38,26 +38,6 @@ async function applyInOneTransaction(ctx: ProcessingContext, control: PartitionC
   );
 }
 
-/** Claim, perform, stamp: one event whose effect leaves the building. */
-async function performOnce(ctx: ProcessingContext, effects: ExternalEffects, event: ConsumedEvent, outcome: EffectsOutcome): Promise<void> {
-  const consumer = ctx.definition.name;
-  if (!ctx.performedNotStamped.has(event.id)) {
-    const claim = await claimForExternalEffect(ctx.pool, consumer, event, effects.claimAbandonedAfterMs, ctx.claimToken);
-    if (claim === 'already done') {
-      outcome.duplicates += 1;
-      return;
-    }
-    if (claim === 'claimed elsewhere') {
-      throw new TransientError('claim_open', `event ${event.id} is claimed by another delivery that may still be running; retrying until the claim is abandoned`);
-    }
-    await effects.perform(event);
-    ctx.performedNotStamped.add(event.id);
-  }
-  await markEffectSent(ctx.pool, consumer, event.id);
-  ctx.performedNotStamped.delete(event.id);
-  outcome.applied.push(event);
-}
-
 /** The group's events by key, each key's events in offset order. */
 function byKey(events: readonly ConsumedEvent[]): ConsumedEvent[][] {
   const groups = new Map<string, ConsumedEvent[]>();
@@ -69,27 +49,55 @@ function byKey(events: readonly ConsumedEvent[]): ConsumedEvent[][] {
 }
 
 /**
- * External effects, `concurrency` keys at a time, each key in order, a heartbeat after each.
- * Every lane runs to its end (or until the batch is abandoned); then the first failure is thrown,
- * and the group's retry finds the finished events already done.
+ * External effects: the group's claims in one statement, then `concurrency` keys at a time, each
+ * key in order, a heartbeat after each send; then the stamps in one statement. Every lane runs to
+ * its end (or until the batch is abandoned, or a claim of another delivery stops its key); what
+ * was sent is stamped even when a lane failed, and then the first failure is thrown: the group's
+ * retry finds the sent events already done, and a stamp that failed is retried without sending.
  */
 async function applyWithClaims(ctx: ProcessingContext, control: PartitionControl, effects: ExternalEffects, events: readonly ConsumedEvent[], clear: ClearCounts | undefined): Promise<EffectsOutcome> {
+  const consumer = ctx.definition.name;
   const outcome: EffectsOutcome = { applied: [], duplicates: 0 };
+  const toClaim = events.filter((event) => !ctx.performedNotStamped.has(event.id));
+  const claims = await claimForExternalEffects(ctx.pool, consumer, toClaim, effects.claimAbandonedAfterMs, ctx.claimToken);
+  const sent: ConsumedEvent[] = [];
+  const handled = new Set<string>();
+  const performInOrder = async (key: readonly ConsumedEvent[]) => {
+    for (const event of key) {
+      if (!control.active()) return;
+      if (handled.has(event.id)) {
+        outcome.duplicates += 1; // the same ce_id twice in one group
+        continue;
+      }
+      handled.add(event.id);
+      if (!ctx.performedNotStamped.has(event.id)) {
+        const claim = claims.get(event.id);
+        if (claim === 'already done') {
+          outcome.duplicates += 1;
+          continue;
+        }
+        if (claim !== 'claimed') {
+          throw new TransientError('claim_open', `event ${event.id} is claimed by another delivery that may still be running; retrying until the claim is abandoned`);
+        }
+        await effects.perform(event);
+        ctx.performedNotStamped.add(event.id);
+        await control.heartbeat();
+      }
+      sent.push(event);
+    }
+  };
   const keys = byKey(events);
   let next = 0;
   const lane = async () => {
-    for (let index = next++; index < keys.length; index = next++) {
-      for (const event of keys[index] ?? []) {
-        if (!control.active()) return;
-        await performOnce(ctx, effects, event, outcome);
-        await control.heartbeat();
-      }
-    }
+    for (let index = next++; index < keys.length; index = next++) await performInOrder(keys[index] ?? []);
   };
   const lanes = Array.from({ length: Math.max(1, Math.min(effects.concurrency ?? 1, keys.length)) }, lane);
   const failed = (await Promise.allSettled(lanes)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  await markEffectsSent(ctx.pool, consumer, sent.map((event) => event.id));
+  for (const event of sent) ctx.performedNotStamped.delete(event.id);
+  outcome.applied.push(...sent);
   if (failed) throw failed.reason;
-  if (clear !== undefined && control.active()) await clearAttempts(ctx.pool, ctx.definition.name, control.topic, control.partition, clear.throughOffset);
+  if (clear !== undefined && control.active()) await clearAttempts(ctx.pool, consumer, control.topic, control.partition, clear.throughOffset);
   return outcome;
 }
 

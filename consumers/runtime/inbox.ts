@@ -45,36 +45,55 @@ export function firstOccurrences(events: readonly ConsumedEvent[], fresh: Readon
 export type ClaimOutcome = 'claimed' | 'already done' | 'claimed elsewhere';
 
 /**
- * Claims the inbox row before an external effect: a new row, a claim of this delivery's own
- * (`token`: it failed before the stamp and may go on at once), or a claim older than
+ * Claims the inbox rows before external effects, in one transaction: a new row, a claim of this
+ * delivery's own (`token`: it failed before the stamp and may go on at once), or a claim older than
  * `abandonedAfterMs` taken over. 'already done' when the effect was stamped; 'claimed elsewhere'
  * when another delivery's recent claim is still open (it may be sending right now).
  */
-export async function claimForExternalEffect(pool: Pool, consumer: string, event: ConsumedEvent, abandonedAfterMs: number, token: string): Promise<ClaimOutcome> {
+export async function claimForExternalEffects(pool: Pool, consumer: string, events: readonly ConsumedEvent[], abandonedAfterMs: number, token: string): Promise<Map<string, ClaimOutcome>> {
+  const outcomes = new Map<string, ClaimOutcome>();
+  const unique = [...new Map(events.map((event) => [event.id, event])).values()];
+  if (unique.length === 0) return outcomes;
   return withTransaction(pool, async (client) => {
-    const claimed = await client.query(
+    const claimed = await client.query<{ event_id: string }>(
       /* sql */ `
       INSERT INTO inbox (consumer, event_id, event_type, source_topic, source_partition, source_offset, status, claims, claimed_at, claim_token)
-      VALUES ($1, $2, $3, $4, $5, $6, 'claimed', 1, now(), $8)
+      SELECT $1, e.event_id, e.event_type, e.source_topic, e.source_partition, e.source_offset, 'claimed', 1, now(), $8
+        FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::bigint[])
+          AS e(event_id, event_type, source_topic, source_partition, source_offset)
       ON CONFLICT (consumer, event_id) DO UPDATE SET claimed_at = now(), claims = inbox.claims + 1, claim_token = $8
         WHERE inbox.status = 'claimed'
           AND (inbox.claim_token = $8 OR inbox.claimed_at < now() - make_interval(secs => $7::double precision / 1000))
       RETURNING event_id`,
-      [consumer, event.id, event.type, event.record.topic, event.record.partition, event.record.offset, abandonedAfterMs, token],
+      [
+        consumer,
+        unique.map((e) => e.id),
+        unique.map((e) => e.type),
+        unique.map((e) => e.record.topic),
+        unique.map((e) => e.record.partition),
+        unique.map((e) => e.record.offset),
+        abandonedAfterMs,
+        token,
+      ],
     );
-    if (claimed.rowCount === 1) return 'claimed';
-    const existing = await client.query<{ status: string }>(
-      /* sql */ `SELECT status FROM inbox WHERE consumer = $1 AND event_id = $2`,
-      [consumer, event.id],
-    );
-    return existing.rows[0]?.status === 'claimed' ? 'claimed elsewhere' : 'already done';
+    for (const row of claimed.rows) outcomes.set(row.event_id, 'claimed');
+    const others = unique.filter((event) => !outcomes.has(event.id)).map((event) => event.id);
+    if (others.length > 0) {
+      const existing = await client.query<{ event_id: string; status: string }>(
+        /* sql */ `SELECT event_id, status FROM inbox WHERE consumer = $1 AND event_id = ANY($2::text[])`,
+        [consumer, others],
+      );
+      for (const row of existing.rows) outcomes.set(row.event_id, row.status === 'claimed' ? 'claimed elsewhere' : 'already done');
+    }
+    return outcomes;
   }, { retries: 0 });
 }
 
-/** Stamps the external effect as done. */
-export async function markEffectSent(pool: Pool, consumer: string, eventId: string): Promise<void> {
+/** Stamps the external effects as done, in one statement. */
+export async function markEffectsSent(pool: Pool, consumer: string, eventIds: readonly string[]): Promise<void> {
+  if (eventIds.length === 0) return;
   await pool.query(
-    /* sql */ `UPDATE inbox SET status = 'sent', completed_at = now() WHERE consumer = $1 AND event_id = $2`,
-    [consumer, eventId],
+    /* sql */ `UPDATE inbox SET status = 'sent', completed_at = now() WHERE consumer = $1 AND event_id = ANY($2::text[])`,
+    [consumer, eventIds],
   );
 }
