@@ -15,6 +15,10 @@ export interface Figure {
   /** Measured in the same run, on the same input. */
   baseline?: { label: string; value: number };
   target?: string;
+  /** Shown instead of the value (e.g. "p50 12 · p99 80 · max 150 ms"); `value` stays the figure compared. */
+  display?: string;
+  /** Latency percentiles in ms, kept in the JSON. */
+  percentiles?: { p50: number; p99: number; max: number; count: number };
 }
 
 export interface Report {
@@ -34,7 +38,7 @@ export function renderTable(report: Report): string {
   const header = ['measure', 'value', 'baseline', 'ratio', 'target'];
   const rows = report.figures.map((f) => [
     `${f.scenario}: ${f.measure}`,
-    `${formatNumber(f.value)} ${f.unit}`,
+    f.display ?? `${formatNumber(f.value)} ${f.unit}`,
     f.baseline === undefined ? '' : `${formatNumber(f.baseline.value)} ${f.unit} (${f.baseline.label})`,
     f.baseline === undefined || f.baseline.value === 0 ? '' : `${(f.value / f.baseline.value).toFixed(1)}x`,
     f.target ?? '',
@@ -53,4 +57,11 @@ export function writeReport(report: Report): string {
   const file = join(folder, `${report.startedAt.replace(/[:.]/g, '-')}.json`);
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   return file;
+}
+
+/** p50, p99 and max (nearest rank) of a list of numbers. */
+export function percentiles(values: readonly number[]): { p50: number; p99: number; max: number; count: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = (p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? Number.NaN;
+  return { p50: rank(0.5), p99: rank(0.99), max: sorted.at(-1) ?? Number.NaN, count: sorted.length };
 }

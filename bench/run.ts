@@ -6,9 +6,10 @@
  */
 import { type Scale, type Scenario, benchContext, machineDescription } from './context.js';
 import { backlogDrainScenario } from './backlog-drain.js';
+import { openLoopScenario } from './open-loop.js';
 import { type Report, renderTable, writeReport } from './report.js';
 
-const SCENARIOS: Scenario[] = [backlogDrainScenario];
+const SCENARIOS: Scenario[] = [backlogDrainScenario, openLoopScenario];
 
 async function main(): Promise<void> {
   const scale: Scale = process.env.BENCH_SCALE === 'small' ? 'small' : 'full';

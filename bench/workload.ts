@@ -1,8 +1,9 @@
 /**
  * The bench's events, written as the seat service writes them: outbox rows through its event
  * writer (Avro through the registry), one transaction per call. Event `index` belongs to seat
- * `index % seats`, at step `index / seats` of that seat's cycle: held, released, held, sold (and,
- * with orders, the order.confirmed of that sale in the same transaction).
+ * `index % seats`, at step `index / seats + seat` of that seat's cycle (held, released, held,
+ * sold; staggered by seat so that a sale is one event in four at any time), with orders the
+ * order.confirmed of a sale in the same transaction.
  */
 import type { EventPayloads } from '../events/catalogue.js';
 import { withTransaction } from '../lib/postgres.js';
@@ -13,7 +14,7 @@ const SHOWS = 4;
 
 function seatEvents(index: number, seats: number, at: number, withOrders: boolean): PendingEvent[] {
   const seat = index % seats;
-  const step = Math.floor(index / seats);
+  const step = Math.floor(index / seats) + seat; // staggered: every stretch of events has sales in it
   const base = { seat_id: `seat-${seat}`, show_id: `show-${seat % SHOWS}`, section: `S${seat % 10}`, hold_id: `hold-${seat}-${step >> 1}` };
   switch (step % 4) {
     case 0:
@@ -31,9 +32,13 @@ function seatEvents(index: number, seats: number, at: number, withOrders: boolea
   }
 }
 
-/** Writes events `from` … `from + count - 1` in one transaction; returns their ids (ce_id), in order. */
-export async function writeWorkload(service: SeatService, options: { from: number; count: number; seats: number; withOrders?: boolean; at?: Date }): Promise<string[]> {
+/**
+ * Writes events `from` … `from + count - 1` in one transaction; returns each outbox row's id
+ * (ce_id) with the index of the event it came from (an order.confirmed shares its sale's index).
+ */
+export async function writeWorkload(service: SeatService, options: { from: number; count: number; seats: number; withOrders?: boolean; at?: Date }): Promise<{ id: string; index: number }[]> {
   const at = options.at ?? new Date();
-  const events = Array.from({ length: options.count }, (_, i) => seatEvents(options.from + i, options.seats, at.getTime(), options.withOrders ?? false)).flat();
-  return withTransaction(service.pool, (client) => service.events.write(client, events, at), { retries: 0 });
+  const indexed = Array.from({ length: options.count }, (_, i) => seatEvents(options.from + i, options.seats, at.getTime(), options.withOrders ?? false).map((event) => ({ event, index: options.from + i }))).flat();
+  const ids = await withTransaction(service.pool, (client) => service.events.write(client, indexed.map((e) => e.event), at), { retries: 0 });
+  return ids.map((id, i) => ({ id, index: indexed[i]?.index ?? -1 }));
 }
