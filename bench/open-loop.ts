@@ -22,11 +22,11 @@ import { writeWorkload } from './workload.js';
 const SEATS = 2_000;
 
 /** Per event id: when the generator meant to write it, and when its transaction had committed. */
-type Written = Map<string, { scheduled: number; committed: number }>;
+export type Written = Map<string, { scheduled: number; committed: number }>;
 /** Per event id, as one consumer saw it: Kafka record timestamp, handed to the handler, effect committed. */
-type Seen = Map<string, { appended: number; handed: number; done?: number }>;
+export type Seen = Map<string, { appended: number; handed: number; done?: number }>;
 
-interface Watched {
+export interface Watched {
   label: string;
   seen: Seen;
   target?: string;
@@ -119,18 +119,29 @@ function recordPhase(ctx: BenchContext, rate: number, watched: Watched, written:
     return s?.done === undefined ? [] : [{ w, s: { ...s, done: s.done } }];
   });
   for (const stage of stages) {
-    const p = percentiles(pairs.map(({ w, s }) => stage.of(w, s)));
+    const p = percentiles(pairs.map(({ w, s }) => Math.round(stage.of(w, s))));
     ctx.record({ measure: `${rate.toLocaleString('en-US')}/s, ${watched.label}: ${stage.name}`, value: p.p99, unit: 'ms', display: `p50 ${p.p50} · p99 ${p.p99} · max ${p.max} ms (${p.count})`, percentiles: p, ...(stage.target === undefined ? {} : { target: stage.target }) });
   }
 }
 
-async function run(ctx: BenchContext): Promise<void> {
-  const rates = (process.env.BENCH_RATES ?? (ctx.scale === 'small' ? '250,1000' : '250,1000,3000')).split(',').map(Number);
-  const durationMs = Number(process.env.BENCH_RATE_SECONDS ?? (ctx.scale === 'small' ? 10 : 30)) * 1000;
-  const pipeline = await startBenchSeatPipeline(ctx, 'openloop');
+export interface OpenLoopHarness {
+  /** Seat availability, sales ledger, confirmation email. */
+  watched: Watched[];
+  /** Writes `rate` events per second for `durationMs` on the schedule; see generate. */
+  generate(rate: number, durationMs: number, written: Written): Promise<number>;
+  /** Effects committed so far, over the three consumers, of the events in `written`. */
+  done(written: Written): number;
+  /** The effects the events in `written` call for: every seat event once, every order twice. */
+  expected(written: Written, count: number): number;
+  stop(): Promise<void>;
+}
+
+/** A seat pipeline of its own and the three consumers, instrumented, joined and warmed up (2 s at 100/s). */
+export async function startOpenLoopHarness(ctx: BenchContext, label: string): Promise<OpenLoopHarness> {
+  const pipeline = await startBenchSeatPipeline(ctx, label);
   const smtp = await startDiscardingSmtp();
   const transport = createSmtpTransport({ smtpHost: '127.0.0.1', smtpPort: smtp.port, smtpSecure: false, smtpUser: '', smtpPassword: '', smtpTimeoutMs: 10_000, mailFrom: 'bench@example.test', sendConcurrency: 4 });
-  const databases = await Promise.all(['seats', 'ledger', 'email'].map((label) => consumerDatabase(ctx, `openloop_${label}`, 4)));
+  const databases = await Promise.all(['seats', 'ledger', 'email'].map((db) => consumerDatabase(ctx, `${label}_${db}`, 4)));
   const prefix = pipeline.connector.topicPrefix;
   const watched: Watched[] = [
     { label: 'seat availability', seen: new Map(), target: 'p50 ≤ 50 ms, p99 ≤ 250 ms (at 1,000/s)' },
@@ -138,6 +149,25 @@ async function run(ctx: BenchContext): Promise<void> {
     { label: 'confirmation email', seen: new Map(), target: 'p99 ≤ 1 s (at 1,000/s)' },
   ];
   const running: { stop: () => Promise<void> }[] = [];
+  const stop = async () => {
+    for (const consumer of running) await consumer.stop();
+    transport.close();
+    await smtp.close();
+    await Promise.all(databases.map((d) => d.drop()));
+    await pipeline.teardown();
+  };
+  let from = 0;
+  const harness: OpenLoopHarness = {
+    watched,
+    generate: async (rate, durationMs, written) => {
+      const count = await generate(pipeline, from, rate, durationMs, written);
+      from += count;
+      return count;
+    },
+    done: (written) => watched.reduce((n, w) => n + [...written.keys()].filter((id) => w.seen.get(id)?.done !== undefined).length, 0),
+    expected: (written, count) => count + 2 * (written.size - count),
+    stop,
+  };
   try {
     const definitions = [seatAvailabilityConsumer('bench-seats', prefix), salesLedgerConsumer('bench-ledger', prefix), confirmationEmailConsumer('bench-email', prefix, transport, 'bench@example.test', 600_000, 4)];
     for (const [i, definition] of definitions.entries()) {
@@ -145,30 +175,36 @@ async function run(ctx: BenchContext): Promise<void> {
       const joined = new Promise<void>((resolve) => events.on('groupJoined', () => resolve()));
       const seen = watched[i]?.seen ?? new Map();
       const instrumented = definition.effects.kind === 'transactional' ? watchTransactional(definition, events, seen) : watchExternal(definition, seen);
-      running.push(await startConsumer({ definition: instrumented, kafka: ctx.kafka, groupId: ctx.name(`openloop_${i}`), registry: ctx.registry, pool: databases[i]!.pool, logger: ctx.logger, policy: BENCH_POLICY, partitionsConsumedConcurrently: 3, events, fromBeginning: false }));
+      running.push(await startConsumer({ definition: instrumented, kafka: ctx.kafka, groupId: ctx.name(`${label}_${i}`), registry: ctx.registry, pool: databases[i]!.pool, logger: ctx.logger, policy: BENCH_POLICY, partitionsConsumedConcurrently: 3, events, fromBeginning: false }));
       await joined;
     }
-    let from = 0;
-    for (const rate of [100, ...rates]) {
+    const warmUp: Written = new Map();
+    const count = await harness.generate(100, 2_000, warmUp);
+    await waitFor(() => harness.done(warmUp) >= harness.expected(warmUp, count), { timeoutMs: 120_000, intervalMs: 250, description: 'warm-up events handled' });
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return harness;
+}
+
+async function run(ctx: BenchContext): Promise<void> {
+  const rates = (process.env.BENCH_RATES ?? (ctx.scale === 'small' ? '250,1000' : '250,1000,3000')).split(',').map(Number);
+  const durationMs = Number(process.env.BENCH_RATE_SECONDS ?? (ctx.scale === 'small' ? 10 : 30)) * 1000;
+  const harness = await startOpenLoopHarness(ctx, 'openloop');
+  try {
+    for (const rate of rates) {
       const written: Written = new Map();
-      const count = await generate(pipeline, from, rate === 100 ? 100 : rate, rate === 100 ? 2_000 : durationMs, written);
-      from += count;
-      const orders = written.size - count;
-      const expected = count + 2 * orders;
-      const done = () => watched.reduce((n, w) => n + [...written.keys()].filter((id) => w.seen.get(id)?.done !== undefined).length, 0);
-      const settled = await waitFor(() => done() >= expected, { timeoutMs: 180_000, intervalMs: 500, description: `${rate}/s events handled` }).then(() => true, () => false);
-      if (rate === 100) continue; // warm-up, not recorded
-      if (!settled) ctx.note(`open loop ${rate}/s: only ${done()} of ${expected} effects had committed 180 s after the last write; the rows count those that had.`);
-      for (const w of watched) recordPhase(ctx, rate, w, written);
+      const count = await harness.generate(rate, durationMs, written);
+      const expected = harness.expected(written, count);
+      const settled = await waitFor(() => harness.done(written) >= expected, { timeoutMs: 180_000, intervalMs: 500, description: `${rate}/s events handled` }).then(() => true, () => false);
+      if (!settled) ctx.note(`open loop ${rate}/s: only ${harness.done(written)} of ${expected} effects had committed 180 s after the last write; the rows count those that had.`);
+      for (const w of harness.watched) recordPhase(ctx, rate, w, written);
     }
     ctx.note(`open loop: ${durationMs / 1000} s per rate after a 2 s warm-up at 100/s; seat events on ${SEATS} seats (held, released, held, sold), an order.confirmed with each sale (1 in 4 events), several events per outbox transaction at high rates; consumers in-process in the bench (one node process for the generator and all three consumers), 3 partitions, emails to a discarding loopback SMTP server, sent 4 at a time.`);
     ctx.note('open loop stage times: "scheduled" is the generator\'s plan (start + i / rate); "outbox commit returned" is when COMMIT returned to the generator (after the commit, so the next stage can be slightly negative); the Kafka record timestamp is the one Debezium/Connect gave the record (CreateTime, Connect\'s clock, same machine); read-by-Debezium is not separable from it; "handed to the handler" is when the runtime called the effect (after fetch, decode and inbox insert; the fetch itself is not timed separately); "effect committed" is the runtime\'s applied event (after the consumer-database commit and the offset commit) or, for email, the SMTP server\'s acceptance.');
   } finally {
-    for (const consumer of running) await consumer.stop();
-    transport.close();
-    await smtp.close();
-    await Promise.all(databases.map((d) => d.drop()));
-    await pipeline.teardown();
+    await harness.stop();
   }
 }
 
