@@ -1,0 +1,57 @@
+/**
+ * The highest rate whose lag stays flat: open-loop load at rising rates, each held for a window
+ * (60 s; small: 20 s). A rate is flat when, for seat availability and the sales ledger, the median
+ * scheduled → effect committed latency of the events due in the window's last 10 s is at most
+ * 500 ms above that of the events due from second 5 to 15, and every effect commits within 60 s of
+ * the last write. The search stops at the first rate that is not flat.
+ */
+import { waitFor } from '../lib/wait.js';
+import type { BenchContext, Scenario } from './context.js';
+import { type Written, startOpenLoopHarness } from './open-loop.js';
+import { percentiles } from './report.js';
+
+const ALLOWED_RISE_MS = 500;
+
+function medianLag(written: Written, seen: Map<string, { done?: number }>, fromMs: number, toMs: number): number {
+  const lags = [...written].flatMap(([id, w]) => {
+    const done = seen.get(id)?.done;
+    return done === undefined || w.scheduled < fromMs || w.scheduled >= toMs ? [] : [Math.round(done - w.scheduled)];
+  });
+  return percentiles(lags).p50;
+}
+
+async function run(ctx: BenchContext): Promise<void> {
+  const rates = (process.env.BENCH_FLAT_RATES ?? (ctx.scale === 'small' ? '1000,2000,3000' : '1000,2000,3000,4000,6000')).split(',').map(Number);
+  const windowMs = Number(process.env.BENCH_FLAT_SECONDS ?? (ctx.scale === 'small' ? 20 : 60)) * 1000;
+  const harness = await startOpenLoopHarness(ctx, 'flatlag');
+  const tried: string[] = [];
+  let highest = 0;
+  try {
+    for (const rate of rates) {
+      const written: Written = new Map();
+      const start = Date.now();
+      const count = await harness.generate(rate, windowMs, written);
+      const transactional = harness.watched.slice(0, 2);
+      const expected = written.size; // every seat event and every order, once each
+      const handled = () => transactional.reduce((n, w) => n + [...written.keys()].filter((id) => w.seen.get(id)?.done !== undefined).length, 0);
+      const settled = await waitFor(() => handled() >= expected, { timeoutMs: 60_000, intervalMs: 500, description: `${rate}/s handled` }).then(() => true, () => false);
+      const rises = transactional.map((w) => {
+        const early = medianLag(written, w.seen, start + 5_000, start + 15_000);
+        const late = medianLag(written, w.seen, start + windowMs - 10_000, start + windowMs);
+        return { label: w.label, early, late };
+      });
+      const flat = settled && rises.every((r) => r.late <= r.early + ALLOWED_RISE_MS);
+      tried.push(`${rate.toLocaleString('en-US')}/s ${flat ? 'flat' : 'not flat'} (${rises.map((r) => `${r.label} median lag ${r.early} → ${r.late} ms`).join(', ')}${settled ? '' : `; ${handled()} of ${expected} effects after 60 s`})`);
+      if (!flat) break;
+      highest = rate;
+      // let the next window start from an empty pipeline
+      await waitFor(() => harness.done(written) >= harness.expected(written, count), { timeoutMs: 180_000, intervalMs: 500, description: 'emails caught up' }).catch(() => undefined);
+    }
+    ctx.record({ measure: `highest rate with flat lag (seat availability and sales ledger, ${windowMs / 1000} s windows)`, value: highest, unit: 'events/s', target: '≥ 3,000 events/s' });
+    ctx.note(`flat-lag search: ${tried.join('; ')}. Flat means the median scheduled → effect latency of the window's last 10 s is within ${ALLOWED_RISE_MS} ms of seconds 5–15; the generator runs in the same node process as the consumers, so its own limit counts too.`);
+  } finally {
+    await harness.stop();
+  }
+}
+
+export const flatLagScenario: Scenario = { name: 'flat-lag', description: 'search for the highest rate whose lag stays flat', run };
