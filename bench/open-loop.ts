@@ -137,8 +137,8 @@ export interface OpenLoopHarness {
 }
 
 /** A seat pipeline of its own and the three consumers, instrumented, joined and warmed up (2 s at 100/s). */
-export async function startOpenLoopHarness(ctx: BenchContext, label: string): Promise<OpenLoopHarness> {
-  const pipeline = await startBenchSeatPipeline(ctx, label);
+export async function startOpenLoopHarness(ctx: BenchContext, label: string, connectUrl = ctx.stack.connectUrl): Promise<OpenLoopHarness> {
+  const pipeline = await startBenchSeatPipeline(ctx, label, connectUrl);
   const smtp = await startDiscardingSmtp();
   const transport = createSmtpTransport({ smtpHost: '127.0.0.1', smtpPort: smtp.port, smtpSecure: false, smtpUser: '', smtpPassword: '', smtpTimeoutMs: 10_000, mailFrom: 'bench@example.test', sendConcurrency: 4 });
   const databases = await Promise.all(['seats', 'ledger', 'email'].map((db) => consumerDatabase(ctx, `${label}_${db}`, 4)));

@@ -6,10 +6,12 @@
  */
 import { type Scale, type Scenario, benchContext, machineDescription } from './context.js';
 import { backlogDrainScenario } from './backlog-drain.js';
+import { connectCrashScenario } from './connect-crash.js';
+import { flatLagScenario } from './flat-lag.js';
 import { openLoopScenario } from './open-loop.js';
 import { type Report, renderTable, writeReport } from './report.js';
 
-const SCENARIOS: Scenario[] = [backlogDrainScenario, openLoopScenario];
+const SCENARIOS: Scenario[] = [backlogDrainScenario, openLoopScenario, flatLagScenario, connectCrashScenario];
 
 async function main(): Promise<void> {
   const scale: Scale = process.env.BENCH_SCALE === 'small' ? 'small' : 'full';
