@@ -102,7 +102,7 @@ describe('the connector gets its password from the worker, never from its stored
     expect(status.output).toContain('active');
   });
 
-  it('a connector may override the producer\'s linger.ms and nothing else', async () => {
+  it('a connector may override the producer settings the outbox connector overrides and nothing else', async () => {
     const rendered = { name: uniqueName('policy'), ...renderOutboxConnector(pipeline().connector) };
     expect(await validateConnectorConfig(worker.url, rendered)).toEqual([]);
     const problems = await validateConnectorConfig(worker.url, { ...rendered, 'producer.override.acks': '0' });
