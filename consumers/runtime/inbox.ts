@@ -6,6 +6,11 @@ import type { Pool, PoolClient } from '../../lib/postgres.js';
 import { withTransaction } from '../../lib/postgres.js';
 import type { ConsumedEvent } from './types.js';
 
+/** The inbox columns of `events` as the parallel arrays both inserts unnest ($2 … $6). */
+function inboxRowArrays(events: readonly ConsumedEvent[]): [string[], string[], string[], number[], string[]] {
+  return [events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.record.topic), events.map((e) => e.record.partition), events.map((e) => e.record.offset)];
+}
+
 /**
  * Inserts the events' ids (duplicates inside the batch included) and returns the ids that were
  * new, i.e. whose effects this transaction must apply.
@@ -20,14 +25,7 @@ export async function insertInboxRows(client: PoolClient, consumer: string, even
         AS e(event_id, event_type, source_topic, source_partition, source_offset)
     ON CONFLICT (consumer, event_id) DO NOTHING
     RETURNING event_id`,
-    [
-      consumer,
-      events.map((e) => e.id),
-      events.map((e) => e.type),
-      events.map((e) => e.record.topic),
-      events.map((e) => e.record.partition),
-      events.map((e) => e.record.offset),
-    ],
+    [consumer, ...inboxRowArrays(events)],
   );
   return new Set(result.rows.map((row) => row.event_id));
 }
@@ -65,16 +63,7 @@ export async function claimForExternalEffects(pool: Pool, consumer: string, even
         WHERE inbox.status = 'claimed'
           AND (inbox.claim_token = $8 OR inbox.claimed_at < now() - make_interval(secs => $7::double precision / 1000))
       RETURNING event_id`,
-      [
-        consumer,
-        unique.map((e) => e.id),
-        unique.map((e) => e.type),
-        unique.map((e) => e.record.topic),
-        unique.map((e) => e.record.partition),
-        unique.map((e) => e.record.offset),
-        abandonedAfterMs,
-        token,
-      ],
+      [consumer, ...inboxRowArrays(unique), abandonedAfterMs, token],
     );
     for (const row of claimed.rows) outcomes.set(row.event_id, 'claimed');
     const others = unique.filter((event) => !outcomes.has(event.id)).map((event) => event.id);
