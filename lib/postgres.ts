@@ -76,6 +76,13 @@ async function commit(client: PoolClient): Promise<void> {
 async function runOnce<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>, isolation: Isolation): Promise<T> {
   const client = await pool.connect();
   let destroy = false;
+  // A connection the server ends between two statements (a failover, a terminated backend) emits
+  // 'error' on the checked-out client, which the pool does not listen to then: without a listener
+  // that crashes the process. The next statement fails with it and the transaction handles that.
+  const onError = (): void => {
+    destroy = true;
+  };
+  client.on('error', onError);
   try {
     await client.query(BEGIN_STATEMENTS[isolation]);
     const result = await fn(client);
@@ -89,6 +96,7 @@ async function runOnce<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>, is
     }
     throw err;
   } finally {
+    client.off('error', onError);
     client.release(destroy);
   }
 }

@@ -105,6 +105,22 @@ describe('withTransaction', () => {
   });
 });
 
+describe('withTransaction, when the server ends the connection between two statements', () => {
+  it('rejects with the lost connection, never an uncaught error, and hands no broken client back', async () => {
+    const killer = createPool({ connectionString: ADMIN_PG_URL, applicationName: 'lib-postgres-test-killer', logger: logs.logger, max: 1 });
+    const outcome = withTransaction(pool, async (client: PoolClient) => {
+      const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      await killer.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]);
+      // Idle between statements, as a handler is while it computes: the server's FATAL arrives now.
+      await waitFor(async () => (await killer.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [rows[0]!.pid])).rowCount === 0, { timeoutMs: 5_000, description: 'the backend gone' });
+      await client.query('SELECT 1');
+    }, { retries: 0 });
+    await expect(outcome).rejects.toSatisfy((err: unknown) => isTransient(err));
+    expect(await counterValue()).toBe(0);
+    await killer.end();
+  });
+});
+
 describe('createPool', () => {
   it('logs an idle connection killed by the server instead of crashing', async () => {
     const client = await pool.connect();
