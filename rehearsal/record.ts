@@ -1,0 +1,78 @@
+/**
+ * What a rehearsal leaves behind, as data: the run writes it (rehearsal-record.json beside the text
+ * report), the live view shows its samples as they come, and the HTML report draws its charts from
+ * it. Times are epoch milliseconds.
+ */
+import type { Check } from './consistency.js';
+
+/** Taken about once a second while the crowd runs and the pipeline drains. */
+export interface Sample {
+  at: number;
+  seats: { free: number; held: number; sold: number };
+  /** Outbox rows published since the run began, all types. */
+  published: number;
+  /** Per consumer: events in its scope published so far, handled so far, and the difference. */
+  consumers: { consumer: string; published: number; handled: number; lag: number }[];
+  /** WAL the outbox slot holds back, in bytes; null when the slot is missing or unreadable. */
+  retainedWalBytes: number | null;
+  /** Alert names firing at Alertmanager at this moment (Watchdog left out). */
+  firing: string[];
+}
+
+/** Commit → effect latency of the events one consumer handled in one second. */
+export interface LatencyPoint {
+  at: number;
+  p50: number;
+  p99: number;
+  count: number;
+}
+
+/** One stage of the path from commit to effect, for one consumer. */
+export interface StageLatency {
+  consumer: string;
+  stage: string;
+  p50: number;
+  p99: number;
+  max: number;
+  count: number;
+}
+
+export interface DrillRecord {
+  /** connect, kafka, registry, consumer, seat-db, sweeper. */
+  target: string;
+  killedAt: number;
+  /** When it was started again; null if it never came back. */
+  restartedAt: number | null;
+  /** When it answered as healthy again. */
+  backAt: number | null;
+  /** Highest lag (events, over all consumers) between the kill and the end of the run. */
+  peakLag: number;
+  /** Alerts that began firing between the kill and 2 minutes after it came back. */
+  alerts: string[];
+  /** Nothing lost, doubled or oversold across the drill (the run's checks, scoped to it). */
+  verdict: { ok: boolean; detail: string };
+}
+
+export interface AlertRecord {
+  name: string;
+  severity: string;
+  startsAt: number;
+  endsAt: number | null;
+  /** Firing already when the run began. */
+  beganBeforeRun: boolean;
+}
+
+export interface RehearsalRecord {
+  showId: string;
+  startedAt: number;
+  finishedAt: number;
+  machine: string;
+  settings: { buyers: number; concurrency: number; sections: string; drills: string[] };
+  crowd: { buyers: number; confirmed: number; abandoned: number; released: number; seatTaken: number; gaveUp: number; errors: number; seconds: number };
+  samples: Sample[];
+  latency: { consumer: string; points: LatencyPoint[] }[];
+  stages: StageLatency[];
+  drills: DrillRecord[];
+  alerts: AlertRecord[];
+  checks: Check[];
+}
