@@ -7,6 +7,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../stack/config.js';
 
+export { percentiles } from '../lib/percentiles.js';
+
 export interface Figure {
   scenario: string;
   measure: string;
@@ -57,11 +59,4 @@ export function writeReport(report: Report): string {
   const file = join(folder, `${report.startedAt.replace(/[:.]/g, '-')}.json`);
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   return file;
-}
-
-/** p50, p99 and max (nearest rank) of a list of numbers. */
-export function percentiles(values: readonly number[]): { p50: number; p99: number; max: number; count: number } {
-  const sorted = [...values].sort((a, b) => a - b);
-  const rank = (p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? Number.NaN;
-  return { p50: rank(0.5), p99: rank(0.99), max: sorted.at(-1) ?? Number.NaN, count: sorted.length };
 }

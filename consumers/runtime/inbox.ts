@@ -6,9 +6,9 @@ import type { Pool, PoolClient } from '../../lib/postgres.js';
 import { withTransaction } from '../../lib/postgres.js';
 import type { ConsumedEvent } from './types.js';
 
-/** The inbox columns of `events` as the parallel arrays both inserts unnest ($2 … $6). */
-function inboxRowArrays(events: readonly ConsumedEvent[]): [string[], string[], string[], number[], string[]] {
-  return [events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.record.topic), events.map((e) => e.record.partition), events.map((e) => e.record.offset)];
+/** The inbox columns of `events` as the parallel arrays both inserts unnest ($2 … $7); the last is the Kafka timestamp in ms. */
+function inboxRowArrays(events: readonly ConsumedEvent[]): [string[], string[], string[], number[], string[], string[]] {
+  return [events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.record.topic), events.map((e) => e.record.partition), events.map((e) => e.record.offset), events.map((e) => e.record.timestamp)];
 }
 
 /**
@@ -19,10 +19,10 @@ export async function insertInboxRows(client: PoolClient, consumer: string, even
   if (events.length === 0) return new Set();
   const result = await client.query<{ event_id: string }>(
     /* sql */ `
-    INSERT INTO inbox (consumer, event_id, event_type, source_topic, source_partition, source_offset)
-    SELECT $1, e.event_id, e.event_type, e.source_topic, e.source_partition, e.source_offset
-      FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::bigint[])
-        AS e(event_id, event_type, source_topic, source_partition, source_offset)
+    INSERT INTO inbox (consumer, event_id, event_type, source_topic, source_partition, source_offset, appended_at)
+    SELECT $1, e.event_id, e.event_type, e.source_topic, e.source_partition, e.source_offset, to_timestamp(e.appended_ms / 1000.0)
+      FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::bigint[], $7::bigint[])
+        AS e(event_id, event_type, source_topic, source_partition, source_offset, appended_ms)
     ON CONFLICT (consumer, event_id) DO NOTHING
     RETURNING event_id`,
     [consumer, ...inboxRowArrays(events)],
@@ -55,13 +55,13 @@ export async function claimForExternalEffects(pool: Pool, consumer: string, even
   return withTransaction(pool, async (client) => {
     const claimed = await client.query<{ event_id: string }>(
       /* sql */ `
-      INSERT INTO inbox (consumer, event_id, event_type, source_topic, source_partition, source_offset, status, claims, claimed_at, claim_token)
-      SELECT $1, e.event_id, e.event_type, e.source_topic, e.source_partition, e.source_offset, 'claimed', 1, now(), $8
-        FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::bigint[])
-          AS e(event_id, event_type, source_topic, source_partition, source_offset)
-      ON CONFLICT (consumer, event_id) DO UPDATE SET claimed_at = now(), claims = inbox.claims + 1, claim_token = $8
+      INSERT INTO inbox (consumer, event_id, event_type, source_topic, source_partition, source_offset, appended_at, status, claims, claimed_at, claim_token)
+      SELECT $1, e.event_id, e.event_type, e.source_topic, e.source_partition, e.source_offset, to_timestamp(e.appended_ms / 1000.0), 'claimed', 1, now(), $9
+        FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::bigint[], $7::bigint[])
+          AS e(event_id, event_type, source_topic, source_partition, source_offset, appended_ms)
+      ON CONFLICT (consumer, event_id) DO UPDATE SET claimed_at = now(), claims = inbox.claims + 1, claim_token = $9
         WHERE inbox.status = 'claimed'
-          AND (inbox.claim_token = $8 OR inbox.claimed_at < now() - make_interval(secs => $7::double precision / 1000))
+          AND (inbox.claim_token = $9 OR inbox.claimed_at < now() - make_interval(secs => $8::double precision / 1000))
       RETURNING event_id`,
       [consumer, ...inboxRowArrays(unique), abandonedAfterMs, token],
     );

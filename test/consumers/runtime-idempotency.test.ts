@@ -17,6 +17,7 @@ installLeakGuard();
 describe('the runtime applies each event once', () => {
   it('skips a republished ce_id and a redelivery after offsets go back, and the metrics endpoint shows the counts', async () => {
     const name = uniqueName('idem');
+    const began = Date.now();
     const topic = `${name}.seat`;
     const kafka = testKafka(stack, name);
     const registry = testRegistry(stack);
@@ -68,6 +69,15 @@ describe('the runtime applies each event once', () => {
     expect(text).toMatch(/consumer_lag_records\{[^}]*partition="2"/);
     const inbox = await db.pool.query('select count(*)::int as n from inbox where consumer = $1', [name]);
     expect(inbox.rows[0]).toEqual({ n: 20 });
+    // The Kafka timestamp of each record is kept beside received_at: the rehearsal's stage breakdown reads it.
+    const stamped = await db.pool.query<{ appended: number; received: number }>(
+      'select extract(epoch from appended_at) * 1000 as appended, extract(epoch from received_at) * 1000 as received from inbox where consumer = $1',
+      [name],
+    );
+    for (const row of stamped.rows) {
+      expect(Number(row.appended)).toBeGreaterThanOrEqual(began - 1000);
+      expect(Number(row.appended)).toBeLessThanOrEqual(Number(row.received) + 1000);
+    }
     await Promise.all([db.close(), closeProducer(), closeHttp()]);
   });
 });
