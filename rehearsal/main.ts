@@ -5,7 +5,7 @@
 import { startProgram as startCli, flagValue } from '../lib/cli.js';
 import type { Logger } from '../lib/logger.js';
 import { createPool, type Pool } from '../lib/postgres.js';
-import { parseSettings, type Config } from '../lib/settings.js';
+import { parseSettings } from '../lib/settings.js';
 import { sleep, waitFor } from '../lib/wait.js';
 import { applyOutboxConnector } from '../connectors/outbox-connector.js';
 import { ensureConsumerRole } from '../consumers/runtime/consumer-role.js';
@@ -24,9 +24,7 @@ import { runCrowd } from './crowd.js';
 import { startMailSink } from './mail-sink.js';
 import { startProgram, type RunningProgram } from './programs.js';
 import { printReport } from './report.js';
-import { rehearsalSettings } from './settings.js';
-
-type RehearsalConfig = Config<typeof rehearsalSettings.settings>;
+import { parseRehearsalConfig, rehearsalSettings, type RehearsalConfig } from './settings.js';
 
 const USAGE = `Usage: npm run rehearsal [-- --show NAME]
 
@@ -158,4 +156,4 @@ async function waitUntilDrained(seatPool: Pool, consumerPool: Pool, since: Date,
   }
 }
 
-startCli({ settings: rehearsalSettings, usage: USAGE, main: rehearse });
+startCli({ settings: rehearsalSettings, usage: USAGE, main: rehearse, parse: parseRehearsalConfig });

@@ -1,4 +1,12 @@
-import { defineSettings, zDurationMs, zInt, zPort, zString } from '../lib/settings.js';
+import { ConfigError, defineSettings, parseSettings, zDurationMs, zEnum, zInt, zPort, zString, type Config } from '../lib/settings.js';
+import { DRILL_TARGETS, zDrills } from './drill-targets.js';
+
+const optionalUrl = (protocols: readonly string[], example: string) =>
+  zString({
+    pattern: new RegExp(`^(|(${protocols.join('|')})://\\S+)$`),
+    expected: `a URL starting with ${protocols.map((p) => `${p}://`).join(' or ')} (or empty)`,
+    example,
+  });
 
 export const rehearsalSettings = defineSettings('rehearsal', {
   sections: {
@@ -15,6 +23,66 @@ export const rehearsalSettings = defineSettings('rehearsal', {
   sweepIntervalMs: { env: 'REHEARSAL_SWEEP_INTERVAL_MS', default: '1000', parser: zDurationMs({ min: 100, example: '1000' }), description: 'How often the hold sweeper runs.' },
   countdownMs: { env: 'REHEARSAL_COUNTDOWN_MS', default: '3000', parser: zDurationMs({ min: 0, example: '3000' }), description: 'Time between everything running and "10:00".' },
   drainTimeoutMs: { env: 'REHEARSAL_DRAIN_TIMEOUT_MS', default: '180000', parser: zDurationMs({ min: 1000, example: '180000' }), description: 'How long to wait for every consumer to handle every event before the report says it did not.' },
-  smtpPort: { env: 'REHEARSAL_SMTP_PORT', default: '2525', parser: zPort(), description: 'Port of the local SMTP sink that receives the confirmation emails.' },
+  smtpPort: { env: 'REHEARSAL_SMTP_PORT', default: '2525', parser: zPort(), description: 'Port of the local SMTP sink that receives the confirmation emails (native mode).' },
   keepRunning: { env: 'REHEARSAL_KEEP_CONSUMERS', default: 'no', parser: zString({ pattern: /^(yes|no)$/, expected: 'yes or no', example: 'no' }), description: 'yes leaves the consumers, monitor and mail sink running after the report (stop with Ctrl-C).' },
+  drills: {
+    env: 'REHEARSAL_DRILLS',
+    default: '',
+    parser: zDrills(),
+    description: `Parts to kill with -9 during the crowd and bring back, in this order (${DRILL_TARGETS.join(', ')}, or all); the --drill flag overrides it. Empty: no drills. Native mode only.`,
+  },
+  drillDownMs: { env: 'REHEARSAL_DRILL_DOWN_MS', default: '5000', parser: zDurationMs({ min: 0, max: 600_000, example: '5000' }), description: 'How long a killed part stays down before the rehearsal starts it again.' },
+  drillSpacingMs: { env: 'REHEARSAL_DRILL_SPACING_MS', default: '30000', parser: zDurationMs({ min: 1000, example: '30000' }), description: 'Time between the starts of two drills; with drills the crowd arrives over (drills + 1) × this instead of all at once, so every drill falls inside it.' },
+  reportDir: { env: 'REHEARSAL_REPORT_DIR', default: '.stack/rehearsal', parser: zString({ minLength: 1, example: '.stack/rehearsal' }), description: 'Folder for rehearsal-<show>.txt, .json and .html (relative to the project root).' },
+  stack: {
+    env: 'REHEARSAL_STACK',
+    default: 'native',
+    parser: zEnum(['native', 'external'] as const),
+    description: 'native starts the native stack and every program itself; external (docker compose) starts nothing and reaches everything through the REHEARSAL_*_URL settings.',
+  },
+  seatAdminUrl: {
+    env: 'REHEARSAL_SEAT_ADMIN_URL',
+    default: '',
+    parser: optionalUrl(['postgres', 'postgresql'], 'postgres://postgres:secret@db:5432/stagefront'),
+    description: 'External mode (required there): the seat database as its owner, read for the samples and the checks. Native mode uses the stack\'s.',
+    secret: true,
+  },
+  consumerAdminUrl: {
+    env: 'REHEARSAL_CONSUMER_ADMIN_URL',
+    default: '',
+    parser: optionalUrl(['postgres', 'postgresql'], 'postgres://postgres:secret@db:5432/stagefront_consumers'),
+    description: 'External mode (required there): the consumer database (inboxes, read models, ledger) as its owner. Native mode uses the stack\'s.',
+    secret: true,
+  },
+  alertmanagerUrl: {
+    env: 'REHEARSAL_ALERTMANAGER_URL',
+    default: '',
+    parser: optionalUrl(['http', 'https'], 'http://alertmanager:9093'),
+    description: 'External mode (required there): Alertmanager, sampled every second for the alerts of the run. Native mode uses the stack\'s.',
+  },
+  mailpitUrl: {
+    env: 'REHEARSAL_MAILPIT_URL',
+    default: '',
+    parser: optionalUrl(['http', 'https'], 'http://mailpit:8025'),
+    description: 'External mode (required there): the Mailpit web API the confirmation emails are counted from (/api/v1/messages). Native mode runs its own SMTP sink.',
+  },
 });
+
+export type RehearsalConfig = Config<typeof rehearsalSettings.settings>;
+
+const EXTERNAL_REQUIRED = ['seatAdminUrl', 'consumerAdminUrl', 'alertmanagerUrl', 'mailpitUrl'] as const;
+
+/** The settings, and what external mode needs on top: every REHEARSAL_*_URL; drills only natively. */
+export function parseRehearsalConfig(env: Readonly<Record<string, string | undefined>> = process.env): RehearsalConfig {
+  const config = parseSettings(rehearsalSettings, env);
+  if (config.stack !== 'external') return config;
+  const problems = EXTERNAL_REQUIRED.filter((key) => config[key] === '').map((key) => {
+    const setting = rehearsalSettings.settings[key];
+    return `${setting.env} is required when REHEARSAL_STACK=external but not set: ${setting.description.replace(/^External mode \(required there\): /, '').replace(/ Native mode.*$/, '')} Set it to e.g. ${setting.parser.example}.`;
+  });
+  if (config.drills.length > 0) {
+    problems.push(`REHEARSAL_DRILLS=${config.drills.join(',')} needs REHEARSAL_STACK=native: drills kill the native stack's processes, which an external stack does not have; unset REHEARSAL_DRILLS.`);
+  }
+  if (problems.length > 0) throw new ConfigError(rehearsalSettings.program, problems);
+  return config;
+}
