@@ -8,13 +8,17 @@ export type Severity = 'critical' | 'warning' | 'info' | 'none';
 export interface AlertDefinition {
   severity: Severity;
   runbook: readonly string[];
-  /** The README heading of this alert's runbook, as a link anchor; the alert name in lower case when absent. */
-  runbookAnchor?: string;
 }
 
-/** Where an alert's README runbook section is: the `runbook_url` annotation, relative to the project root. */
-export function runbookUrl(name: string, definition: AlertDefinition): string {
-  return `README.md#${definition.runbookAnchor ?? name.toLowerCase()}`;
+/** The document with a runbook section per alert, relative to the project root. */
+export const RUNBOOK_DOCUMENT = 'docs/operations.md';
+
+/**
+ * Where an alert's runbook section is, for its `runbook_url` annotation: the heading named after
+ * the alert (its anchor is the name in lower case), as the Prometheus rules link it too.
+ */
+export function runbookUrl(name: string): string {
+  return `${RUNBOOK_DOCUMENT}#${name.toLowerCase()}`;
 }
 
 export interface AlertTrackerOptions {
@@ -43,7 +47,7 @@ export interface TrackedAlert<Name extends string = string> {
   severity: Severity;
   /** alertname, severity, the static labels and the candidate's labels. */
   labels: Record<string, string>;
-  /** summary and description of the latest poll, the runbook steps, and runbook_url (the README section). */
+  /** summary and description of the latest poll, the runbook steps, and runbook_url (its section in docs/operations.md). */
   annotations: { summary: string; description: string; runbook: string; runbook_url: string };
   generatorUrl: string;
   startsAt: Date;
@@ -112,7 +116,7 @@ export class AlertTracker<Name extends string> {
       name: candidate.name,
       severity,
       labels: { alertname: candidate.name, severity, ...this.#staticLabels, ...candidate.labels },
-      annotations: { summary: candidate.summary, description: candidate.description, runbook: runbookText(definition), runbook_url: runbookUrl(candidate.name, definition) },
+      annotations: { summary: candidate.summary, description: candidate.description, runbook: runbookText(definition), runbook_url: runbookUrl(candidate.name) },
       generatorUrl: this.#generatorUrl,
       startsAt: now,
       endsAt: undefined,

@@ -1,7 +1,7 @@
 /**
  * Every alert the job watchdog raises: severity and the runbook on-call follows. Summaries and
  * descriptions are written by job-conditions.ts with the numbers of the moment;
- * README.md explains each one at length.
+ * docs/operations.md explains each one at length (each alert's runbook_url links to its section).
  */
 import type { AlertCatalog } from '../alerting/alert-tracker.js';
 
@@ -57,7 +57,6 @@ export const JOB_ALERTS = {
   },
   Watchdog: {
     severity: 'none',
-    runbookAnchor: 'watchdog-servicejob-watchdog',
     runbook: [
       'Always firing while the job watchdog runs, so that its silence is noticed. Route it to a dead man\'s switch that pages when it STOPS arriving.',
       'If it stopped: the job watchdog process is dead or cannot reach Alertmanager. Check the process and its log.',

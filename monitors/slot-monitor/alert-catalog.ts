@@ -2,7 +2,7 @@
  * Every alert the slot monitor raises: its severity and the runbook steps on-call follows.
  * The summary and description of each firing are written by the code that detects it
  * (slot-conditions.ts, keep-size.ts, slot-source.ts) with the numbers of that moment.
- * The README's slot monitor section explains each one at length.
+ * docs/operations.md explains each one at length (each alert's runbook_url links to its section).
  */
 import type { AlertDefinition, Severity } from '../alerting/alert-tracker.js';
 
@@ -20,7 +20,7 @@ export const ALERTS = {
     runbook: [
       'The slot keeps more WAL than max_wal_size: its reader is behind or stopped. Nothing is lost yet.',
       ...STOPPED_READER_STEPS,
-      'If the reader cannot be fixed before safe_wal_size reaches 0, plan for the lost-slot recovery (README, Lost-slot recovery).',
+      'If the reader cannot be fixed before safe_wal_size reaches 0, plan for the lost-slot recovery (docs/recovery.md).',
     ],
   },
   SlotWalUnreserved: {
@@ -36,13 +36,13 @@ export const ALERTS = {
     severity: 'critical',
     runbook: [
       'The slot was invalidated: the WAL it needed is deleted and Debezium can never stream from it again (it retries for ~30 minutes, then fails). The events are still in the outbox table within its retention.',
-      'Automated: npm run slot-recovery -- --since auto (prints the plan), then again with --apply; it does every step below and checks the inboxes (README.md).',
+      'Automated: npm run slot-recovery -- --since auto (prints the plan), then again with --apply; it does every step below and checks the inboxes (docs/recovery.md).',
       'Stop the connector: curl -X PUT $CONNECT_URL/connectors/<name>/stop',
       'Note T, the created_at of the oldest outbox row some consumer has not handled (npm run reconcile), minus a few minutes: the re-emit starts there.',
       'Drop the lost slot on the seat database: select pg_drop_replication_slot(\'<slot>\');',
       'Reset the connector offsets: curl -X DELETE $CONNECT_URL/connectors/<name>/offsets',
       'Resume it: curl -X PUT $CONNECT_URL/connectors/<name>/resume (it creates the slot again, streaming from now).',
-      'Re-emit the outbox rows written since the last event the consumers handled, with an incremental snapshot of the outbox filtered by time (README.md, "Recovering a lost slot"); consumers drop duplicates by ce_id.',
+      'Re-emit the outbox rows written since the last event the consumers handled, with an incremental snapshot of the outbox filtered by time (docs/recovery.md); consumers drop duplicates by ce_id.',
     ],
   },
   SlotHeadroomLow: {
@@ -74,7 +74,7 @@ export const ALERTS = {
     runbook: [
       'A slot the pipeline needs does not exist: nothing captures outbox rows, and when the connector creates it again it starts from that moment, skipping what was written in between.',
       'Check whether someone dropped it (database log: grep pg_drop_replication_slot) or the connector was deleted.',
-      'Restart or recreate the connector so the slot exists again, then re-emit the outbox rows written while it was missing, as in the SlotLost recovery.',
+      'Restart or recreate the connector so the slot exists again, then re-emit the outbox rows written while it was missing: npm run slot-recovery -- --since auto --apply does both (docs/recovery.md).',
     ],
   },
   SlotWalGrowingWithoutOutboxWrites: {

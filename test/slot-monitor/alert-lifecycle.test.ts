@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../lib/logger.js';
 import { envExample } from '../../lib/settings.js';
-import { runbookUrl, type AlertCatalog } from '../../monitors/alerting/alert-tracker.js';
+import { RUNBOOK_DOCUMENT, runbookUrl, type AlertCatalog } from '../../monitors/alerting/alert-tracker.js';
 import { JOB_ALERTS } from '../../monitors/job-watchdog/alert-catalog.js';
 import { ALERTS } from '../../monitors/slot-monitor/alert-catalog.js';
 import { AlertTracker, type AlertCandidate } from '../../monitors/slot-monitor/alert-tracker.js';
@@ -87,17 +87,17 @@ function headingAnchor(heading: string): string {
 }
 
 describe('runbook links', () => {
-  it('every alert of both monitors and of the Prometheus rules links to a README heading', () => {
-    const readme = readFileSync(join(projectRoot, 'README.md'), 'utf8');
-    const anchors = new Set([...readme.matchAll(/^#{1,6} (.+)$/gm)].map((m) => headingAnchor(m[1] ?? '')));
+  it('every alert of both monitors and of the Prometheus rules links to a heading of docs/operations.md', () => {
+    const runbooks = readFileSync(join(projectRoot, RUNBOOK_DOCUMENT), 'utf8');
+    const anchors = new Set([...runbooks.matchAll(/^#{1,6} (.+)$/gm)].map((m) => headingAnchor(m[1] ?? '')));
     const catalogs: AlertCatalog<string>[] = [ALERTS, JOB_ALERTS];
-    const links = catalogs.flatMap((catalog) => Object.entries(catalog).map(([name, definition]) => runbookUrl(name, definition)));
+    const links = catalogs.flatMap((catalog) => Object.keys(catalog).map((name) => runbookUrl(name)));
     for (const file of ['slot-alerts.rules.yml', 'job-alerts.rules.yml', 'consumer-alerts.rules.yml']) {
       const rules = readFileSync(join(projectRoot, 'monitors', 'prometheus', file), 'utf8');
-      links.push(...[...rules.matchAll(/runbook: (README\.md#\S+)/g)].map((m) => m[1] ?? ''));
+      links.push(...[...rules.matchAll(/runbook_url: (\S+)/g)].map((m) => m[1] ?? ''));
     }
     expect(links.length).toBeGreaterThan(20);
-    expect(links.filter((link) => !anchors.has(link.replace(/^README\.md#/, '')))).toEqual([]);
+    expect(links.filter((link) => !link.startsWith(`${RUNBOOK_DOCUMENT}#`) || !anchors.has(link.slice(RUNBOOK_DOCUMENT.length + 1)))).toEqual([]);
   });
 });
 

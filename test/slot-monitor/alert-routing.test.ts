@@ -2,7 +2,7 @@
  * Where the monitors' alerts go: the Watchdog heartbeat takes its own route to a dead man's switch
  * (checked with amtool on the shipped alertmanager.yml, and through a real Alertmanager), the other
  * alerts go to the people's receiver; every alert links to the monitor's /metrics (generatorURL)
- * and to its README runbook section (runbook_url).
+ * and to its runbook section in docs/operations.md (runbook_url).
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -91,8 +91,8 @@ describe('through a real Alertmanager, from a running slot monitor', () => {
       expect(new Set(watchdogs.map((a) => a.receiver))).toEqual(new Set([DEAD_MANS_SWITCH]));
       expect(missing?.receiver).toBe('webhook');
       for (const alert of [missing, watchdogs[0]]) expect(alert?.generatorURL).toBe(`${monitor.http.url}/metrics`);
-      expect(missing?.annotations.runbook_url).toBe('README.md#slotmissing');
-      expect(watchdogs[0]?.annotations.runbook_url).toBe('README.md#watchdog');
+      expect(missing?.annotations.runbook_url).toBe('docs/operations.md#slotmissing');
+      expect(watchdogs[0]?.annotations.runbook_url).toBe('docs/operations.md#watchdog');
       expect((await fetch(missing?.generatorURL ?? '')).status).toBe(200);
     } finally {
       await monitor.close();

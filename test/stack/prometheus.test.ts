@@ -110,7 +110,7 @@ describe('a rule evaluated by a real Prometheus reaches Alertmanager', () => {
     });
     timings.consumerDownFromPrometheusStart = (down?.receivedAt ?? 0) - startedAt;
     expect(down?.labels).toMatchObject({ severity: 'critical', job: 'consumers', instance: `127.0.0.1:${consumerPort}` });
-    expect(down?.annotations.runbook).toBe('README.md#consumerdown');
+    expect(down?.annotations.runbook_url).toBe('docs/operations.md#consumerdown');
 
     const upAt = Date.now();
     const stopServing = await serveMetrics(consumerPort);
