@@ -15,7 +15,8 @@ import { sleep, waitFor } from '../lib/wait.js';
 import { BENCH_POLICY } from './backlog-drain.js';
 import { type BenchContext, type Scenario, consumerDatabase } from './context.js';
 import { percentiles } from './report.js';
-import { type BenchSeatPipeline, startBenchSeatPipeline } from './seat-pipeline.js';
+import type { SeatService } from '../seat-service/service.js';
+import { startBenchSeatPipeline } from './seat-pipeline.js';
 import { startDiscardingSmtp } from './smtp-sink.js';
 import { writeWorkload } from './workload.js';
 
@@ -85,7 +86,7 @@ function watchExternal(definition: ConsumerDefinition, seen: Seen): ConsumerDefi
 }
 
 /** Writes `rate` events per second for `durationMs`, starting at event `from`; each write is one transaction, never awaited by the schedule. */
-async function generate(pipeline: BenchSeatPipeline, from: number, rate: number, durationMs: number, written: Written): Promise<number> {
+export async function generate(service: SeatService, from: number, rate: number, durationMs: number, written: Written): Promise<number> {
   const total = Math.round((rate * durationMs) / 1000);
   const start = Date.now();
   const writes: Promise<void>[] = [];
@@ -94,7 +95,7 @@ async function generate(pipeline: BenchSeatPipeline, from: number, rate: number,
     const due = Math.min(total, Math.floor(((Date.now() - start) * rate) / 1000) + 1);
     if (due > next) {
       const first = next;
-      writes.push(writeWorkload(pipeline.service, { from: from + first, count: due - first, seats: SEATS, withOrders: true }).then((rows) => {
+      writes.push(writeWorkload(service, { from: from + first, count: due - first, seats: SEATS, withOrders: true }).then((rows) => {
         const committed = Date.now();
         for (const row of rows) written.set(row.id, { scheduled: start + ((row.index - from) * 1000) / rate, committed });
       }));
@@ -160,7 +161,7 @@ export async function startOpenLoopHarness(ctx: BenchContext, label: string, con
   const harness: OpenLoopHarness = {
     watched,
     generate: async (rate, durationMs, written) => {
-      const count = await generate(pipeline, from, rate, durationMs, written);
+      const count = await generate(pipeline.service, from, rate, durationMs, written);
       from += count;
       return count;
     },

@@ -9,9 +9,10 @@ import { backlogDrainScenario } from './backlog-drain.js';
 import { connectCrashScenario } from './connect-crash.js';
 import { flatLagScenario } from './flat-lag.js';
 import { openLoopScenario } from './open-loop.js';
+import { pollingRelayScenario } from './polling-relay.js';
 import { type Report, renderTable, writeReport } from './report.js';
 
-const SCENARIOS: Scenario[] = [backlogDrainScenario, openLoopScenario, flatLagScenario, connectCrashScenario];
+const SCENARIOS: Scenario[] = [backlogDrainScenario, openLoopScenario, pollingRelayScenario, flatLagScenario, connectCrashScenario];
 
 async function main(): Promise<void> {
   const scale: Scale = process.env.BENCH_SCALE === 'small' ? 'small' : 'full';

@@ -37,7 +37,8 @@ async function setState(ctx: BenchContext, connector: ConnectorConfig, action: '
   ctx.logger.info({ connector: connector.connectorName, state }, 'connector state');
 }
 
-export async function startBenchSeatPipeline(ctx: BenchContext, label: string, connectUrl = ctx.stack.connectUrl): Promise<BenchSeatPipeline> {
+/** A seat database of the bench's own (migrated, with the service and Debezium roles) and the seat service on it. */
+export async function openBenchSeatDatabase(ctx: BenchContext, label: string): Promise<{ name: string; url: string; service: SeatService; drop: () => Promise<void> }> {
   const database = await freshDatabase(ctx, label);
   const adminPool = createPool({ connectionString: database.url, applicationName: 'bench-migrate', logger: ctx.logger, max: 1 });
   try {
@@ -46,7 +47,20 @@ export async function startBenchSeatPipeline(ctx: BenchContext, label: string, c
   } finally {
     await adminPool.end();
   }
-  const name = database.name;
+  const service = await openSeatService(parseSettings(seatServiceSettings, {
+    SEAT_DB_URL: database.url.replace('postgres:postgres@', `stagefront_service:${LOCAL_ROLE_PASSWORDS.service}@`),
+    SEAT_DB_ADMIN_URL: database.url,
+    SCHEMA_REGISTRY_URL: ctx.stack.registryUrl,
+    SEAT_SERVICE_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.service,
+    DEBEZIUM_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.debezium,
+    SEAT_DB_POOL_SIZE: '8',
+  }), ctx.logger);
+  return { ...database, service };
+}
+
+export async function startBenchSeatPipeline(ctx: BenchContext, label: string, connectUrl = ctx.stack.connectUrl): Promise<BenchSeatPipeline> {
+  const database = await openBenchSeatDatabase(ctx, label);
+  const { name, service } = database;
   const connector = parseSettings(connectorSettings, {
     CONNECT_URL: connectUrl,
     CONNECTOR_NAME: name,
@@ -60,14 +74,6 @@ export async function startBenchSeatPipeline(ctx: BenchContext, label: string, c
     HEARTBEAT_INTERVAL_MS: '2000',
   });
   await applyOutboxConnector(connector, ctx.logger);
-  const service = await openSeatService(parseSettings(seatServiceSettings, {
-    SEAT_DB_URL: database.url.replace('postgres:postgres@', `stagefront_service:${LOCAL_ROLE_PASSWORDS.service}@`),
-    SEAT_DB_ADMIN_URL: database.url,
-    SCHEMA_REGISTRY_URL: ctx.stack.registryUrl,
-    SEAT_SERVICE_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.service,
-    DEBEZIUM_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.debezium,
-    SEAT_DB_POOL_SIZE: '8',
-  }), ctx.logger);
   const topics = { seat: topicFor(name, 'seat'), order: topicFor(name, 'order') };
   return {
     connector,
