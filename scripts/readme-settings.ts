@@ -1,10 +1,11 @@
 /**
- * The README's settings tables come from the programs' settings tables, so they cannot drift:
- * `npm run docs:readme` rewrites every `<!-- settings:NAME -->` … `<!-- /settings:NAME -->` block,
- * and a unit test fails when the README differs from what this would write.
+ * The settings tables in docs/configuration.md come from the programs' settings tables, so they
+ * cannot drift: `npm run docs:settings` rewrites every `<!-- settings:NAME -->` …
+ * `<!-- /settings:NAME -->` block there, and a unit test fails when the file differs from what this
+ * would write. (The file keeps its old name: other code imports PROGRAM_SETTINGS from it.)
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { connectorSettings } from '../connectors/settings.js';
 import { confirmationEmailSettings } from '../consumers/confirmation-email/consumer.js';
@@ -39,21 +40,22 @@ export const PROGRAM_SETTINGS: Record<string, SettingsDefinition<SettingsTable>>
   'job-watchdog': jobWatchdogSettings,
 };
 
-export const README = join(projectRoot, 'README.md');
+/** The Markdown file that holds every program's settings table. */
+export const CONFIGURATION_DOC = join(projectRoot, 'docs', 'configuration.md');
 
-/** The README with every settings block rewritten from the tables; unknown names are an error. */
-export function renderSettingsBlocks(readme: string): string {
-  return readme.replace(
+/** The document with every settings block rewritten from the tables; unknown names are an error. */
+export function renderSettingsBlocks(markdown: string): string {
+  return markdown.replace(
     /<!-- settings:([a-z-]+) -->\n(?:[\s\S]*?<!-- \/settings:\1 -->\n)?/g,
     (_block, name: string) => {
       const def = PROGRAM_SETTINGS[name];
-      if (!def) throw new Error(`README names settings:${name}, which scripts/readme-settings.ts does not know`);
+      if (!def) throw new Error(`${relative(projectRoot, CONFIGURATION_DOC)} names settings:${name}, which scripts/readme-settings.ts does not know`);
       return `<!-- settings:${name} -->\n${settingsMarkdownTable(def).trimEnd()}\n<!-- /settings:${name} -->\n`;
     },
   );
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  writeFileSync(README, renderSettingsBlocks(readFileSync(README, 'utf8')));
-  console.log('README.md settings tables rewritten');
+  writeFileSync(CONFIGURATION_DOC, renderSettingsBlocks(readFileSync(CONFIGURATION_DOC, 'utf8')));
+  console.log(`${relative(projectRoot, CONFIGURATION_DOC)}: settings tables rewritten`);
 }
