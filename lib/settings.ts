@@ -1,7 +1,7 @@
 /**
  * One table of settings per program. The same table drives parsing (validated,
  * every problem reported as one sentence naming the variable and the fix),
- * `--help`, the documented `.env.example` and the README table.
+ * `--help`, the documented `.env.example` and the tables in docs/configuration.md.
  *
  * Nothing here reads the environment until `parseSettings` is called.
  * An environment variable set to the empty string counts as unset.
@@ -167,7 +167,7 @@ function markdownCell(text: string): string {
   return text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 }
 
-/** A README table: setting | env var | default | description. */
+/** A Markdown table (docs/configuration.md): setting | env var | default | description. */
 export function settingsMarkdownTable<T extends SettingsTable>(def: SettingsDefinition<T>): string {
   const rows = ['| setting | env var | default | description |', '| --- | --- | --- | --- |'];
   for (const [key, setting] of Object.entries(def.settings)) {

@@ -1,5 +1,5 @@
 /**
- * The job watchdog's settings table: parsing, `--help`, `.env.example` and the README table.
+ * The job watchdog's settings table: parsing, `--help`, `.env.example` and its table in docs/configuration.md.
  */
 import { z } from 'zod';
 import { LOG_LEVELS, type LogLevel } from '../../lib/logger.js';

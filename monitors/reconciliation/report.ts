@@ -11,7 +11,7 @@ export function describeReconciliation(result: Reconciliation): string {
       lines.push(`    missing ce_id: ${c.missingIds.join(', ')}${more}`);
     }
   }
-  lines.push(result.gaps ? 'GAPS: some consumers have not handled every published event (see README.md).' : 'no gaps: every consumer handled every published event.');
+  lines.push(result.gaps ? 'GAPS: some consumers have not handled every published event (see docs/recovery.md).' : 'no gaps: every consumer handled every published event.');
   return `${lines.join('\n')}\n`;
 }
 

@@ -1,5 +1,5 @@
 /**
- * Lost-slot recovery for the outbox connector (README.md): stop the connector, drop
+ * Lost-slot recovery for the outbox connector (docs/recovery.md): stop the connector, drop
  * the lost slot, reset its offsets, resume it on a fresh slot, re-emit the outbox rows since the
  * start time through an incremental snapshot, and check every inbox has them.
  */
