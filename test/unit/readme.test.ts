@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, type Dirent } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CONFIGURATION_DOC, PROGRAM_SETTINGS, renderSettingsBlocks } from '../../scripts/readme-settings.js';
@@ -11,10 +11,20 @@ const SKIPPED_FOLDERS = new Set(['node_modules', '.stack', '.git']);
 
 /** Every Markdown file of the project, relative to its root. */
 function markdownFiles(dir = projectRoot): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+  return readableEntries(dir).flatMap((entry) => {
     if (entry.isDirectory()) return SKIPPED_FOLDERS.has(entry.name) ? [] : markdownFiles(join(dir, entry.name));
     return entry.isFile() && entry.name.endsWith('.md') ? [relative(projectRoot, join(dir, entry.name))] : [];
   });
+}
+
+/** A folder's entries; none for a folder this user may not read (a second stack's Postgres data, say). */
+function readableEntries(dir: string): Dirent[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EACCES') return [];
+    throw err;
+  }
 }
 
 /** The Markdown without fenced code blocks and inline code: neither holds links or headings. */
