@@ -113,11 +113,13 @@ describe('the connector gets its password from the worker, never from its stored
 describe('docker-compose.yml configures its Connect worker like the native stack', () => {
   it('has the same config provider, override policy and offset flush interval', () => {
     const compose = readFileSync(join(projectRoot, 'docker-compose.yml'), 'utf8');
-    const expected = [...WORKER_SECURITY_PROPERTIES, `offset.flush.interval.ms=${OFFSET_FLUSH_INTERVAL_MS}`].map((property) => {
+    const expected = WORKER_SECURITY_PROPERTIES.map((property) => {
       const [key = '', value = ''] = property.split('=');
       return `CONNECT_${key.replace(/\./g, '_').toUpperCase()}: ${value}`;
     });
     for (const line of expected) expect(compose).toContain(line);
+    // The Debezium image sets offset.flush.interval.ms from its own variable (test/compose/ checks the rest).
+    expect(compose).toMatch(new RegExp(`^\\s+OFFSET_FLUSH_INTERVAL_MS: ${OFFSET_FLUSH_INTERVAL_MS}$`, 'm'));
     expect(compose).toMatch(/^\s+DEBEZIUM_DB_PASSWORD: \S+/m);
   });
 

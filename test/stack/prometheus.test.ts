@@ -15,7 +15,7 @@ import { jobWatchdogSettings } from '../../monitors/job-watchdog/settings.js';
 import { slotMonitorSettings } from '../../monitors/slot-monitor/settings.js';
 import { holdSweeperSettings } from '../../seat-service/sweeper-settings.js';
 import { projectRoot } from '../../stack/config.js';
-import { SCRAPE_PORTS, dockerPrometheusConfig, prometheusConfig } from '../../stack/prometheus-config.js';
+import { SCRAPE_PORTS, prometheusConfig } from '../../stack/prometheus-config.js';
 import { freePort, startAlertmanager, type AlertmanagerProcess } from '../slot-monitor/support/alertmanager-process.js';
 import { received, startWebhookReceiver, type WebhookReceiver } from '../slot-monitor/support/webhook-receiver.js';
 import { installLeakGuard, track } from '../support/leak-guard.js';
@@ -55,10 +55,6 @@ describe('the stack\'s Prometheus', () => {
       'hold-sweeper': [defaults(holdSweeperSettings.settings)],
       consumers: [seatAvailabilitySettings, confirmationEmailSettings, salesLedgerSettings].map((def) => defaults(def.settings)),
     });
-  });
-
-  it('docker-compose.yml mounts the same configuration (monitors/prometheus/prometheus.docker.yml is generated)', () => {
-    expect(readFileSync(join(rulesDir, 'prometheus.docker.yml'), 'utf8')).toBe(dockerPrometheusConfig());
   });
 });
 
