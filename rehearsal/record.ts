@@ -51,6 +51,8 @@ export interface DrillRecord {
   alerts: string[];
   /** Nothing lost, doubled or oversold across the drill (the run's checks, scoped to it). */
   verdict: { ok: boolean; detail: string };
+  /** What else it took to get back (e.g. a connector task restarted), or why it did not come back. */
+  notes?: string[];
 }
 
 export interface AlertRecord {
@@ -68,7 +70,11 @@ export interface RehearsalRecord {
   finishedAt: number;
   machine: string;
   settings: { buyers: number; concurrency: number; sections: string; drills: string[] };
-  crowd: { buyers: number; confirmed: number; abandoned: number; released: number; seatTaken: number; gaveUp: number; errors: number; seconds: number };
+  /**
+   * errors: failed calls and unexpected answers buyers saw outside drills; errorsDuringDrills: those
+   * seen between a drill's kill and 10 s after its part was back (each call was retried).
+   */
+  crowd: { buyers: number; confirmed: number; abandoned: number; released: number; seatTaken: number; gaveUp: number; errors: number; errorsDuringDrills: number; seconds: number };
   samples: Sample[];
   latency: { consumer: string; points: LatencyPoint[] }[];
   stages: StageLatency[];
