@@ -1,3 +1,5 @@
+import { errorMessage } from '../lib/errors.js';
+import { retryDelay, sleep } from '../lib/wait.js';
 import type { SeatService } from '../seat-service/service.js';
 import { seatId } from '../seat-service/inventory.js';
 
@@ -14,8 +16,30 @@ export interface CrowdOutcome {
   released: number;
   gaveUp: number;
   seatTaken: number;
-  errors: string[];
+  /** Every failed call and every unexpected answer, when it happened (drills are told apart by time). */
+  errors: { at: number; message: string }[];
+  /** Buyers whose call still failed after retrying for BUYER_PATIENCE_MS. */
+  failedBuyers: number;
   holdLatenciesMs: number[];
+}
+
+/**
+ * A real client retries a call that failed (the seat database restarting, a dropped connection)
+ * with backoff, for about a minute, before it tells the buyer to try later.
+ */
+const BUYER_PATIENCE_MS = 60_000;
+
+async function patiently<T>(what: string, call: () => Promise<T>, outcome: CrowdOutcome): Promise<T> {
+  const deadline = Date.now() + BUYER_PATIENCE_MS;
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await call();
+    } catch (err) {
+      outcome.errors.push({ at: Date.now(), message: `${what}: ${errorMessage(err)}` });
+      if (Date.now() >= deadline) throw err;
+      await sleep(retryDelay({ attempt, baseMs: 100, capMs: 2000 }));
+    }
+  }
 }
 
 type Behaviour = 'confirm' | 'abandon' | 'release';
@@ -42,7 +66,8 @@ async function buyer(index: number, service: SeatService, showId: string, sectio
   const random = Math.random;
   for (let attempt = 0; attempt < 3; attempt += 1) {
     const began = performance.now();
-    const held = await service.hold({ showId, seatIds: wantedSeats(showId, sections, random), buyerId: `buyer-${index}` });
+    const seatIds = wantedSeats(showId, sections, random);
+    const held = await patiently(`buyer ${index} hold`, () => service.hold({ showId, seatIds, buyerId: `buyer-${index}` }), outcome);
     outcome.holdLatenciesMs.push(performance.now() - began);
     if (held.status === 'seat_taken') {
       outcome.seatTaken += 1;
@@ -52,12 +77,14 @@ async function buyer(index: number, service: SeatService, showId: string, sectio
     const plan = behaviour(random, options.abandonPercent, options.releasePercent);
     if (plan === 'abandon') outcome.abandoned += 1;
     else if (plan === 'release') {
-      await service.release(held.holdId);
-      outcome.released += 1;
+      const released = await patiently(`buyer ${index} release`, () => service.release(held.holdId), outcome);
+      // A retried call whose first try had committed finds the hold released already.
+      if (released.status === 'released' || (released.status === 'hold_not_active' && released.holdStatus === 'released')) outcome.released += 1;
+      else outcome.errors.push({ at: Date.now(), message: `buyer ${index} release: ${released.status}` });
     } else {
-      const confirmed = await service.confirm({ holdId: held.holdId, buyerEmail: `buyer-${index}@fans.example` });
-      if (confirmed.status === 'confirmed') outcome.confirmed += 1;
-      else outcome.errors.push(`buyer ${index} confirm: ${confirmed.status}`);
+      const confirmed = await patiently(`buyer ${index} confirm`, () => service.confirm({ holdId: held.holdId, buyerEmail: `buyer-${index}@fans.example` }), outcome);
+      if (confirmed.status === 'confirmed' || (confirmed.status === 'hold_not_active' && confirmed.holdStatus === 'confirmed')) outcome.confirmed += 1;
+      else outcome.errors.push({ at: Date.now(), message: `buyer ${index} confirm: ${confirmed.status}` });
     }
     return;
   }
@@ -69,17 +96,26 @@ export interface CrowdOptions {
   concurrency: number;
   abandonPercent: number;
   releasePercent: number;
+  /**
+   * 0: every buyer presses the button at once. Otherwise buyer i arrives no earlier than
+   * i × arrivalMs / buyers after the start, so the crowd lasts long enough for the drills.
+   */
+  arrivalMs: number;
 }
 
-/** Every buyer presses the button at once; `concurrency` of them are in flight at any moment. */
+/** The buyers arrive (all at once, or spread over arrivalMs); `concurrency` of them are in flight at any moment. */
 export async function runCrowd(service: SeatService, showId: string, sections: Section[], options: CrowdOptions): Promise<CrowdOutcome> {
-  const outcome: CrowdOutcome = { buyers: options.buyers, confirmed: 0, abandoned: 0, released: 0, gaveUp: 0, seatTaken: 0, errors: [], holdLatenciesMs: [] };
+  const outcome: CrowdOutcome = { buyers: options.buyers, confirmed: 0, abandoned: 0, released: 0, gaveUp: 0, seatTaken: 0, errors: [], failedBuyers: 0, holdLatenciesMs: [] };
+  const began = Date.now();
   let next = 0;
   const lane = async () => {
     while (next < options.buyers) {
       const index = next++;
+      const arrival = began + (index * options.arrivalMs) / options.buyers;
+      if (arrival > Date.now()) await sleep(arrival - Date.now());
       await buyer(index, service, showId, sections, options, outcome).catch((err: unknown) => {
-        outcome.errors.push(`buyer ${index}: ${err instanceof Error ? err.message : String(err)}`);
+        outcome.failedBuyers += 1;
+        outcome.errors.push({ at: Date.now(), message: `buyer ${index} gave up: ${errorMessage(err)}` });
       });
     }
   };

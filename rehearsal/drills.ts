@@ -1,0 +1,151 @@
+/**
+ * Fault drills: during the crowd, one part at a time is killed with -9 (no shutdown hook, no
+ * flush: a crash) and started again a few seconds later, the way an operator or a supervisor
+ * would. The native stack's components are restarted through the launcher's own components; the
+ * rehearsal's consumers and sweeper through the programs it started them with.
+ */
+import { connectorStatus, isRunning, restartFailed } from '../connectors/connect-client.js';
+import { errorMessage } from '../lib/errors.js';
+import type { Logger } from '../lib/logger.js';
+import { sleep, waitFor } from '../lib/wait.js';
+import type { Component } from '../stack/component.js';
+import type { StackLayout } from '../stack/config.js';
+import { stackComponents, startStack } from '../stack/launcher.js';
+import { isAlive } from '../stack/processes.js';
+import type { DrillTarget } from './drill-targets.js';
+import type { ProgramSet } from './programs.js';
+
+/** A drill as it happened; its lag, alerts and verdict are added once the run is over. */
+export interface DrillRun {
+  target: DrillTarget;
+  /** The process killed: a stack component or a program of the rehearsal. */
+  victim: string;
+  killedAt: number;
+  restartedAt: number | null;
+  backAt: number | null;
+  /** What else it took to get back (a connector task restarted), or why it did not come back. */
+  notes: string[];
+}
+
+export interface DrillContext {
+  layout: StackLayout;
+  programs: ProgramSet;
+  /** The rehearsal's consumer programs, killed in turn by successive consumer drills. */
+  consumers: readonly string[];
+  sweeper: string;
+  connectUrl: string;
+  connectorName: string;
+  downMs: number;
+  logger: Logger;
+}
+
+const BACK_TIMEOUT_MS = 180_000;
+
+function component(layout: StackLayout, name: string): Component {
+  const found = stackComponents(layout).find((c) => c.name === name);
+  if (found === undefined) throw new Error(`the stack has no component named ${name}`);
+  return found;
+}
+
+const COMPONENT_OF: Partial<Record<DrillTarget, string>> = { connect: 'connect', kafka: 'kafka', registry: 'registry', 'seat-db': 'postgres' };
+
+/** The connector and its task RUNNING again; a task that FAILED on the way is restarted once, as an operator would. */
+async function connectorBack(context: DrillContext, notes: string[]): Promise<void> {
+  let restarted = false;
+  await waitFor(async () => {
+    const status = await connectorStatus(context.connectUrl, context.connectorName);
+    if (isRunning(status)) return true;
+    const failed = status?.connector.state === 'FAILED' || (status?.tasks ?? []).some((t) => t.state === 'FAILED');
+    if (failed && !restarted) {
+      restarted = true;
+      notes.push(`connector ${context.connectorName} FAILED after the restart; restarted through Connect's REST API`);
+      await restartFailed(context.connectUrl, context.connectorName);
+    }
+    return false;
+  }, { timeoutMs: BACK_TIMEOUT_MS, intervalMs: 500, description: `connector ${context.connectorName} to be RUNNING` });
+}
+
+/** Starts a killed component again; Postgres may refuse while the old server's orphaned backends still hold its shared memory. */
+async function relaunch(target: Component): Promise<void> {
+  await waitFor(async () => {
+    try {
+      await target.launch();
+      return true;
+    } catch (err) {
+      if (target.name !== 'postgres') throw err;
+      return false;
+    }
+  }, { timeoutMs: 60_000, intervalMs: 1000, description: `${target.name} to start again` });
+  await waitFor(() => target.healthy(), { timeoutMs: BACK_TIMEOUT_MS, intervalMs: 500, description: `${target.name} to answer again (log: ${target.logFile})` });
+}
+
+async function killComponent(target: Component): Promise<number> {
+  const pid = target.pid();
+  if (pid === undefined) throw new Error(`${target.name} is not running, so there is nothing to kill`);
+  process.kill(pid, 'SIGKILL');
+  await waitFor(() => !isAlive(pid), { timeoutMs: 30_000, intervalMs: 100, description: `${target.name} (pid ${pid}) to be gone` });
+  return pid;
+}
+
+/** Kills one part with -9, leaves it down for downMs, starts it again and waits until it answers. */
+export async function runDrill(target: DrillTarget, consumerTurn: number, context: DrillContext): Promise<DrillRun> {
+  const componentName = COMPONENT_OF[target];
+  const program = target === 'consumer' ? context.consumers[consumerTurn % context.consumers.length] : target === 'sweeper' ? context.sweeper : undefined;
+  const victim = componentName ?? program ?? target;
+  const log = context.logger.child({ drill: target, victim });
+  const run: DrillRun = { target, victim, killedAt: Date.now(), restartedAt: null, backAt: null, notes: [] };
+  try {
+    if (componentName !== undefined) {
+      const stackPart = component(context.layout, componentName);
+      const pid = await killComponent(stackPart);
+      log.warn({ pid }, 'drill: killed with -9');
+      await sleep(context.downMs);
+      run.restartedAt = Date.now();
+      await relaunch(stackPart);
+      if (target !== 'registry') await connectorBack(context, run.notes);
+    } else if (program !== undefined) {
+      await context.programs.get(program).kill();
+      log.warn('drill: killed with -9');
+      await sleep(context.downMs);
+      run.restartedAt = Date.now();
+      await context.programs.restart(program);
+    }
+    run.backAt = Date.now();
+    log.warn({ downSeconds: (run.backAt - run.killedAt) / 1000 }, 'drill: back');
+  } catch (err) {
+    run.notes.push(`did not come back: ${errorMessage(err)}`);
+    log.error({ err }, 'drill: did not come back');
+  }
+  return run;
+}
+
+/**
+ * Runs the drills one after the other, drill k starting (k + ½) × spacingMs after `began` (or
+ * when the one before is back, if later), so they fall inside a crowd that arrives over
+ * (drills + 1) × spacingMs.
+ */
+export async function runDrills(targets: readonly DrillTarget[], began: number, spacingMs: number, context: DrillContext): Promise<DrillRun[]> {
+  const runs: DrillRun[] = [];
+  let consumerTurn = 0;
+  for (const [k, target] of targets.entries()) {
+    const at = began + (k + 0.5) * spacingMs;
+    if (at > Date.now()) await sleep(at - Date.now());
+    runs.push(await runDrill(target, consumerTurn, context));
+    if (target === 'consumer') consumerTurn += 1;
+  }
+  if (runs.some((r) => r.backAt === null)) await bringEverythingBack(context);
+  return runs;
+}
+
+/**
+ * After a drill whose part did not come back: every stack component started again where it is not
+ * healthy (the launcher's idempotent start) and every program of the rehearsal that is not running.
+ * Whatever runs after the rehearsal (the next test, the next run) finds the stack whole.
+ */
+export async function bringEverythingBack(context: DrillContext): Promise<void> {
+  await startStack(context.logger, context.layout);
+  for (const name of context.programs.names()) {
+    const child = context.programs.get(name).child;
+    if (child.exitCode !== null || child.signalCode !== null) await context.programs.restart(name);
+  }
+}

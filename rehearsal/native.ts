@@ -1,0 +1,189 @@
+/**
+ * The native rehearsal environment: the native stack, the seat and consumer databases prepared,
+ * the outbox connector applied, a local SMTP sink, and the rehearsal's programs (three consumers,
+ * the hold sweeper, the slot monitor and the job watchdog), each its own process.
+ */
+import { applyOutboxConnector } from '../connectors/outbox-connector.js';
+import { connectorSettings } from '../connectors/settings.js';
+import { ensureConsumerRole } from '../consumers/runtime/consumer-role.js';
+import type { Logger } from '../lib/logger.js';
+import { createPool } from '../lib/postgres.js';
+import { parseSettings } from '../lib/settings.js';
+import { waitFor } from '../lib/wait.js';
+import { ensureWatchdogRole } from '../monitors/job-watchdog/watchdog-role.js';
+import { ensureMonitorRole } from '../monitors/slot-monitor/monitor-role.js';
+import { createDatabaseIfMissing, migrateSeatDatabase, setupRoles } from '../seat-service/database-setup.js';
+import { seatServiceSettings } from '../seat-service/settings.js';
+import { SWEEPER_JOB } from '../seat-service/sweeper.js';
+import { LOCAL_ROLE_PASSWORDS, localStackProgramEnv, stackEndpoints, stackLayout } from '../stack/config.js';
+import { startStack } from '../stack/launcher.js';
+import type { RehearsalEnvironment } from './environment.js';
+import { startMailSink } from './mail-sink.js';
+import { ProgramSet, type ProgramSpec } from './programs.js';
+import type { RehearsalConfig } from './settings.js';
+
+const CONSUMER_ROLE = 'stagefront_consumer';
+export const CONSUMER_PROGRAMS = ['seat-availability', 'confirmation-email', 'sales-ledger'] as const;
+const SWEEPER = 'hold-sweeper';
+const WATCHDOG = 'job-watchdog';
+const SLOT_MONITOR = 'slot-monitor';
+
+function withCredentials(url: string, user: string, password: string): string {
+  const parsed = new URL(url);
+  parsed.username = user;
+  parsed.password = password;
+  return parsed.toString();
+}
+
+async function prepareDatabases(seatAdminUrl: string, consumerAdminUrl: string, logger: Logger): Promise<void> {
+  await createDatabaseIfMissing(seatAdminUrl, logger);
+  await createDatabaseIfMissing(consumerAdminUrl, logger);
+  const admin = createPool({ connectionString: seatAdminUrl, applicationName: 'rehearsal-setup', logger, max: 1 });
+  try {
+    await migrateSeatDatabase(admin, logger);
+    await setupRoles(admin, LOCAL_ROLE_PASSWORDS);
+    await ensureMonitorRole(admin, { role: 'slot_monitor', password: 'slot_monitor' });
+    await ensureWatchdogRole(admin, { role: 'job_watchdog', password: 'job_watchdog' });
+  } finally {
+    await admin.end();
+  }
+  const consumerAdmin = createPool({ connectionString: consumerAdminUrl, applicationName: 'rehearsal-setup', logger, max: 1 });
+  try {
+    await ensureConsumerRole(consumerAdmin, { role: CONSUMER_ROLE, password: LOCAL_ROLE_PASSWORDS.consumer });
+  } finally {
+    await consumerAdmin.end();
+  }
+}
+
+interface ProgramUrls {
+  /** KAFKA_BROKERS and SCHEMA_REGISTRY_URL of the stack the rehearsal started (its ports may be moved). */
+  stackEnv: Record<string, string>;
+  consumerDbUrl: string;
+  seatAdminUrl: string;
+  seatServiceUrl: string;
+  alertmanagerUrl: string;
+}
+
+/** The consumers, the hold sweeper and the two watchers, with their settings; ports are the programs' defaults (Prometheus scrapes them). */
+function programSpecs(urls: ProgramUrls, config: RehearsalConfig): Record<string, ProgramSpec> {
+  const common = { ...urls.stackEnv, CONSUMER_DATABASE_URL: urls.consumerDbUrl, LOG_LEVEL: 'warn' };
+  const asRole = (role: string) => withCredentials(urls.seatAdminUrl, role, role);
+  return {
+    'seat-availability': { name: 'seat-availability', entry: 'consumers/seat-availability/main.ts', env: common, readyPort: 9471 },
+    'confirmation-email': { name: 'confirmation-email', entry: 'consumers/confirmation-email/main.ts', env: { ...common, SMTP_HOST: '127.0.0.1', SMTP_PORT: String(config.smtpPort) }, readyPort: 9472 },
+    'sales-ledger': { name: 'sales-ledger', entry: 'consumers/sales-ledger/main.ts', env: common, readyPort: 9473 },
+    [SWEEPER]: { name: SWEEPER, entry: 'seat-service/sweeper-main.ts', env: { ...urls.stackEnv, SEAT_DB_URL: urls.seatServiceUrl, HOLD_SWEEPER_INTERVAL_MS: String(config.sweepIntervalMs), LOG_LEVEL: 'warn' }, readyPort: 9190 },
+    [WATCHDOG]: {
+      name: WATCHDOG,
+      entry: 'monitors/job-watchdog/main.ts',
+      env: {
+        JOB_WATCHDOG_DATABASE_URL: asRole('job_watchdog'),
+        JOB_WATCHDOG_JOBS: `${SWEEPER_JOB}=${config.sweepIntervalMs}:${config.sweepIntervalMs * 10}`,
+        JOB_WATCHDOG_POLL_INTERVAL_MS: '1000',
+        JOB_WATCHDOG_ALERTMANAGER_URL: urls.alertmanagerUrl,
+      },
+      readyPort: 9189,
+    },
+    [SLOT_MONITOR]: {
+      name: SLOT_MONITOR,
+      entry: 'monitors/slot-monitor/main.ts',
+      env: {
+        SLOT_MONITOR_DATABASE_URL: asRole('slot_monitor'),
+        SLOT_MONITOR_ALERTMANAGER_URL: urls.alertmanagerUrl,
+        SLOT_MONITOR_SLOTS: 'stagefront_outbox',
+        SLOT_MONITOR_POLL_INTERVAL_MS: '2000',
+      },
+      readyPort: 9188,
+    },
+  };
+}
+
+/** Waits until the sweeper started at `since` has claimed a run of its own. */
+async function firstSweep(seatAdminUrl: string, since: Date, logger: Logger): Promise<void> {
+  const pool = createPool({ connectionString: seatAdminUrl, applicationName: 'rehearsal-setup', logger, max: 1 });
+  try {
+    await waitFor(async () => {
+      const { rows } = await pool.query<{ n: number }>(`select count(*)::int as n from job_runs where job_name = $1 and started_at >= $2`, [SWEEPER_JOB, since]);
+      return (rows[0]?.n ?? 0) > 0;
+    }, { timeoutMs: 60_000, intervalMs: 200, description: `the hold sweeper to claim its first run (job_runs, job ${SWEEPER_JOB})` });
+  } finally {
+    await pool.end();
+  }
+}
+
+async function databaseNow(url: string, logger: Logger): Promise<Date> {
+  const pool = createPool({ connectionString: url, applicationName: 'rehearsal-setup', logger, max: 1 });
+  try {
+    return (await pool.query<{ now: Date }>('select now() as now')).rows[0]?.now ?? new Date();
+  } finally {
+    await pool.end();
+  }
+}
+
+export async function openNativeEnvironment(config: RehearsalConfig, logger: Logger): Promise<RehearsalEnvironment> {
+  const layout = stackLayout();
+  const endpoints = stackEndpoints(layout);
+  await startStack(logger, layout);
+  // The local stack's own passwords, passed explicitly: the programs have no default for any.
+  const localEnv = localStackProgramEnv(layout);
+  const seatConfig = parseSettings(seatServiceSettings, { ...process.env, ...localEnv, HOLD_TTL_MS: String(config.holdTtlMs) });
+  const consumerAdminUrl = seatConfig.adminDatabaseUrl.replace(/\/[^/]+$/, '/stagefront_consumers');
+  await prepareDatabases(seatConfig.adminDatabaseUrl, consumerAdminUrl, logger);
+  const connector = parseSettings(connectorSettings, { ...process.env, ...localEnv });
+  await applyOutboxConnector(connector, logger);
+
+  const mail = await startMailSink(config.smtpPort);
+  const programs = new ProgramSet(layout.logDir);
+  // The consumers log in as their own role, the owner of their database, never as the superuser.
+  const specs = programSpecs({
+    stackEnv: { KAFKA_BROKERS: localEnv.KAFKA_BROKERS ?? '', SCHEMA_REGISTRY_URL: localEnv.SCHEMA_REGISTRY_URL ?? '' },
+    consumerDbUrl: withCredentials(consumerAdminUrl, CONSUMER_ROLE, LOCAL_ROLE_PASSWORDS.consumer),
+    seatAdminUrl: seatConfig.adminDatabaseUrl,
+    seatServiceUrl: seatConfig.databaseUrl,
+    alertmanagerUrl: endpoints.alertmanagerUrl,
+  }, config);
+  const spec = (name: string): ProgramSpec => {
+    const found = specs[name];
+    if (found === undefined) throw new Error(`no program ${name}`);
+    return found;
+  };
+  try {
+    const sweeperSince = await databaseNow(seatConfig.adminDatabaseUrl, logger);
+    await Promise.all([...CONSUMER_PROGRAMS, SWEEPER, SLOT_MONITOR].map((name) => programs.start(spec(name))));
+    // The watchdog starts once the sweeper has run: started earlier it would judge the age of the
+    // previous rehearsal's last run and raise JobRunOverdue at once.
+    await firstSweep(seatConfig.adminDatabaseUrl, sweeperSince, logger);
+    await programs.start(spec(WATCHDOG));
+  } catch (err) {
+    await programs.stopAll([WATCHDOG]);
+    await mail.close();
+    throw err;
+  }
+
+  return {
+    mode: 'native',
+    seatConfig,
+    seatAdminUrl: seatConfig.adminDatabaseUrl,
+    consumerAdminUrl,
+    alertmanagerUrl: endpoints.alertmanagerUrl,
+    slotName: connector.slotName,
+    emailMessageIds: () => Promise.resolve([...mail.messageIds]),
+    drillContext: (downMs, drillLogger) => ({
+      layout,
+      programs,
+      consumers: CONSUMER_PROGRAMS,
+      sweeper: SWEEPER,
+      connectUrl: connector.connectUrl,
+      connectorName: connector.connectorName,
+      downMs,
+      logger: drillLogger,
+    }),
+    logFiles: () => programs.logFiles(),
+    async close(keepRunning) {
+      if (keepRunning) return;
+      // The watchdog first: stopped after the sweeper it would see the sweeper's runs stop.
+      await programs.stopAll([WATCHDOG, SLOT_MONITOR, SWEEPER]);
+      await mail.close();
+    },
+  };
+}
