@@ -13,7 +13,8 @@ import { describe, expect, it } from 'vitest';
 import { COMPOSE_ROLES } from '../../compose/setup-settings.js';
 import { OFFSET_FLUSH_INTERVAL_MS } from '../../connectors/slot-confirmation.js';
 import { slotMonitorSettings } from '../../monitors/slot-monitor/settings.js';
-import { parseSettings } from '../../lib/settings.js';
+import { composeSetupSettings } from '../../compose/setup-settings.js';
+import { parseSettings, settingsMarkdownTable } from '../../lib/settings.js';
 import { CONNECT_SECRET_ENV, workerProperties } from '../../stack/connect.js';
 import { projectRoot, readVersions, stackLayout } from '../../stack/config.js';
 import { debeziumWorkerProperties } from './debezium-entrypoint.js';
@@ -169,6 +170,12 @@ describe('images: versions and the variables each one reads', () => {
     const doc = readFileSync(join(projectRoot, 'docs/docker-compose.md'), 'utf8');
     const block = /<!-- image-variables -->\n([\s\S]*?)<!-- \/image-variables -->/.exec(doc)?.[1];
     expect(block).toBe(renderImageVariablesTable());
+  });
+
+  it('docs/docker-compose.md shows the settings of npm run compose:setup from its settings table', () => {
+    const doc = readFileSync(join(projectRoot, 'docs/docker-compose.md'), 'utf8');
+    const block = /<!-- settings:compose-setup -->\n([\s\S]*?)<!-- \/settings:compose-setup -->/.exec(doc)?.[1];
+    expect(block).toBe(settingsMarkdownTable(composeSetupSettings));
   });
 });
 

@@ -49,7 +49,7 @@ export const IMAGE_VARIABLES: readonly ImageVariables[] = [
   },
   {
     image: 'apache/kafka',
-    source: 'apache/kafka: docker/resources/common-scripts/run, configureDefaults and configure; core/src/main/scala/kafka/docker/KafkaDockerWrapper.scala',
+    source: 'apache/kafka: docker/resources/common-scripts/run, configureDefaults and configure, docker/jvm/launch; core/src/main/scala/kafka/docker/KafkaDockerWrapper.scala (the `KAFKA_*` to property mapping and its exceptions)',
     reads: {
       CLUSTER_ID: 'KRaft cluster id the storage is formatted with (a fixed default when unset).',
       KAFKA_HEAP_OPTS: 'JVM heap options, read by kafka-server-start.sh (not a server property).',
@@ -61,7 +61,7 @@ export const IMAGE_VARIABLES: readonly ImageVariables[] = [
       {
         prefix: 'KAFKA_',
         except: ['KAFKA_VERSION', 'KAFKA_HEAP_OPTS', 'KAFKA_LOG4J_OPTS', 'KAFKA_OPTS', 'KAFKA_JMX_OPTS', 'KAFKA_JVM_PERFORMANCE_OPTS', 'KAFKA_GC_LOG_OPTS', 'KAFKA_LOG4J_ROOT_LOGLEVEL', 'KAFKA_LOG4J_LOGGERS', 'KAFKA_TOOLS_LOG4J_LOGLEVEL', 'KAFKA_JMX_HOSTNAME'],
-        what: 'A broker property: KAFKA_ dropped, lower case, _ becomes . (KAFKA_NUM_PARTITIONS → num.partitions).',
+        what: 'a broker property: `KAFKA_` dropped, lower case, `_` becomes `.` (`KAFKA_NUM_PARTITIONS` → `num.partitions`)',
       },
     ],
   },
@@ -96,7 +96,7 @@ export const IMAGE_VARIABLES: readonly ImageVariables[] = [
     prefixes: [
       {
         prefix: 'CONNECT_',
-        what: 'A worker property: CONNECT_ dropped, lower case, _ becomes . (CONNECT_PLUGIN_DISCOVERY → plugin.discovery).',
+        what: 'a worker property: `CONNECT_` dropped, lower case, `_` becomes `.` (`CONNECT_PLUGIN_DISCOVERY` → `plugin.discovery`)',
       },
     ],
     overwritten: {
@@ -121,18 +121,18 @@ export const IMAGE_VARIABLES: readonly ImageVariables[] = [
   },
   {
     image: 'apicurio/apicurio-registry',
-    source: 'Apicurio/apicurio-registry: app/src/main/resources/application.properties (Quarkus configuration: a property is also read from the variable named like it in upper case, dots and dashes as underscores); JAVA_OPTS_APPEND: run-java.sh of the Red Hat UBI OpenJDK runtime image it is built on',
+    source: 'Apicurio/apicurio-registry: app/src/main/resources/application.properties (Quarkus configuration: a property is also read from the variable named like it in upper case, dots and dashes as underscores); `JAVA_OPTS_APPEND`: run-java.sh of the Red Hat UBI OpenJDK runtime image it is built on',
     reads: {
       JAVA_OPTS_APPEND: 'JVM options added to the image\'s own.',
     },
     prefixes: [
       {
         prefix: 'APICURIO_',
-        what: 'A registry property: lower case, _ becomes . (APICURIO_STORAGE_KIND → apicurio.storage.kind).',
+        what: 'a registry property: lower case, `_` becomes `.` (`APICURIO_STORAGE_KIND` → `apicurio.storage.kind`)',
       },
       {
         prefix: 'QUARKUS_',
-        what: 'A Quarkus property the same way (QUARKUS_HTTP_PORT → quarkus.http.port).',
+        what: 'a Quarkus property the same way (`QUARKUS_HTTP_PORT` → `quarkus.http.port`)',
       },
     ],
   },
@@ -165,7 +165,7 @@ export const IMAGE_VARIABLES: readonly ImageVariables[] = [
   {
     image: 'grafana/grafana',
     tag: '12.2.1',
-    source: 'grafana/grafana: packaging/docker/run.sh (GF_PATHS_*, *__FILE) and pkg/setting/setting.go (GF_<SECTION>_<KEY> overrides any grafana.ini setting)',
+    source: 'grafana/grafana: packaging/docker/run.sh (`GF_PATHS_*`, `*__FILE`) and pkg/setting/setting.go (`GF_<SECTION>_<KEY>` overrides any grafana.ini setting)',
     reads: {
       GF_PATHS_CONFIG: 'grafana.ini path.',
       GF_PATHS_DATA: 'Data folder.',
@@ -177,7 +177,7 @@ export const IMAGE_VARIABLES: readonly ImageVariables[] = [
     prefixes: [
       {
         prefix: 'GF_',
-        what: 'A grafana.ini setting: GF_<SECTION>_<KEY> in upper case (GF_AUTH_ANONYMOUS_ENABLED → [auth.anonymous] enabled).',
+        what: 'a grafana.ini setting, `GF_<SECTION>_<KEY>` in upper case (`GF_AUTH_ANONYMOUS_ENABLED` → `[auth.anonymous] enabled`)',
       },
     ],
   },
@@ -213,7 +213,7 @@ export function renderImageVariablesTable(): string {
   for (const entry of IMAGE_VARIABLES) {
     const names = Object.keys(entry.reads).map((name) => `\`${name}\``);
     const families = (entry.prefixes ?? []).map((p) => `\`${p.prefix}*\`${p.except?.length ? ` except ${p.except.map((e) => `\`${e}\``).join(', ')}` : ''}: ${p.what}`);
-    const reads = entry.image === 'node' ? 'The settings of the program the service runs (docs/configuration.md)' : [...names, ...families].join('; ') || 'none (flags only)';
+    const reads = entry.image === 'node' ? 'the settings of the programs the service runs (docs/configuration.md)' : [...names, ...families].join('; ') || 'none (flags only)';
     const lost = Object.entries(entry.overwritten ?? {}).map(([name, why]) => `\`${name}\` (${why})`).join('; ') || '-';
     lines.push(`| \`${entry.image}\` | ${cell(reads)} | ${cell(lost)} | ${cell(entry.source)} |`);
   }
