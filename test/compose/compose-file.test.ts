@@ -5,6 +5,10 @@
  * variable set on an image one that image reads (test/compose/image-variables.ts, shown in
  * docs/docker-compose.md), the start order, the passwords, and the Connect worker the image's
  * entrypoint would configure, against the native stack's.
+ *
+ * compose-spec.json is a copy of schema/compose-spec.json of the compose-spec/compose-go
+ * repository (commit faa67b213c471d63997f55cc145e6eab9dc3630f, JSON Schema 2020-12), under the
+ * Apache License 2.0.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
