@@ -23,6 +23,7 @@ export interface Panel {
   datasource?: { type?: string; uid?: string };
   gridPos: { h: number; w: number; x: number; y: number };
   targets?: PanelTarget[];
+  fieldConfig?: { defaults?: { unit?: string } };
   /** Rows hold their panels here when collapsed. */
   panels?: Panel[];
 }

@@ -37,6 +37,8 @@ describe('the dashboard files', () => {
         expect(panel.description, `${where} "${panel.title}"`).toBeTruthy();
         expect(panel.gridPos.x + panel.gridPos.w, `${where} "${panel.title}"`).toBeLessThanOrEqual(24);
         expect(panel.targets?.length, `${where} "${panel.title}" has no query`).toBeGreaterThan(0);
+        // Grafana ids of the units used; a custom one is suffix:<text> (Grafana adds the space itself).
+        expect(panel.fieldConfig?.defaults?.unit ?? 'short', `${where} "${panel.title}" unit`).toMatch(/^(short|s|bytes|Bps|percentunit|suffix:\S.*)$/);
       }
     }
   });
