@@ -19,6 +19,7 @@ import { OFFSET_FLUSH_INTERVAL_MS } from '../../connectors/slot-confirmation.js'
 import { slotMonitorSettings } from '../../monitors/slot-monitor/settings.js';
 import { composeSetupSettings } from '../../compose/setup-settings.js';
 import { parseSettings, settingsMarkdownTable } from '../../lib/settings.js';
+import { seatServiceSettings } from '../../seat-service/settings.js';
 import { CONNECT_SECRET_ENV, workerProperties } from '../../stack/connect.js';
 import { projectRoot, readVersions, stackLayout } from '../../stack/config.js';
 import { debeziumWorkerProperties } from './debezium-entrypoint.js';
@@ -322,6 +323,38 @@ describe('the Connect worker the Debezium image configures is the native stack\'
     expect(composed.get('listeners')).toBe('http://0.0.0.0:8083');
     expect(healthcheckText(service('connect'))).toContain('localhost:8083');
     expect(serviceEnv(service('setup')).CONNECT_URL).toBe('http://connect:8083');
+  });
+});
+
+describe('the programs agree with each other and with the services they reach', () => {
+  const parsed = (name: string, script: string) => SCRIPT_PROGRAMS[script]?.parse(serviceEnv(service(name)));
+  const connector = parsed('setup', 'connector') as { topicPrefix: string; slotName: string; kafkaBrokers: string[] };
+  const consumers = (['seat-availability', 'confirmation-email', 'sales-ledger'] as const).map(
+    (name) => [name, parsed(name, `consumer:${name}`) as { topicPrefix: string; kafkaBrokers: string[]; registryUrl: string }] as const,
+  );
+  const registryUrl = `http://registry:${Number(String(service('registry').ports?.[0]).split(':').at(-1))}/apis/ccompat/v7`;
+
+  it('the consumers read the topics the connector writes, from the broker\'s internal listener', () => {
+    const internal = /INTERNAL:\/\/([^,]+)/.exec(serviceEnv(service('kafka')).KAFKA_ADVERTISED_LISTENERS ?? '')?.[1];
+    expect(connector.kafkaBrokers).toEqual([internal]);
+    for (const [name, config] of consumers) {
+      expect(config.topicPrefix, name).toBe(connector.topicPrefix);
+      expect(config.kafkaBrokers, name).toEqual([internal]);
+    }
+  });
+
+  it('the slot monitor requires the slot the connector owns', () => {
+    const monitor = parseSettings(slotMonitorSettings, serviceEnv(service('slot-monitor')));
+    expect(monitor.slots).toEqual([connector.slotName]);
+  });
+
+  it('every program that writes or reads Avro uses the registry service\'s Confluent-compatible API, with one subject prefix', () => {
+    for (const [name, config] of consumers) expect(config.registryUrl, name).toBe(registryUrl);
+    const sweeper = parsed('hold-sweeper', 'hold-sweeper') as { registryUrl: string; subjectPrefix: string };
+    const crowdService = parseSettings(seatServiceSettings, serviceEnv(service('crowd')));
+    expect(sweeper.registryUrl).toBe(registryUrl);
+    expect(crowdService.registryUrl).toBe(registryUrl);
+    expect(sweeper.subjectPrefix).toBe(crowdService.subjectPrefix);
   });
 });
 
