@@ -1,4 +1,4 @@
-/* global document, window */
+/* global document, console */
 /*
  * The HTML report's charts, drawn as SVG from the rehearsal record embedded in the page. This file
  * runs in the browser: it is inlined into the report as it is (no build step), so it is plain
@@ -127,8 +127,8 @@
   function timeChart(id, options) {
     const fig = figure(id);
     const series = options.series.filter((s) => s.points.some((p) => p[1] !== null));
-    legend(fig, [...series.filter((s) => !s.hideInLegend), ...(options.extraKeys || [])]);
     if (series.length === 0) return noData(fig, options.empty);
+    legend(fig, [...series.filter((s) => !s.hideInLegend), ...(options.extraKeys || [])]);
     const { svg, width, height } = canvas(fig, options.height || 270);
     const margin = { top: 40, right: 18, bottom: 40, left: 72 };
     const bottom = height - margin.bottom;
@@ -296,11 +296,11 @@
     const fig = figure('chart-alerts');
     const alerts = [...record.alerts].sort((a, b) => a.startsAt - b.startsAt);
     const severities = [...new Set(alerts.map((a) => a.severity))];
+    if (alerts.length === 0) return noData(fig, 'No alert fired during the run.');
     legend(fig, [
       ...severities.map((s) => ({ name: s, color: SEVERITY_COLORS[s] || '#64748b', block: true })),
       ...(record.drills.length > 0 ? [{ name: 'drill: killed until back', color: '#fca5a5', block: true }] : []),
     ]);
-    if (alerts.length === 0) return noData(fig, 'No alert fired during the run.');
     const rowHeight = 26;
     const margin = { top: 40, right: 18, bottom: 40, left: 210 };
     const { svg, width, height } = canvas(fig, margin.top + alerts.length * rowHeight + margin.bottom);
@@ -346,8 +346,8 @@
     const consumers = [...new Set(record.stages.map((s) => s.consumer))];
     const STAGE_COLORS = ['#60a5fa', '#fbbf24', '#a78bfa', '#34d399', '#f87171'];
     const stageColor = (name) => STAGE_COLORS[stageNames.indexOf(name) % STAGE_COLORS.length];
-    legend(fig, [...stageNames.map((name) => ({ name, color: stageColor(name), block: true })), { name: 'end to end (p50)', color: '#0f172a' }]);
     if (consumers.length === 0) return noData(fig, 'No stage latencies were recorded.');
+    legend(fig, [...stageNames.map((name) => ({ name, color: stageColor(name), block: true })), { name: 'end to end (p50)', color: '#0f172a' }]);
     const rowHeight = 44;
     const margin = { top: 20, right: 24, bottom: 40, left: 150 };
     const { svg, width, height } = canvas(fig, margin.top + consumers.length * rowHeight + margin.bottom);
@@ -390,9 +390,7 @@
     try {
       draw();
     } catch (err) {
-      window.setTimeout(() => {
-        throw err;
-      });
+      console.error(`the ${draw.name} could not be drawn:`, err);
     }
   }
 })();
