@@ -177,6 +177,20 @@ describe('images: versions and the variables each one reads', () => {
     expect(block).toBe(renderImageVariablesTable());
   });
 
+  it('docs/docker-compose.md lists every service with its image and what it waits for', () => {
+    const doc = readFileSync(join(projectRoot, 'docs/docker-compose.md'), 'utf8');
+    const rows = new Map([...doc.matchAll(/^\| `([a-z-]+)` \| ([^|]+) \|[^|]+\|[^|]+\| ([^|]+) \|$/gm)].map((m) => [m[1] ?? '', { image: (m[2] ?? '').trim(), waits: (m[3] ?? '').trim() }]));
+    expect([...rows.keys()].sort()).toEqual(services.map(([name]) => name).sort());
+    for (const [name, s] of services) {
+      const row = rows.get(name);
+      const image = splitImage(s.image ?? '').image === NODE_IMAGE && name !== 'setup' ? 'the same Node image' : `\`${s.image}\``;
+      expect(row?.image, name).toBe(image);
+      if (name === 'crowd') continue; // "every program above, prometheus, mailpit"
+      const waits = row?.waits === '-' ? [] : (row?.waits ?? '').split(', ');
+      expect(waits.sort(), name).toEqual(Object.keys(dependencies(s)).sort());
+    }
+  });
+
   it('docs/docker-compose.md shows the settings of npm run compose:setup from its settings table', () => {
     const doc = readFileSync(join(projectRoot, 'docs/docker-compose.md'), 'utf8');
     const block = /<!-- settings:compose-setup -->\n([\s\S]*?)<!-- \/settings:compose-setup -->/.exec(doc)?.[1];
