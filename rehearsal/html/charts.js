@@ -242,7 +242,8 @@
   // --- the charts -------------------------------------------------------------------------
   function latencyChart() {
     const series = [];
-    for (const l of record.latency) {
+    const inOrder = [...record.latency].sort((a, b) => consumerNames.indexOf(a.consumer) - consumerNames.indexOf(b.consumer));
+    for (const l of inOrder) {
       const color = consumerColor(l.consumer);
       series.push({ name: l.consumer, tipName: `${l.consumer} p50`, color, points: l.points.map((p) => [seconds(p.at), p.p50]), width: 2 });
       series.push({ name: `${l.consumer} p99`, color, points: l.points.map((p) => [seconds(p.at), p.p99]), dashed: true, width: 1.2, opacity: 0.75, hideInLegend: true });

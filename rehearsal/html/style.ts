@@ -19,6 +19,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.ok .mark { color: var(--ok); font-weight: 700; }
 tr.fail .mark, tr.fail td { color: var(--fail); font-weight: 600; }
 .checks td.mark { width: 40px; }
+td .note { font-size: 12px; color: var(--muted); font-weight: 400; }
 .figures { display: grid; grid-template-columns: repeat(auto-fill, minmax(150px, 1fr)); gap: 10px; }
 .figure { display: flex; flex-direction: column; padding: 8px 10px; background: #f1f5f9; border-radius: 6px; }
 .figure .value { font-size: 20px; font-weight: 700; font-variant-numeric: tabular-nums; }

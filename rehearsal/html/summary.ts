@@ -55,7 +55,7 @@ export function crowdSection(record: RehearsalRecord): string {
     ['walked away (hold expired)', count(crowd.abandoned)],
     ['gave seats back', count(crowd.released)],
     ['"seat taken" answers', count(crowd.seatTaken), `${count(crowd.gaveUp)} buyers gave up after 3`],
-    ['buyer errors', count(crowd.errors)],
+    ['buyer errors', count(crowd.errors), crowd.errorsDuringDrills > 0 ? `and ${count(crowd.errorsDuringDrills)} during drills (retried)` : undefined],
     ...(last === undefined ? [] : [['seats at the end', `${count(last.seats.sold)} sold`, `${count(last.seats.held)} held, ${count(last.seats.free)} free`] as [string, string, string]]),
     ...(last === undefined ? [] : [['outbox rows published', count(last.published)] as [string, string]]),
   ];
@@ -73,14 +73,14 @@ function drillRow(record: RehearsalRecord, drill: DrillRecord): string {
   <td class="num">${escapeHtml(down)}</td>
   <td class="num">${escapeHtml(count(drill.peakLag))}</td>
   <td>${drill.alerts.length === 0 ? 'none' : drill.alerts.map(escapeHtml).join(', ')}</td>
-  <td><span class="mark">${drill.verdict.ok ? 'ok' : 'FAIL'}</span> ${escapeHtml(drill.verdict.detail)}</td>
+  <td><span class="mark">${drill.verdict.ok ? 'ok' : 'FAIL'}</span> ${escapeHtml(drill.verdict.detail)}${(drill.notes ?? []).map((note) => `<div class="note">${escapeHtml(note)}</div>`).join('')}</td>
 </tr>`;
 }
 
 export function drillsSection(record: RehearsalRecord): string {
   const body = record.drills.length === 0
     ? '<p class="empty">No drills in this run.</p>'
-    : `<table><thead><tr><th>killed (-9)</th><th>at</th><th>restarted</th><th>healthy again</th><th class="num">down for</th><th class="num">peak lag (events)</th><th>alerts raised</th><th>nothing lost, doubled or oversold</th></tr></thead>
+    : `<table><thead><tr><th>killed (-9)</th><th>at</th><th>restarted</th><th>healthy again</th><th class="num">down for</th><th class="num">peak lag (events)</th><th>alerts raised</th><th>nothing lost, doubled or oversold; notes</th></tr></thead>
 <tbody>${record.drills.map((d) => drillRow(record, d)).join('')}</tbody></table>`;
   return `<section id="drills"><h2>Drills</h2>${body}</section>`;
 }

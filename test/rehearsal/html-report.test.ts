@@ -78,15 +78,20 @@ describe('HTML report in headless Chromium', () => {
       expect(states.find((s) => s.id === 'chart-latency')!.plotted).toBeGreaterThanOrEqual(6);
       expect(states.find((s) => s.id === 'chart-alerts')!.plotted).toBe(fixture.alerts.length);
 
-      const summary = await page.evaluate<{ verdict: string; drills: number; alerts: string[]; stages: number; legend: string[] }>(`({
+      const summary = await page.evaluate<{ verdict: string; drills: string[]; crowd: string; alerts: string[]; stages: number; legend: string[] }>(`({
         verdict: document.querySelector('#verdict h2').textContent,
-        drills: document.querySelectorAll('#drills tbody tr').length,
+        drills: [...document.querySelectorAll('#drills tbody tr')].map((tr) => tr.innerText.replace(/\\s+/g, ' ').trim()),
+        crowd: document.querySelector('#crowd').innerText.replace(/\\s+/g, ' '),
         alerts: [...document.querySelectorAll('#alerts tbody tr')].map((tr) => tr.textContent.replace(/\\s+/g, ' ').trim()),
         stages: document.querySelectorAll('#stages tbody tr').length,
         legend: [...document.querySelectorAll('#chart-lag .legend .key')].map((key) => key.textContent),
       })`);
       expect(summary.verdict).toBe('All 8 checks passed, 2 drills held');
-      expect(summary.drills).toBe(2);
+      expect(summary.drills).toEqual([
+        'connect +0:25 +0:27 +0:42 16.4 s 5,095 ConsumerLagGrowing, ConsumerEventAgeHigh ok nothing lost, doubled or oversold the connector task was restarted once Connect answered',
+        'consumer +0:56 +0:57 +1:03 7.4 s 586 ConsumerDown ok confirmation-email: every event handled once after its restart',
+      ]);
+      expect(summary.crowd).toContain('0 buyer errors and 4 during drills (retried)');
       expect(summary.alerts[0]).toMatch(/^SlotLost critical before the run \(−1:15, 08:58:45 UTC\)/);
       expect(summary.alerts).toHaveLength(fixture.alerts.length);
       expect(summary.stages).toBe(fixture.stages.length);
