@@ -4,6 +4,7 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { parse } from 'yaml';
 import { projectRoot } from '../../stack/config.js';
 
 export const grafanaDir = join(projectRoot, 'monitors', 'grafana');
@@ -73,14 +74,24 @@ export function panelQueries(dashboards: Dashboard[]): PanelQuery[] {
   );
 }
 
-/**
- * A top-level scalar of a provisioning file (`  uid: stagefront-prometheus`). The files are small,
- * flat and ours; a YAML parser would be a dependency for three keys.
- */
-export function provisionedValue(relativePath: string, key: string): string {
-  const text = readFileSync(join(grafanaDir, relativePath), 'utf8');
-  const values = [...text.matchAll(new RegExp(`^\\s*-?\\s*${key}:\\s*(\\S+)\\s*$`, 'gm'))].map((match) => match[1]);
-  const [value] = values;
-  if (values.length !== 1 || value === undefined) throw new Error(`monitors/grafana/${relativePath} should set ${key} exactly once, found ${values.length}`);
-  return value;
+export interface ProvisionedDatasource {
+  name: string;
+  uid: string;
+  type: string;
+  url: string;
+}
+
+/** The datasources the provisioning files create. */
+export function provisionedDatasources(): ProvisionedDatasource[] {
+  return provisioningFiles('datasources').flatMap((text) => (parse(text) as { datasources: ProvisionedDatasource[] }).datasources);
+}
+
+/** The folders the provisioning files' dashboard providers load. */
+export function dashboardProviderPaths(): string[] {
+  return provisioningFiles('dashboards').flatMap((text) => (parse(text) as { providers: { options: { path: string } }[] }).providers.map((p) => p.options.path));
+}
+
+function provisioningFiles(kind: 'datasources' | 'dashboards'): string[] {
+  const dir = join(grafanaDir, 'provisioning', kind);
+  return readdirSync(dir).filter((file) => /\.ya?ml$/.test(file)).map((file) => readFileSync(join(dir, file), 'utf8'));
 }

@@ -8,13 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../lib/wait.js';
 import { installLeakGuard, track } from '../support/leak-guard.js';
 import { requireStack } from '../support/stack.js';
-import { allPanels, loadDashboards, panelQueries, provisionedValue, type PanelQuery } from './dashboard-files.js';
+import { allPanels, dashboardProviderPaths, loadDashboards, panelQueries, provisionedDatasources, type PanelQuery } from './dashboard-files.js';
 import { exposedMetricNames, metricNames, queryProblems, scrapeIntervalSeconds, variableValues, type GrafanaTime } from './panel-queries.js';
 import { holdRehearsalLock, startRehearsal } from './rehearsal-run.js';
 
 const dashboards = loadDashboards();
 const queries = panelQueries(dashboards);
-const datasourceUid = provisionedValue('provisioning/datasources/prometheus.yml', 'uid');
+const datasources = provisionedDatasources();
+const datasourceUid = datasources[0]?.uid;
 
 describe('the dashboard files', () => {
   it('are the pipeline, slot and jobs dashboards, each with its own uid, on a current schema', () => {
@@ -44,8 +45,8 @@ describe('the dashboard files', () => {
   });
 
   it('query the provisioned Prometheus datasource by its uid, in every panel, target and variable', () => {
-    expect(provisionedValue('provisioning/datasources/prometheus.yml', 'url')).toBe('http://prometheus:9090');
-    expect(provisionedValue('provisioning/dashboards/stagefront.yml', 'path')).toBe('/var/lib/grafana/dashboards');
+    expect(datasources.map(({ type, uid, url }) => ({ type, uid, url }))).toEqual([{ type: 'prometheus', uid: 'stagefront-prometheus', url: 'http://prometheus:9090' }]);
+    expect(dashboardProviderPaths()).toEqual(['/var/lib/grafana/dashboards']);
     for (const dashboard of dashboards) {
       for (const panel of allPanels(dashboard).filter((p) => p.type !== 'row')) expect(panel.datasource?.uid, `${dashboard.file} "${panel.title}"`).toBe(datasourceUid);
       for (const variable of dashboard.templating.list) expect(variable.datasource?.uid, `${dashboard.file} $${variable.name}`).toBe(datasourceUid);
