@@ -10,9 +10,10 @@ import { connectCrashScenario } from './connect-crash.js';
 import { flatLagScenario } from './flat-lag.js';
 import { openLoopScenario } from './open-loop.js';
 import { pollingRelayScenario } from './polling-relay.js';
+import { stadiumRehearsalScenario } from './stadium-rehearsal.js';
 import { type Report, renderTable, writeReport } from './report.js';
 
-const SCENARIOS: Scenario[] = [backlogDrainScenario, openLoopScenario, pollingRelayScenario, flatLagScenario, connectCrashScenario];
+const SCENARIOS: Scenario[] = [backlogDrainScenario, openLoopScenario, pollingRelayScenario, flatLagScenario, connectCrashScenario, stadiumRehearsalScenario];
 
 async function main(): Promise<void> {
   const scale: Scale = process.env.BENCH_SCALE === 'small' ? 'small' : 'full';

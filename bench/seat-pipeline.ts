@@ -18,6 +18,8 @@ import { type BenchContext, adminSql, freshDatabase } from './context.js';
 
 export interface BenchSeatPipeline {
   connector: ConnectorConfig;
+  /** The seat database, as the superuser. */
+  databaseUrl: string;
   service: SeatService;
   topics: { seat: string; order: string };
   /** Pauses the connector (its slot keeps the WAL) and waits until it is paused. */
@@ -77,6 +79,7 @@ export async function startBenchSeatPipeline(ctx: BenchContext, label: string, c
   const topics = { seat: topicFor(name, 'seat'), order: topicFor(name, 'order') };
   return {
     connector,
+    databaseUrl: database.url,
     service,
     topics,
     pause: () => setState(ctx, connector, 'pause', 'PAUSED'),
