@@ -57,10 +57,13 @@ export async function availabilityCheck(seat: Pool, consumers: Pool, showId: str
   return { name: 'availability read model matches the seats', ok: wrong.length === 0, detail };
 }
 
-export async function ledgerCheck(seat: Pool, consumers: Pool): Promise<Check> {
-  const differences = compareTotals(await totalsFromLedger(consumers), await totalsFromSeatDatabase(seat));
+/** The whole ledger against a recompute (every show); the detail shows this run's show. */
+export async function ledgerCheck(seat: Pool, consumers: Pool, showId: string): Promise<Check> {
   const ledger = await totalsFromLedger(consumers);
-  const detail = ledger.map((row) => `${row.show_id}: ${row.orders} orders, ${row.seats} seats, ${(row.total_cents / 100).toFixed(2)} ${row.currency}`).join('; ');
+  const differences = compareTotals(ledger, await totalsFromSeatDatabase(seat));
+  const mine = ledger.filter((row) => row.show_id === showId);
+  const others = new Set(ledger.filter((row) => row.show_id !== showId).map((row) => row.show_id)).size;
+  const detail = `${mine.map((row) => `${row.show_id}: ${row.orders} orders, ${row.seats} seats, ${(row.total_cents / 100).toFixed(2)} ${row.currency}`).join('; ') || `${showId}: no orders`}${others > 0 ? ` (and ${others} earlier shows)` : ''}`;
   return { name: 'sales ledger equals a recompute from the seat database', ok: differences.length === 0, detail: differences.length === 0 ? detail : JSON.stringify(differences) };
 }
 

@@ -2,6 +2,7 @@ import { errorMessage } from '../lib/errors.js';
 import { retryDelay, sleep } from '../lib/wait.js';
 import type { SeatService } from '../seat-service/service.js';
 import { seatId } from '../seat-service/inventory.js';
+import type { CrowdSchedule } from './schedule.js';
 
 export interface Section {
   section: string;
@@ -96,22 +97,18 @@ export interface CrowdOptions {
   concurrency: number;
   abandonPercent: number;
   releasePercent: number;
-  /**
-   * 0: every buyer presses the button at once. Otherwise buyer i arrives no earlier than
-   * i × arrivalMs / buyers after the start, so the crowd lasts long enough for the drills.
-   */
-  arrivalMs: number;
+  /** When each buyer arrives: all at once without drills, in phases around the drills with them. */
+  schedule: CrowdSchedule;
 }
 
-/** The buyers arrive (all at once, or spread over arrivalMs); `concurrency` of them are in flight at any moment. */
+/** The buyers arrive as the schedule says; `concurrency` of them are in flight at any moment. */
 export async function runCrowd(service: SeatService, showId: string, sections: Section[], options: CrowdOptions): Promise<CrowdOutcome> {
   const outcome: CrowdOutcome = { buyers: options.buyers, confirmed: 0, abandoned: 0, released: 0, gaveUp: 0, seatTaken: 0, errors: [], failedBuyers: 0, holdLatenciesMs: [] };
-  const began = Date.now();
   let next = 0;
   const lane = async () => {
     while (next < options.buyers) {
       const index = next++;
-      const arrival = began + (index * options.arrivalMs) / options.buyers;
+      const arrival = await options.schedule.arrival(index);
       if (arrival > Date.now()) await sleep(arrival - Date.now());
       await buyer(index, service, showId, sections, options, outcome).catch((err: unknown) => {
         outcome.failedBuyers += 1;

@@ -14,6 +14,7 @@ import { stackComponents, startStack } from '../stack/launcher.js';
 import { isAlive } from '../stack/processes.js';
 import type { DrillTarget } from './drill-targets.js';
 import type { ProgramSet } from './programs.js';
+import type { CrowdSchedule } from './schedule.js';
 
 /** A drill as it happened; its lag, alerts and verdict are added once the run is over. */
 export interface DrillRun {
@@ -120,17 +121,17 @@ export async function runDrill(target: DrillTarget, consumerTurn: number, contex
 }
 
 /**
- * Runs the drills one after the other, drill k starting (k + ½) × spacingMs after `began` (or
- * when the one before is back, if later), so they fall inside a crowd that arrives over
- * (drills + 1) × spacingMs.
+ * Runs the drills one after the other, drill k halfway through the crowd's phase k (see
+ * CrowdSchedule); the next phase of buyers opens once the drill's part is back.
  */
-export async function runDrills(targets: readonly DrillTarget[], began: number, spacingMs: number, context: DrillContext): Promise<DrillRun[]> {
+export async function runDrills(targets: readonly DrillTarget[], schedule: CrowdSchedule, context: DrillContext): Promise<DrillRun[]> {
   const runs: DrillRun[] = [];
   let consumerTurn = 0;
   for (const [k, target] of targets.entries()) {
-    const at = began + (k + 0.5) * spacingMs;
+    const at = await schedule.strikeAt(k);
     if (at > Date.now()) await sleep(at - Date.now());
     runs.push(await runDrill(target, consumerTurn, context));
+    schedule.drillDone(k);
     if (target === 'consumer') consumerTurn += 1;
   }
   if (runs.some((r) => r.backAt === null)) await bringEverythingBack(context);

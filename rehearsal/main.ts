@@ -25,6 +25,7 @@ import { openNativeEnvironment } from './native.js';
 import type { AlertRecord, DrillRecord, RehearsalRecord } from './record.js';
 import { renderTextReport, shownPath, writeReport } from './report.js';
 import { Sampler } from './sampler.js';
+import { CrowdSchedule } from './schedule.js';
 import { parseRehearsalConfig, rehearsalSettings, type RehearsalConfig } from './settings.js';
 import { stageLatencies } from './stages.js';
 
@@ -94,8 +95,9 @@ async function rehearse(config: RehearsalConfig, args: string[], logger: Logger)
     sampler.start();
     const quiet = logger.child({}, { level: 'warn' }); // info lines would break the live view's redraw
     const drillContext = drills.length > 0 ? env.drillContext(config.drillDownMs, quiet) : undefined;
-    const crowdRun = runCrowd(service, showId, sections, { ...config, arrivalMs: drills.length > 0 ? (drills.length + 1) * config.drillSpacingMs : 0 }).then((outcome) => ({ outcome, ms: Date.now() - startedAt }));
-    const [crowd, drillRuns] = await Promise.all([crowdRun, drillContext === undefined ? Promise.resolve([]) : runDrills(drills, startedAt, config.drillSpacingMs, drillContext)]);
+    const schedule = new CrowdSchedule(config.buyers, drills.length, config.drillSpacingMs, startedAt);
+    const crowdRun = runCrowd(service, showId, sections, { ...config, schedule }).then((outcome) => ({ outcome, ms: Date.now() - startedAt }));
+    const [crowd, drillRuns] = await Promise.all([crowdRun, drillContext === undefined ? Promise.resolve([]) : runDrills(drills, schedule, drillContext)]);
 
     const expiryWait = config.holdTtlMs * 3 + 10_000 + (drills.length > 0 ? config.drainTimeoutMs : 0);
     await waitFor(async () => (await seatPool.query(`select count(*)::int as n from holds where status = 'active'`)).rows[0].n === 0, { timeoutMs: expiryWait, description: 'every abandoned hold to expire' });
@@ -116,7 +118,7 @@ async function rehearse(config: RehearsalConfig, args: string[], logger: Logger)
       await oversoldCheck(seatPool),
       ...exactlyOnceChecks(reconciliation),
       await availabilityCheck(seatPool, consumerPool, showId),
-      await ledgerCheck(seatPool, consumerPool),
+      await ledgerCheck(seatPool, consumerPool, showId),
       await emailCheck(seatPool, await env.emailMessageIds(), since),
       crowdCheck(crowd.outcome, errorsOutside),
       ...(drillRuns.length > 0 ? [drillsBackCheck(drillRuns)] : []),
@@ -213,8 +215,8 @@ interface DrillScope {
 }
 
 /**
- * Each drill with its effect: the peak lag from its kill on, the alerts that began from its kill
- * until 2 minutes after it was back, and its verdict: the reconciliation of the events written from
+ * Each drill with its effect: the peak lag from its kill until the next drill's (or the end), the alerts that began from its kill
+ * until 2 minutes after it was back (or the next drill's kill, if sooner), and its verdict: the reconciliation of the events written from
  * its kill until the next drill's (nothing lost), with the run's no-double checks (seats, read
  * model, ledger, emails).
  */
@@ -227,13 +229,14 @@ async function drillRecords(runs: DrillRun[], scope: DrillScope): Promise<DrillR
     const counts = window.consumers.map((c) => `${c.consumer.name} ${c.handled}/${c.published}`).join(', ');
     const failed = doubles.filter((c) => !c.ok).map((c) => c.name);
     const ok = !window.gaps && failed.length === 0 && run.backAt !== null;
-    const alertEnd = (run.backAt ?? scope.finishedAt) + DRILL_ALERT_WINDOW_MS;
+    // Up to 2 minutes after it was back, but not into the next drill: each alert belongs to one drill.
+    const alertEnd = Math.min((run.backAt ?? scope.finishedAt) + DRILL_ALERT_WINDOW_MS, next ?? Infinity);
     records.push({
       target: run.target,
       killedAt: run.killedAt,
       restartedAt: run.restartedAt,
       backAt: run.backAt,
-      peakLag: scope.sampler.peakLagSince(run.killedAt),
+      peakLag: scope.sampler.peakLag(run.killedAt, next),
       alerts: [...new Set(scope.alerts.filter((a) => a.startsAt >= run.killedAt && a.startsAt <= alertEnd).map((a) => a.name))],
       verdict: {
         ok,

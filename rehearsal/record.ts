@@ -45,9 +45,9 @@ export interface DrillRecord {
   restartedAt: number | null;
   /** When it answered as healthy again. */
   backAt: number | null;
-  /** Highest lag (events, over all consumers) between the kill and the end of the run. */
+  /** Highest lag (events, over all consumers) between the kill and the next drill's kill (the end of the run for the last). */
   peakLag: number;
-  /** Alerts that began firing between the kill and 2 minutes after it came back. */
+  /** Alerts that began firing between the kill and 2 minutes after it came back (or the next drill's kill, if sooner). */
   alerts: string[];
   /** Nothing lost, doubled or oversold across the drill (the run's checks, scoped to it). */
   verdict: { ok: boolean; detail: string };

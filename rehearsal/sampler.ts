@@ -120,8 +120,8 @@ export class Sampler {
     await this.#running;
   }
 
-  /** Highest total lag over all consumers among the samples taken from `from` on. */
-  peakLagSince(from: number): number {
-    return this.samples.filter((s) => s.at >= from).reduce((peak, s) => Math.max(peak, s.consumers.reduce((n, c) => n + c.lag, 0)), 0);
+  /** Highest total lag over all consumers among the samples taken from `from` until `to`. */
+  peakLag(from: number, to = Infinity): number {
+    return this.samples.filter((s) => s.at >= from && s.at < to).reduce((peak, s) => Math.max(peak, s.consumers.reduce((n, c) => n + c.lag, 0)), 0);
   }
 }
