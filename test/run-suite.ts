@@ -1,7 +1,10 @@
 /**
  * The test command: starts what is missing of the native stack, type-checks, lints, runs every
- * test against the real processes, stops what it started (everything, under CI=true), and ends
- * with the totals on a line of their own: `N passed, N failed` (`, N skipped` when any).
+ * test against the real processes on the Node it was started with and again on Node 24 (see
+ * test/suite-plan.ts for what each run holds), stops what it started (everything, under CI=true),
+ * and ends with the totals of all of it on a line of their own: `N passed, N failed`
+ * (`, N skipped` when any). `--node current` or `--node 24` runs one Node only; other arguments
+ * go to vitest (file filters, -t).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -9,7 +12,9 @@ import { join } from 'node:path';
 import { createLogger } from '../lib/logger.js';
 import { projectRoot, stackLayout } from '../stack/config.js';
 import { stackStatus, startStack, stopStack } from '../stack/launcher.js';
+import { ensureNodeRuntime, nodeRuntimeEnv } from '../stack/node-runtime.js';
 import { outsideDataRoot } from '../stack/postgres.js';
+import { parseSuiteArgs, SUITE_NODE_ENV, suiteRuns, type SuiteRun } from './suite-plan.js';
 
 interface Totals {
   passed: number;
@@ -21,8 +26,8 @@ interface VitestJson {
   testResults: { status: string; name: string; message?: string; assertionResults: { status: string }[] }[];
 }
 
-function runStep(command: string, args: string[]): boolean {
-  const result = spawnSync(command, args, { cwd: projectRoot, stdio: 'inherit' });
+function runStep(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): boolean {
+  const result = spawnSync(command, args, { cwd: projectRoot, stdio: 'inherit', env });
   return result.status === 0;
 }
 
@@ -48,11 +53,38 @@ function countVitest(reportFile: string, vitestOk: boolean): Totals {
   return totals;
 }
 
+function add(into: Totals, more: Totals): void {
+  into.passed += more.passed;
+  into.failed += more.failed;
+  into.skipped += more.skipped;
+}
+
+function totalsLine(totals: Totals): string {
+  const skipped = totals.skipped > 0 ? `, ${totals.skipped} skipped` : '';
+  return `${totals.passed} passed, ${totals.failed} failed${skipped}`;
+}
+
+/** One vitest run on the run's Node, its children too (PATH), with a JSON report of its own. */
+function runVitest(run: SuiteRun, vitestArgs: string[], home: string): { version: string; totals: Totals } {
+  const runtime = run.pin ? ensureNodeRuntime(join(home, 'node'), run.pin) : { version: process.version, bin: process.execPath };
+  const reportFile = join(home, `test-results-node-${runtime.version}.json`);
+  rmSync(reportFile, { force: true });
+  const left = run.exclude.length > 0 ? ', without the long fault drills (test/suite-plan.ts)' : '';
+  console.log(`\n== vitest on Node ${runtime.version}${left}\n`);
+  const vitest = join(projectRoot, 'node_modules', 'vitest', 'vitest.mjs');
+  const env = nodeRuntimeEnv(runtime, { ...process.env, [SUITE_NODE_ENV]: runtime.version });
+  const args = [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${reportFile}`, ...run.exclude.flatMap((file) => ['--exclude', file]), ...vitestArgs];
+  const ok = runStep(runtime.bin, args, env);
+  return { version: runtime.version, totals: countVitest(reportFile, ok) };
+}
+
 async function main(): Promise<number> {
+  const { node, vitestArgs } = parseSuiteArgs(process.argv.slice(2));
   const logger = createLogger({ name: 'test-suite' });
   const layout = stackLayout();
   const wasRunning = (await stackStatus(layout)).every((c) => c.healthy);
   const totals: Totals = { passed: 0, failed: 0, skipped: 0 };
+  const perNode: string[] = [];
   try {
     await startStack(logger, layout);
     for (const [name, args] of [['typecheck', ['tsc', '--noEmit']], ['lint', ['eslint', '.']]] as const) {
@@ -63,14 +95,20 @@ async function main(): Promise<number> {
         console.error(`${name} failed`);
       }
     }
-    const reportFile = join(layout.home, 'test-results.json');
     mkdirSync(layout.home, { recursive: true });
-    rmSync(reportFile, { force: true });
-    const ok = runStep('npx', ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${reportFile}`, ...process.argv.slice(2)]);
-    const counted = countVitest(reportFile, ok);
-    totals.passed += counted.passed;
-    totals.failed += counted.failed;
-    totals.skipped += counted.skipped;
+    // One run after the other, never at once: tests start, stop and kill stack processes.
+    for (const run of suiteRuns(node)) {
+      try {
+        const { version, totals: counted } = runVitest(run, vitestArgs, layout.home);
+        perNode.push(`Node ${version}: ${totalsLine(counted)}`);
+        add(totals, counted);
+      } catch (err) {
+        // A Node that cannot be installed fails its run; the other run still counts.
+        console.error(err instanceof Error ? err.message : err);
+        perNode.push(`Node ${run.pin?.version ?? process.version}: not run`);
+        totals.failed += 1;
+      }
+    }
   } catch (err) {
     console.error(err instanceof Error ? err.message : err);
     totals.failed += 1;
@@ -79,9 +117,16 @@ async function main(): Promise<number> {
     // A CI clone is thrown away: so are the clusters that had to live outside it.
     if (process.env.CI === 'true') rmSync(outsideDataRoot(), { recursive: true, force: true });
   }
-  const skipped = totals.skipped > 0 ? `, ${totals.skipped} skipped` : '';
-  console.log(`${totals.passed} passed, ${totals.failed} failed${skipped}`);
+  for (const line of perNode) console.log(line);
+  console.log(totalsLine(totals));
   return totals.failed === 0 ? 0 : 1;
 }
 
-main().then((code) => process.exit(code));
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err instanceof Error ? err.message : err);
+    console.log('0 passed, 1 failed');
+    process.exit(1);
+  },
+);
