@@ -61,7 +61,7 @@ ${drillsSection(record)}
 ${alertsSection(record)}
 ${stagesSection(record.stages)}
 <section id="charts">
-<h2>During the run <span class="muted">(red bands: a drill, from the kill until the part answered as healthy again)</span></h2>
+<h2>During the run${record.drills.length > 0 ? ' <span class="muted">(red bands: a drill, from the kill until the part answered as healthy again)</span>' : ''}</h2>
 ${chart('chart-alerts', 'Alert timeline', 'alerts firing at Alertmanager, the Watchdog left out')}
 <div class="grid2">
 ${chart('chart-latency', 'Commit → effect latency per consumer', 'p50 solid, p99 dashed, per second of handling')}

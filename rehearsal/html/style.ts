@@ -56,5 +56,6 @@ svg .whole-marker { stroke: var(--ink); stroke-width: 2.5; }
 svg .crosshair { stroke: #64748b; stroke-dasharray: 2 2; }
 .tip { display: none; position: absolute; top: 30px; min-width: 180px; padding: 6px 8px; font-size: 12px; background: rgba(15, 23, 42, 0.92); color: #fff; border-radius: 6px; pointer-events: none; }
 .full { grid-column: 1 / -1; }
+h2 .muted { font-weight: 400; font-size: 13px; color: var(--muted); }
 footer { color: var(--muted); font-size: 12px; margin-top: 16px; }
 `;

@@ -33,11 +33,13 @@ export function verdictSection(record: RehearsalRecord): string {
   const failed = record.checks.filter((c) => !c.ok);
   const drillsFailed = record.drills.filter((d) => !d.verdict.ok);
   const ok = failed.length === 0 && drillsFailed.length === 0 && record.checks.length > 0;
-  const headline = record.checks.length === 0
+  const checksPart = record.checks.length === 0
     ? 'No checks were recorded'
-    : ok
-      ? `All ${record.checks.length} checks passed${record.drills.length > 0 ? `, ${record.drills.length} drills held` : ''}`
-      : `${failed.length + drillsFailed.length} of ${record.checks.length + record.drills.length} checks failed`;
+    : failed.length === 0 ? `All ${record.checks.length} checks passed` : `${failed.length} of ${record.checks.length} checks failed`;
+  const drillsPart = record.drills.length === 0
+    ? []
+    : [drillsFailed.length === 0 ? `${record.drills.length} drills held` : `${drillsFailed.length} of ${record.drills.length} drills did not hold`];
+  const headline = [checksPart, ...drillsPart].join(', ');
   const rows = record.checks.map((c) => `<tr class="${c.ok ? 'ok' : 'fail'}"><td class="mark">${c.ok ? 'ok' : 'FAIL'}</td><td>${escapeHtml(c.name)}</td><td>${escapeHtml(c.detail)}</td></tr>`);
   return `<section id="verdict" class="verdict ${ok ? 'ok' : 'fail'}">
   <h2>${escapeHtml(headline)}</h2>
@@ -80,7 +82,7 @@ function drillRow(record: RehearsalRecord, drill: DrillRecord): string {
 export function drillsSection(record: RehearsalRecord): string {
   const body = record.drills.length === 0
     ? '<p class="empty">No drills in this run.</p>'
-    : `<table><thead><tr><th>killed (-9)</th><th>at</th><th>restarted</th><th>healthy again</th><th class="num">down for</th><th class="num">peak lag (events)</th><th>alerts raised</th><th>nothing lost, doubled or oversold; notes</th></tr></thead>
+    : `<table><thead><tr><th>part killed (-9)</th><th>killed at</th><th>restarted</th><th>healthy again</th><th class="num">down for</th><th class="num">peak lag (events)</th><th>alerts raised</th><th>nothing lost, doubled or oversold; notes</th></tr></thead>
 <tbody>${record.drills.map((d) => drillRow(record, d)).join('')}</tbody></table>`;
   return `<section id="drills"><h2>Drills</h2>${body}</section>`;
 }
