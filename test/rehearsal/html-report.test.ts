@@ -97,6 +97,15 @@ describe('HTML report in headless Chromium', () => {
       expect(summary.stages).toBe(fixture.stages.length);
       expect(summary.legend).toEqual(['seat-availability', 'confirmation-email', 'sales-ledger']);
       await page.screenshot(screenshot);
+      // Pointing at the lag chart 40 s into the run shows every consumer's lag at that moment.
+      const tip = await page.evaluate<string>(`(() => {
+        const area = document.querySelector('#chart-lag svg rect[fill="transparent"]');
+        const box = area.getBoundingClientRect();
+        area.dispatchEvent(new MouseEvent('mousemove', { bubbles: true, clientX: box.left + box.width * 40 / ${(fixture.finishedAt - fixture.startedAt) / 1000}, clientY: box.top + 10 }));
+        return document.querySelector('#chart-lag .tip').innerText;
+      })()`);
+      const at40 = fixture.samples.find((s) => s.at - fixture.startedAt >= 39_500)!;
+      expect(tip.split('\n')).toEqual(['0:40', ...at40.consumers.map((c) => `${c.consumer}: ${c.lag.toLocaleString('en-US')}`)]);
     });
     const png = readFileSync(screenshot);
     expect(png.subarray(1, 4).toString()).toBe('PNG');
