@@ -44,7 +44,7 @@ afterAll(async () => {
 describe('a rehearsal with fault drills', () => {
   it('kills a consumer and Kafka Connect with -9 during the crowd, brings both back, and its record says nothing was lost, doubled or oversold', async () => {
     const show = uniqueName('drills').replace(/_/g, '-');
-    const { code, output } = await run('flock', ['--timeout', '600', LOCK_FILE, 'npm', 'run', '-s', 'rehearsal', '--', '--show', show, '--drill', 'consumer,connect'], {
+    const { code, output } = await run('flock', ['--timeout', '120', LOCK_FILE, 'npm', 'run', '-s', 'rehearsal', '--', '--show', show, '--drill', 'consumer,connect'], {
       REHEARSAL_BUYERS: '300',
       REHEARSAL_COUNTDOWN_MS: '0',
       REHEARSAL_DRILL_SPACING_MS: '10000',
