@@ -5,6 +5,7 @@ import { renderHtmlReport } from '../../rehearsal/html-report.js';
 import type { RehearsalRecord } from '../../rehearsal/record.js';
 import { stackLayout } from '../../stack/config.js';
 import { CHROMIUM_HINT, chromiumCommand, openPage, type OpenPage } from '../support/chromium.js';
+import { installLeakGuard, track } from '../support/leak-guard.js';
 
 const fixture = JSON.parse(readFileSync(new URL('./fixtures/record.json', import.meta.url), 'utf8')) as RehearsalRecord;
 const CHARTS = ['chart-alerts', 'chart-latency', 'chart-throughput', 'chart-lag', 'chart-wal', 'chart-seats', 'chart-stages'];
@@ -22,10 +23,11 @@ function writeReport(name: string, record: RehearsalRecord): string {
 
 async function withPage<T>(file: string, use: (page: OpenPage) => Promise<T>): Promise<T> {
   const page = await openPage(file, VIEWPORT);
+  const close = track('headless Chromium', () => page.close());
   try {
     return await use(page);
   } finally {
-    await page.close();
+    await close();
   }
 }
 
@@ -59,6 +61,8 @@ async function pageProblems(page: OpenPage): Promise<string[]> {
     ...(fetched > 0 ? [`${fetched} resources loaded`] : []),
   ];
 }
+
+installLeakGuard();
 
 describe('HTML report in headless Chromium', () => {
   beforeAll(() => {
