@@ -63,6 +63,7 @@ ${stagesSection(record.stages)}
 <section id="charts">
 <h2>During the run${record.drills.length > 0 ? ' <span class="muted">(red bands: a drill, from the kill until the part answered as healthy again)</span>' : ''}</h2>
 ${chart('chart-alerts', 'Alert timeline', 'alerts firing at Alertmanager, the Watchdog left out')}
+<noscript><p class="empty">The charts are drawn by the page's own script; with scripts off, the tables above are the whole report.</p></noscript>
 <div class="grid2">
 ${chart('chart-latency', 'Commit → effect latency per consumer', 'p50 solid, p99 dashed, per second of handling')}
 ${chart('chart-throughput', 'Events per second', 'outbox rows published and events handled, between samples')}
