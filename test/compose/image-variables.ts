@@ -6,6 +6,7 @@
  *
  * Read from the images' source repositories: the entrypoint scripts named in `source`.
  */
+import { NODE_24 } from '../../stack/node-runtime.js';
 
 export interface VariablePrefix {
   prefix: string;
@@ -183,7 +184,8 @@ export const IMAGE_VARIABLES: readonly ImageVariables[] = [
   },
   {
     image: 'node',
-    tag: '24.11.1-bookworm-slim',
+    // The Node 24 the test suite also runs on (its second run, stack/node-runtime.ts).
+    tag: `${NODE_24.version}-bookworm-slim`,
     source: 'this project: the settings table of each program the service runs (lib/settings.ts defineSettings)',
     reads: {},
     prefixes: [],
