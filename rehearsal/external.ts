@@ -5,6 +5,7 @@
  * in-process like the native rehearsal (the seat service's own settings come from the environment).
  */
 import { connectorSettings } from '../connectors/settings.js';
+import { errorMessage } from '../lib/errors.js';
 import { parseSettings } from '../lib/settings.js';
 import { seatServiceSettings } from '../seat-service/settings.js';
 import type { RehearsalEnvironment } from './environment.js';
@@ -24,7 +25,10 @@ export async function mailpitMessageIds(mailpitUrl: string, pageSize = 1000): Pr
   const base = mailpitUrl.replace(/\/$/, '');
   const ids: string[] = [];
   for (let start = 0; ; start += pageSize) {
-    const response = await fetch(`${base}/api/v1/messages?start=${start}&limit=${pageSize}`, { signal: AbortSignal.timeout(10_000) });
+    const url = `${base}/api/v1/messages?start=${start}&limit=${pageSize}`;
+    const response = await fetch(url, { signal: AbortSignal.timeout(10_000) }).catch((err: unknown) => {
+      throw new Error(`Mailpit at ${base} did not answer (${errorMessage(err)}); check REHEARSAL_MAILPIT_URL`);
+    });
     if (!response.ok) throw new Error(`Mailpit at ${base} answered ${response.status} to /api/v1/messages; check REHEARSAL_MAILPIT_URL`);
     const page = (await response.json()) as MailpitPage;
     const messages = page.messages ?? [];
@@ -35,7 +39,8 @@ export async function mailpitMessageIds(mailpitUrl: string, pageSize = 1000): Pr
 }
 
 export function openExternalEnvironment(config: RehearsalConfig): RehearsalEnvironment {
-  const seatConfig = parseSettings(seatServiceSettings, { ...process.env, HOLD_TTL_MS: String(config.holdTtlMs) });
+  // The seat service's admin URL is only read by setup; the rehearsal's own one serves if it is not given.
+  const seatConfig = parseSettings(seatServiceSettings, { SEAT_DB_ADMIN_URL: config.seatAdminUrl, ...process.env, HOLD_TTL_MS: String(config.holdTtlMs) });
   return {
     mode: 'external',
     seatConfig,
