@@ -42,7 +42,7 @@ after the other); the crowd then arrives over (drills + 1) × REHEARSAL_DRILL_SP
 REHEARSAL_STACK=external runs the crowd against a stack someone else started (docker compose).`;
 
 /** How long the rehearsal waits, after starting its programs, for alerts about them being down to resolve. */
-const OWN_ALERTS_WAIT_MS = 90_000;
+const OWN_ALERTS_WAIT_MS = 60_000;
 /** Buyer errors this long after a drill's part was back still count as the drill's. */
 const DRILL_SETTLE_MS = 10_000;
 /** A drill's alerts: those that began from its kill until this long after its part was back. */
@@ -84,7 +84,9 @@ async function rehearse(config: RehearsalConfig, args: string[], logger: Logger)
     await createShow(service.pool, { showId, title: 'Stadium on-sale rehearsal', startsAt: new Date(Date.now() + 90 * 86_400_000), onSaleAt: new Date(Date.now() + config.countdownMs), sections });
     // Between two rehearsals their programs are stopped, and alerts say so; they resolve once
     // Prometheus has scraped the programs again. The run begins after that, so they are not its alerts.
+    const waitBegan = Date.now();
     const stillFiring = await alerts.waitForOwnProgramsSeen(OWN_ALERTS_WAIT_MS);
+    const waitedSeconds = Math.round((Date.now() - waitBegan) / 1000);
     if (stillFiring.length > 0) logger.warn({ alerts: stillFiring }, 'alerts about the rehearsal\'s programs still active; the report lists them');
     logger.info({ showId, seats: sections.reduce((n, s) => n + s.rows * s.seatsPerRow, 0), buyers: config.buyers, drills }, 'everything is running; the on-sale opens at "10:00"');
     await sleep(config.countdownMs);
@@ -157,7 +159,7 @@ async function rehearse(config: RehearsalConfig, args: string[], logger: Logger)
       latency: latency.map((l) => ({ consumer: l.consumer, ...l.overall })),
       leftOut: {
         alerts: alerts.endedBefore(startedAt).filter((a) => (OWN_PROGRAM_ALERTS as readonly string[]).includes(a.name)),
-        reason: 'about the rehearsal\'s own programs, stopped since the previous run; resolved once it had started them, before the run began',
+        reason: `about the rehearsal's own programs, stopped since the previous run; resolved ${waitedSeconds} s after it had started them, before the run began`,
       },
       alertGaps: alerts.gaps(),
       missedSamples: sampler.missed,
