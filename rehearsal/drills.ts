@@ -24,6 +24,8 @@ export interface DrillRun {
   killedAt: number;
   restartedAt: number | null;
   backAt: number | null;
+  /** When the consumers had caught up again after it (lag back to what it was before the kill); null if not within CATCH_UP_TIMEOUT_MS. */
+  caughtUpAt: number | null;
   /** What else it took to get back (a connector task restarted), or why it did not come back. */
   notes: string[];
 }
@@ -94,7 +96,7 @@ export async function runDrill(target: DrillTarget, consumerTurn: number, contex
   const program = target === 'consumer' ? context.consumers[consumerTurn % context.consumers.length] : target === 'sweeper' ? context.sweeper : undefined;
   const victim = componentName ?? program ?? target;
   const log = context.logger.child({ drill: target, victim });
-  const run: DrillRun = { target, victim, killedAt: Date.now(), restartedAt: null, backAt: null, notes: [] };
+  const run: DrillRun = { target, victim, killedAt: Date.now(), restartedAt: null, backAt: null, caughtUpAt: null, notes: [] };
   try {
     if (componentName !== undefined) {
       const stackPart = component(context.layout, componentName);
@@ -120,17 +122,42 @@ export async function runDrill(target: DrillTarget, consumerTurn: number, contex
   return run;
 }
 
+/** How long a drill waits for the consumers to catch up after its part is back before the next one may strike. */
+const CATCH_UP_TIMEOUT_MS = 120_000;
+
+/**
+ * Waits until the consumers have caught up after a drill: total lag no more than twice what it was
+ * at the kill, and at most 50 events (a crowd keeps some events in flight all the time).
+ */
+async function catchUp(run: DrillRun, lagAtKill: number, lag: () => number | undefined): Promise<void> {
+  const enough = Math.max(50, 2 * lagAtKill);
+  try {
+    await waitFor(() => {
+      const now = lag();
+      return now !== undefined && now <= enough;
+    }, { timeoutMs: CATCH_UP_TIMEOUT_MS, intervalMs: 250, description: `the consumers to catch up (lag at most ${enough})` });
+    run.caughtUpAt = Date.now();
+  } catch {
+    run.notes.push(`the consumers had not caught up ${CATCH_UP_TIMEOUT_MS / 1000} s after it was back (lag ${lag() ?? 'unknown'})`);
+  }
+}
+
 /**
  * Runs the drills one after the other, drill k halfway through the crowd's phase k (see
- * CrowdSchedule); the next phase of buyers opens once the drill's part is back.
+ * CrowdSchedule). The next phase of buyers opens once the drill's part is back and the consumers
+ * have caught up, so each drill's effect is its own and not the sum of two.
+ * `lag` is the total lag of the latest sample (undefined before the first).
  */
-export async function runDrills(targets: readonly DrillTarget[], schedule: CrowdSchedule, context: DrillContext): Promise<DrillRun[]> {
+export async function runDrills(targets: readonly DrillTarget[], schedule: CrowdSchedule, context: DrillContext, lag: () => number | undefined): Promise<DrillRun[]> {
   const runs: DrillRun[] = [];
   let consumerTurn = 0;
   for (const [k, target] of targets.entries()) {
     const at = await schedule.strikeAt(k);
     if (at > Date.now()) await sleep(at - Date.now());
-    runs.push(await runDrill(target, consumerTurn, context));
+    const lagAtKill = lag() ?? 0;
+    const run = await runDrill(target, consumerTurn, context);
+    if (run.backAt !== null) await catchUp(run, lagAtKill, lag);
+    runs.push(run);
     schedule.drillDone(k);
     if (target === 'consumer') consumerTurn += 1;
   }

@@ -100,7 +100,7 @@ async function rehearse(config: RehearsalConfig, args: string[], logger: Logger)
     const drillContext = drills.length > 0 ? env.drillContext(config.drillDownMs, quiet) : undefined;
     const schedule = new CrowdSchedule(config.buyers, drills.length, config.drillSpacingMs, startedAt);
     const crowdRun = runCrowd(service, showId, sections, { ...config, schedule }).then((outcome) => ({ outcome, ms: Date.now() - startedAt }));
-    const [crowd, drillRuns] = await Promise.all([crowdRun, drillContext === undefined ? Promise.resolve([]) : runDrills(drills, schedule, drillContext)]);
+    const [crowd, drillRuns] = await Promise.all([crowdRun, drillContext === undefined ? Promise.resolve([]) : runDrills(drills, schedule, drillContext, () => sampler?.latestLag())]);
 
     const expiryWait = config.holdTtlMs * 3 + 10_000 + (drills.length > 0 ? config.drainTimeoutMs : 0);
     await waitFor(async () => (await seatPool.query(`select count(*)::int as n from holds where status = 'active'`)).rows[0].n === 0, { timeoutMs: expiryWait, description: 'every abandoned hold to expire' });
@@ -248,6 +248,7 @@ async function drillRecords(runs: DrillRun[], scope: DrillScope): Promise<DrillR
       killedAt: run.killedAt,
       restartedAt: run.restartedAt,
       backAt: run.backAt,
+      caughtUpAt: run.caughtUpAt,
       peakLag: scope.sampler.peakLag(run.killedAt, next),
       alerts: [...new Set(scope.alerts.filter((a) => a.startsAt >= run.killedAt && a.startsAt <= alertEnd).map((a) => a.name))],
       verdict: {

@@ -45,6 +45,11 @@ export interface DrillRecord {
   restartedAt: number | null;
   /** When it answered as healthy again. */
   backAt: number | null;
+  /**
+   * When the consumers had caught up after it (total lag back to at most twice its value at the
+   * kill, and at most 50 events); null if not within 2 minutes of backAt. The next drill strikes after it.
+   */
+  caughtUpAt?: number | null;
   /** Highest lag (events, over all consumers) between the kill and the next drill's kill (the end of the run for the last). */
   peakLag: number;
   /** Alerts that began firing between the kill and 2 minutes after it came back (or the next drill's kill, if sooner). */

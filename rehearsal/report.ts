@@ -37,7 +37,8 @@ function drillLines(record: RehearsalRecord): string[] {
   for (const d of record.drills) {
     const restarted = d.restartedAt === null ? 'never restarted' : `restarted +${seconds(d.restartedAt - d.killedAt)}`;
     const back = d.backAt === null ? 'NOT BACK' : `back +${seconds(d.backAt - d.killedAt)}`;
-    lines.push(`    ${d.target.padEnd(9)} killed ${time(d.killedAt)}, ${restarted}, ${back}; peak lag ${d.peakLag} events; alerts: ${d.alerts.length === 0 ? 'none' : d.alerts.join(', ')}`);
+    const caughtUp = d.caughtUpAt === undefined || d.caughtUpAt === null ? '' : `, caught up +${seconds(d.caughtUpAt - d.killedAt)}`;
+    lines.push(`    ${d.target.padEnd(9)} killed ${time(d.killedAt)}, ${restarted}, ${back}${caughtUp}; peak lag ${d.peakLag} events; alerts: ${d.alerts.length === 0 ? 'none' : d.alerts.join(', ')}`);
     lines.push(`      ${d.verdict.ok ? 'ok  ' : 'FAIL'}  ${d.verdict.detail}`);
     for (const note of d.notes ?? []) lines.push(`      note: ${note}`);
   }

@@ -120,6 +120,11 @@ export class Sampler {
     await this.#running;
   }
 
+  /** Total lag over all consumers at the latest sample; undefined before the first. */
+  latestLag(): number | undefined {
+    return this.samples.at(-1)?.consumers.reduce((n, c) => n + c.lag, 0);
+  }
+
   /** Highest total lag over all consumers among the samples taken from `from` until `to`. */
   peakLag(from: number, to = Infinity): number {
     return this.samples.filter((s) => s.at >= from && s.at < to).reduce((peak, s) => Math.max(peak, s.consumers.reduce((n, c) => n + c.lag, 0)), 0);

@@ -66,6 +66,7 @@ describe('a rehearsal with fault drills', () => {
       expect(drill.backAt, `${drill.target} back`).not.toBeNull();
       expect(drill.restartedAt ?? 0).toBeGreaterThan(drill.killedAt);
       expect(drill.backAt ?? 0).toBeGreaterThanOrEqual(drill.restartedAt ?? Infinity);
+      expect(drill.caughtUpAt ?? null, `${drill.target}: the consumers caught up after it`).not.toBeNull();
       expect(drill.verdict.ok, drill.verdict.detail).toBe(true);
       // Killed during the crowd, not before it began.
       expect(drill.killedAt).toBeGreaterThanOrEqual(record.startedAt);
