@@ -36,13 +36,18 @@ function formatNumber(value: number): string {
   return value >= 100 ? Math.round(value).toLocaleString('en-US') : value.toFixed(value >= 10 ? 1 : 2);
 }
 
+/** Two significant digits at most, so a small ratio (a latency 50 times lower) does not print as 0.0x. */
+function formatRatio(ratio: number): string {
+  return `${ratio >= 10 ? ratio.toFixed(0) : ratio >= 0.1 ? ratio.toFixed(1) : ratio.toPrecision(2)}x`;
+}
+
 export function renderTable(report: Report): string {
   const header = ['measure', 'value', 'baseline', 'ratio', 'target'];
   const rows = report.figures.map((f) => [
     `${f.scenario}: ${f.measure}`,
     f.display ?? `${formatNumber(f.value)} ${f.unit}`,
     f.baseline === undefined ? '' : `${formatNumber(f.baseline.value)} ${f.unit} (${f.baseline.label})`,
-    f.baseline === undefined || f.baseline.value === 0 ? '' : `${(f.value / f.baseline.value).toFixed(1)}x`,
+    f.baseline === undefined || f.baseline.value === 0 ? '' : formatRatio(f.value / f.baseline.value),
     f.target ?? '',
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]?.length ?? 0)));

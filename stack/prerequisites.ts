@@ -52,20 +52,31 @@ const PREREQUISITES: Prerequisite[] = [
   },
 ];
 
+/** What the tests need beyond the stack: nothing that runs the pipeline needs these. */
+const TEST_PREREQUISITES: Prerequisite[] = [
+  {
+    name: 'Chromium (the HTML report test opens the rehearsal report in it)',
+    present: () => (process.env.CHROMIUM_PATH ? [process.env.CHROMIUM_PATH] : ['chromium', 'chromium-browser', 'google-chrome']).some((binary) => commandWorks(binary, ['--version'])),
+    aptPackages: ['chromium'],
+    install: 'sudo apt-get install chromium, or set CHROMIUM_PATH to a Chromium or Chrome binary',
+  },
+];
+
 /**
- * Checks Java, Maven and the Postgres binaries. As root with apt-get (CI, a fresh Debian box)
- * it installs what is missing; anywhere else it fails with one message naming each missing
- * piece, how to install it, and the Docker alternative.
+ * Checks Java, Maven and the Postgres binaries (and, `forTests`, what the tests need too). As
+ * root with apt-get (CI, a fresh Debian box) it installs what is missing; anywhere else it fails
+ * with one message naming each missing piece, how to install it, and the Docker alternative.
  */
-export function ensurePrerequisites(logger: Logger, options: { installMissing: boolean }): void {
-  let missing = PREREQUISITES.filter((p) => !p.present());
+export function ensurePrerequisites(logger: Logger, options: { installMissing: boolean; forTests?: boolean }): void {
+  const wanted = options.forTests === true ? [...PREREQUISITES, ...TEST_PREREQUISITES] : PREREQUISITES;
+  let missing = wanted.filter((p) => !p.present());
   if (missing.length === 0) return;
   if (options.installMissing && process.getuid?.() === 0 && commandWorks('apt-get', ['--version'])) {
     const packages = missing.flatMap((p) => p.aptPackages);
     logger.info({ packages }, 'installing missing prerequisites with apt-get');
     aptGet(['update']);
     aptGet(['install', '-y', '--no-install-recommends', ...packages]);
-    missing = PREREQUISITES.filter((p) => !p.present());
+    missing = wanted.filter((p) => !p.present());
   }
   if (missing.length === 0) return;
   const lines = missing.map((p) => `  - ${p.name}: ${p.install}`);
