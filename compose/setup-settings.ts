@@ -2,7 +2,8 @@
 import { defineSettings, zString, zUrl } from '../lib/settings.js';
 
 /** The roles the compose services log in as (the same names as the native rehearsal's). */
-export const COMPOSE_ROLES = { consumer: 'stagefront_consumer', slotMonitor: 'slot_monitor', jobWatchdog: 'job_watchdog' } as const;
+/** The roles compose's programs log in as: the rehearsal's. */
+export { REHEARSAL_ROLES as COMPOSE_ROLES } from '../rehearsal/databases.js';
 
 const pgUrl = (example: string) => zUrl({ protocols: ['postgres', 'postgresql'], example });
 const password = (example: string) => zString({ minLength: 1, example });

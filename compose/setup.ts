@@ -7,13 +7,9 @@
  */
 import { startProgram } from '../lib/cli.js';
 import type { Logger } from '../lib/logger.js';
-import { createPool } from '../lib/postgres.js';
 import type { Config } from '../lib/settings.js';
-import { ensureConsumerRole } from '../consumers/runtime/consumer-role.js';
-import { ensureWatchdogRole } from '../monitors/job-watchdog/watchdog-role.js';
-import { ensureMonitorRole } from '../monitors/slot-monitor/monitor-role.js';
-import { createDatabaseIfMissing, migrateSeatDatabase, setupRoles } from '../seat-service/database-setup.js';
-import { COMPOSE_ROLES, composeSetupSettings } from './setup-settings.js';
+import { prepareRehearsalDatabases } from '../rehearsal/databases.js';
+import { composeSetupSettings } from './setup-settings.js';
 
 const USAGE = `Usage: npm run compose:setup
 
@@ -22,25 +18,13 @@ monitor's and job watchdog's roles, and creates the consumer database owned by t
 role. Safe to run again.`;
 
 async function main(config: Config<typeof composeSetupSettings.settings>, _args: string[], logger: Logger): Promise<number> {
-  await createDatabaseIfMissing(config.seatAdminUrl, logger);
-  await createDatabaseIfMissing(config.consumerAdminUrl, logger);
-  const seatAdmin = createPool({ connectionString: config.seatAdminUrl, applicationName: 'compose-setup', logger, max: 1 });
-  try {
-    const applied = await migrateSeatDatabase(seatAdmin, logger);
-    await setupRoles(seatAdmin, { service: config.servicePassword, debezium: config.debeziumPassword });
-    await ensureMonitorRole(seatAdmin, { role: COMPOSE_ROLES.slotMonitor, password: config.slotMonitorPassword });
-    await ensureWatchdogRole(seatAdmin, { role: COMPOSE_ROLES.jobWatchdog, password: config.jobWatchdogPassword });
-    logger.info({ applied }, 'seat database ready');
-  } finally {
-    await seatAdmin.end();
-  }
-  const consumerAdmin = createPool({ connectionString: config.consumerAdminUrl, applicationName: 'compose-setup', logger, max: 1 });
-  try {
-    await ensureConsumerRole(consumerAdmin, { role: COMPOSE_ROLES.consumer, password: config.consumerPassword });
-    logger.info('consumer database ready');
-  } finally {
-    await consumerAdmin.end();
-  }
+  const applied = await prepareRehearsalDatabases({
+    seatAdminUrl: config.seatAdminUrl,
+    consumerAdminUrl: config.consumerAdminUrl,
+    passwords: { service: config.servicePassword, debezium: config.debeziumPassword, slotMonitor: config.slotMonitorPassword, jobWatchdog: config.jobWatchdogPassword, consumer: config.consumerPassword },
+    applicationName: 'compose-setup',
+  }, logger);
+  logger.info({ applied }, 'seat and consumer databases ready');
   return 0;
 }
 

@@ -5,24 +5,21 @@
  */
 import { applyOutboxConnector } from '../connectors/outbox-connector.js';
 import { connectorSettings } from '../connectors/settings.js';
-import { ensureConsumerRole } from '../consumers/runtime/consumer-role.js';
 import type { Logger } from '../lib/logger.js';
 import { createPool } from '../lib/postgres.js';
 import { parseSettings } from '../lib/settings.js';
 import { waitFor } from '../lib/wait.js';
-import { ensureWatchdogRole } from '../monitors/job-watchdog/watchdog-role.js';
-import { ensureMonitorRole } from '../monitors/slot-monitor/monitor-role.js';
-import { createDatabaseIfMissing, migrateSeatDatabase, setupRoles } from '../seat-service/database-setup.js';
 import { seatServiceSettings } from '../seat-service/settings.js';
 import { SWEEPER_JOB } from '../seat-service/sweeper.js';
 import { LOCAL_ROLE_PASSWORDS, localStackProgramEnv, stackEndpoints, stackLayout } from '../stack/config.js';
 import { startStack } from '../stack/launcher.js';
+import { REHEARSAL_ROLES, prepareRehearsalDatabases } from './databases.js';
 import type { RehearsalEnvironment } from './environment.js';
 import { startMailSink } from './mail-sink.js';
 import { ProgramSet, type ProgramSpec } from './programs.js';
 import type { RehearsalConfig } from './settings.js';
 
-const CONSUMER_ROLE = 'stagefront_consumer';
+const CONSUMER_ROLE = REHEARSAL_ROLES.consumer;
 export const CONSUMER_PROGRAMS = ['seat-availability', 'confirmation-email', 'sales-ledger'] as const;
 const SWEEPER = 'hold-sweeper';
 const WATCHDOG = 'job-watchdog';
@@ -33,26 +30,6 @@ function withCredentials(url: string, user: string, password: string): string {
   parsed.username = user;
   parsed.password = password;
   return parsed.toString();
-}
-
-async function prepareDatabases(seatAdminUrl: string, consumerAdminUrl: string, logger: Logger): Promise<void> {
-  await createDatabaseIfMissing(seatAdminUrl, logger);
-  await createDatabaseIfMissing(consumerAdminUrl, logger);
-  const admin = createPool({ connectionString: seatAdminUrl, applicationName: 'rehearsal-setup', logger, max: 1 });
-  try {
-    await migrateSeatDatabase(admin, logger);
-    await setupRoles(admin, LOCAL_ROLE_PASSWORDS);
-    await ensureMonitorRole(admin, { role: 'slot_monitor', password: 'slot_monitor' });
-    await ensureWatchdogRole(admin, { role: 'job_watchdog', password: 'job_watchdog' });
-  } finally {
-    await admin.end();
-  }
-  const consumerAdmin = createPool({ connectionString: consumerAdminUrl, applicationName: 'rehearsal-setup', logger, max: 1 });
-  try {
-    await ensureConsumerRole(consumerAdmin, { role: CONSUMER_ROLE, password: LOCAL_ROLE_PASSWORDS.consumer });
-  } finally {
-    await consumerAdmin.end();
-  }
 }
 
 interface ProgramUrls {
@@ -128,7 +105,12 @@ export async function openNativeEnvironment(config: RehearsalConfig, logger: Log
   const localEnv = localStackProgramEnv(layout);
   const seatConfig = parseSettings(seatServiceSettings, { ...process.env, ...localEnv, HOLD_TTL_MS: String(config.holdTtlMs) });
   const consumerAdminUrl = seatConfig.adminDatabaseUrl.replace(/\/[^/]+$/, '/stagefront_consumers');
-  await prepareDatabases(seatConfig.adminDatabaseUrl, consumerAdminUrl, logger);
+  await prepareRehearsalDatabases({
+    seatAdminUrl: seatConfig.adminDatabaseUrl,
+    consumerAdminUrl,
+    passwords: { ...LOCAL_ROLE_PASSWORDS, slotMonitor: REHEARSAL_ROLES.slotMonitor, jobWatchdog: REHEARSAL_ROLES.jobWatchdog },
+    applicationName: 'rehearsal-setup',
+  }, logger);
   const connector = parseSettings(connectorSettings, { ...process.env, ...localEnv });
   await applyOutboxConnector(connector, logger);
 

@@ -54,7 +54,7 @@ afterAll(async () => {
 describe('npm run compose:setup with the setup service\'s environment', () => {
   it('creates and migrates the databases, and is safe to run again', () => {
     const first = runSetup();
-    expect(first.output).toContain('seat database ready');
+    expect(first.output).toContain('seat and consumer databases ready');
     expect(first.status).toBe(0);
     const again = runSetup();
     expect(again.output).toContain('"applied":[]');
