@@ -35,13 +35,15 @@ export function exactlyOnceChecks(result: Reconciliation): Check[] {
   }));
 }
 
-export async function oversoldCheck(seat: Pool): Promise<Check> {
-  const { rows } = await seat.query<{ doubled: number; sold: number; sold_rows: number }>(/* sql */ `
+/** No seat in the whole seat database is in two orders (every show, this one included), and the seat table agrees. */
+export async function oversoldCheck(seat: Pool, showId: string): Promise<Check> {
+  const { rows } = await seat.query<{ doubled: number; sold: number; sold_rows: number; show_sold: number }>(/* sql */ `
     select (select count(*) from (select seat_id from order_seats group by seat_id having count(*) > 1) d)::int as doubled,
            (select count(*) from order_seats)::int as sold_rows,
-           (select count(*) from seats where state = 'sold')::int as sold`);
-  const r = rows[0] ?? { doubled: -1, sold: -1, sold_rows: -2 };
-  return { name: 'no seat sold twice', ok: r.doubled === 0 && r.sold === r.sold_rows, detail: `${r.sold} seats sold, ${r.doubled} sold twice` };
+           (select count(*) from seats where state = 'sold')::int as sold,
+           (select count(*) from seats where state = 'sold' and show_id = $1)::int as show_sold`, [showId]);
+  const r = rows[0] ?? { doubled: -1, sold: -1, sold_rows: -2, show_sold: -1 };
+  return { name: 'no seat sold twice', ok: r.doubled === 0 && r.sold === r.sold_rows, detail: `${r.show_sold} seats sold for this show; in the whole database ${r.sold} sold, ${r.doubled} sold twice` };
 }
 
 /** The availability read model (built from events only) against the seat table. */

@@ -118,7 +118,7 @@ async function rehearse(config: RehearsalConfig, args: string[], logger: Logger)
     const errorsDuring = crowd.outcome.errors.filter((e) => inDrill(e.at));
     const errorsOutside = crowd.outcome.errors.filter((e) => !inDrill(e.at));
     const checks: Check[] = [
-      await oversoldCheck(seatPool),
+      await oversoldCheck(seatPool, showId),
       ...exactlyOnceChecks(reconciliation),
       await availabilityCheck(seatPool, consumerPool, showId),
       await ledgerCheck(seatPool, consumerPool, showId),
