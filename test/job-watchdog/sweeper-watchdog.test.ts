@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../lib/logger.js';
-import { waitFor } from '../../lib/wait.js';
+import { sleep, waitFor } from '../../lib/wait.js';
 import { parseJobWatchdogConfig } from '../../monitors/job-watchdog/settings.js';
 import { startJobWatchdog, type RunningJobWatchdog } from '../../monitors/job-watchdog/start-watchdog.js';
 import { startAlertmanager, type AlertmanagerProcess } from '../slot-monitor/support/alertmanager-process.js';
@@ -29,8 +29,10 @@ describe('job watchdog: hold sweeper runs, overdue holds, deadlines, failures', 
   const timings: Record<string, number> = {};
 
   /** Each test: a seat database of its own and a watchdog on it, whose alerts (labelled with that database) are the test's. */
-  async function ownWatchdog(prefix: string) {
+  /** A watched database and a watchdog on it; `beforeWatching` runs in between (a sweeper that should already be running when the watchdog starts). */
+  async function ownWatchdog(prefix: string, beforeWatching?: (database: WatchedDatabase) => Promise<void>) {
     const database = await createWatchedDatabase(prefix);
+    await beforeWatching?.(database);
     const config = parseJobWatchdogConfig({
       JOB_WATCHDOG_DATABASE_URL: database.watchdogUrl,
       JOB_WATCHDOG_JOBS: `hold-sweeper=${SWEEP_INTERVAL_MS}:5000,nightly-report=3600000:60000`,
@@ -71,12 +73,20 @@ describe('job watchdog: hold sweeper runs, overdue holds, deadlines, failures', 
   });
 
   it('alerts JobRunOverdue when the sweeper process dies, and resolves when a sweeper runs again', async () => {
-    const own = await ownWatchdog('overdue');
-    const first = await startSweeperProcess(own.database, SWEEP_INTERVAL_MS);
-    await waitFor(async () => Number((await own.database.admin(/* sql */ `select count(*) from job_runs where outcome = 'succeeded'`))[0]?.count) >= 2, {
-      timeoutMs: 30_000,
-      description: `the sweeper to finish two runs (output: ${first.output()})`,
+    // The sweeper runs before the watchdog starts, as in production: a watchdog started first rightly
+    // calls a sweeper that has never claimed a run overdue after 3 s, and a loaded machine can take
+    // that long to start a node process.
+    let first: Awaited<ReturnType<typeof startSweeperProcess>> | undefined;
+    const own = await ownWatchdog('overdue', async (database) => {
+      const sweeper = await startSweeperProcess(database, SWEEP_INTERVAL_MS);
+      first = sweeper;
+      await waitFor(async () => Number((await database.admin(/* sql */ `select count(*) from job_runs where outcome = 'succeeded'`))[0]?.count) >= 2, {
+        timeoutMs: 30_000,
+        description: `the sweeper to finish two runs (output: ${sweeper.output()})`,
+      });
     });
+    if (first === undefined) throw new Error('the sweeper did not start');
+    await sleep(4 * POLL_INTERVAL_MS); // the watchdog has looked a few times, with the sweeper healthy
     const metrics = await (await fetch(first.metricsUrl)).text();
     expect(metrics).toMatch(/^hold_sweeper_runs_total\{outcome="succeeded",program="hold-sweeper"\} [1-9]/m);
     expect(metrics).toMatch(/^hold_sweeper_last_success_timestamp_seconds\{program="hold-sweeper"\} [1-9]/m);
