@@ -13,6 +13,7 @@ import { join, relative } from 'node:path';
 import { createLogger } from '../lib/logger.js';
 import { projectRoot, stackLayout } from '../stack/config.js';
 import { stackStatus, startStack, stopStack } from '../stack/launcher.js';
+import { ensurePrerequisites } from '../stack/prerequisites.js';
 import { ensureNodeRuntime, nodeRuntimeEnv } from '../stack/node-runtime.js';
 import { outsideDataRoot } from '../stack/postgres.js';
 import { parseSuiteArgs, SUITE_NODE_ENV, suiteRuns, type SuiteRun } from './suite-plan.js';
@@ -96,6 +97,8 @@ async function main(): Promise<number> {
   const totals: Totals = { passed: 0, failed: 0, skipped: 0 };
   const perNode: string[] = [];
   try {
+    // What only the tests need (Chromium for the HTML report test), installed like the stack's packages.
+    ensurePrerequisites(logger, { installMissing: layout.settings.installMissing, forTests: true });
     await startStack(logger, layout);
     for (const [name, args] of [['typecheck', ['tsc', '--noEmit']], ['lint', ['eslint', '.']]] as const) {
       const ok = runStep('npx', [...args]);
