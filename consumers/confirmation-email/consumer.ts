@@ -1,10 +1,6 @@
 /** The order confirmation email consumer: order.confirmed → one email, claimed before, stamped after. */
 import type { Transporter } from 'nodemailer';
-import { topicFor } from '../../events/catalogue.js';
-import { defineSettings, zBool, zDurationMs, zInt, zString } from '../../lib/settings.js';
-import { catalogueEventTypes } from '../payloads.js';
-import { consumerSettings } from '../runtime/settings.js';
-import type { ConsumerDefinition, LatePolicy } from '../runtime/types.js';
+import { catalogueEventTypes, type ConsumerDefinition, consumerSettings, defineSettings, type LatePolicy, topicFor, zBool, zDurationMs, zInt, zString } from '../runtime/index.js';
 import { sendConfirmation } from './send-confirmation.js';
 
 /** A confirmation email hours late is wrong: past its deadline it is dead-lettered for a person to decide. */

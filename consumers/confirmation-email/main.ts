@@ -1,5 +1,5 @@
 /** `npm run consumer:confirmation-email [-- --help]` */
-import { runConsumerProgram } from '../runtime/program.js';
+import { runConsumerProgram } from '../runtime/index.js';
 import { confirmationEmailConsumer, confirmationEmailSettings } from './consumer.js';
 import { createSmtpTransport } from './send-confirmation.js';
 

@@ -1,21 +1,21 @@
 /**
  * The life of a consumer program: --help, settings, then (in setup order) logger, consumer
- * database pool and migrations, Kafka and registry clients, the runtime, the metrics endpoint;
- * graceful shutdown on the first signal releases them in reverse order, forced on the second.
+ * database pool, the consumer's definition, migrations (the runtime's, then the consumer's own),
+ * Kafka and registry clients, the runtime, the metrics endpoint; graceful shutdown on the first
+ * signal releases them in reverse order, forced on the second.
  */
 import { createKafka } from '../../lib/kafka.js';
 import { startProgram } from '../../lib/cli.js';
 import { errorMessage } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import { createMetricsRegistry, serveHttp } from '../../lib/metrics.js';
-import { runMigrations } from '../../lib/migrations.js';
 import { assertReachable, createPool } from '../../lib/postgres.js';
 import { createSchemaRegistry } from '../../lib/schema-registry.js';
 import { type Config, type SettingsDefinition, type SettingsTable, configForLog } from '../../lib/settings.js';
 import { Releasers, onShutdownSignals } from '../../lib/shutdown.js';
 import { startConsumer } from './consumer.js';
 import { registerConsumerMetrics } from './metrics.js';
-import { CONSUMER_MIGRATIONS } from './migrations.js';
+import { migrateConsumerDatabase } from './migrations.js';
 import type { CommonConsumerConfig } from './settings.js';
 import type { ConsumerDefinition } from './types.js';
 
@@ -29,9 +29,9 @@ async function startParts<C extends CommonConsumerConfig>(program: string, confi
   await assertReachable(config.databaseUrl, 'npm run stack -- start (or set CONSUMER_DATABASE_URL)');
   const pool = createPool({ connectionString: config.databaseUrl, applicationName: program, logger, max: config.databasePoolSize });
   releasers.add('consumer database pool', () => pool.end());
-  await runMigrations({ pool, folder: CONSUMER_MIGRATIONS, logger });
   const built = build(config, logger);
   if (built.release) releasers.add(`${program} resources`, built.release);
+  await migrateConsumerDatabase(pool, built.definition, logger);
   const kafka = createKafka({ brokers: config.kafkaBrokers, clientId: program, logger });
   const metrics = createMetricsRegistry(program);
   const running = await startConsumer({

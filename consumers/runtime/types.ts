@@ -86,6 +86,23 @@ export interface ConsumerDefinition {
   /** By ce_type. Events of other types on the same topics are skipped (committed, not applied). */
   eventTypes: Readonly<Record<string, EventTypeSpec>>;
   effects: TransactionalEffects | ExternalEffects;
+  /** The consumer's own read-model migrations, applied after the runtime's shared ones. */
+  migrations?: ConsumerMigrations;
+}
+
+/**
+ * A consumer's own migrations: numbered SQL files (`000001_create_counts.sql`) in a folder next to
+ * its code, applied in a Postgres schema of its own. Their versions are recorded in
+ * `<schema>.schema_migrations`, apart from the runtime's (`public.schema_migrations`) and from every
+ * other consumer's, so two consumers' numbers never clash and a consumer is added or removed
+ * without touching the shared folder. The files run with `search_path` set to the schema, so
+ * `create table counts` creates `<schema>.counts`; the effects name it `<schema>.counts`.
+ */
+export interface ConsumerMigrations {
+  /** Absolute path of the folder. */
+  folder: string;
+  /** Lower-case letters, digits and underscores; never `public`. Usually the consumer's name with `_` for `-`. */
+  schema: string;
 }
 
 /** Retry to a deadline, poison to a delivery limit (DESIGN.md decision 6). */

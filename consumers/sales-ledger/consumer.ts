@@ -1,9 +1,5 @@
 /** The sales ledger consumer: order.confirmed into totals per show. */
-import { topicFor } from '../../events/catalogue.js';
-import { defineSettings } from '../../lib/settings.js';
-import { catalogueEventTypes } from '../payloads.js';
-import { consumerSettings } from '../runtime/settings.js';
-import type { ConsumerDefinition, LatePolicy } from '../runtime/types.js';
+import { catalogueEventTypes, type ConsumerDefinition, consumerSettings, defineSettings, type LatePolicy, topicFor } from '../runtime/index.js';
 import { applyConfirmedOrders } from './apply-orders.js';
 
 /** Right however late: past the deadline the alert fires and the consumer keeps trying. */

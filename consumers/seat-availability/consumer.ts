@@ -1,9 +1,5 @@
 /** The seat availability consumer: seat.* events into the per show and section read model. */
-import { topicFor } from '../../events/catalogue.js';
-import { defineSettings } from '../../lib/settings.js';
-import { catalogueEventTypes } from '../payloads.js';
-import { consumerSettings } from '../runtime/settings.js';
-import type { ConsumerDefinition, LatePolicy } from '../runtime/types.js';
+import { catalogueEventTypes, type ConsumerDefinition, consumerSettings, defineSettings, type LatePolicy, topicFor } from '../runtime/index.js';
 import { applySeatEvents } from './apply-seat-events.js';
 
 /** Right however late: past the deadline the alert fires and the consumer keeps trying. */
