@@ -2,7 +2,7 @@ import { startProgram } from '../lib/cli.js';
 import type { Logger } from '../lib/logger.js';
 import { deleteConnector, restartFailed } from './connect-client.js';
 import { connectorHealth } from './connector-health.js';
-import { applyOutboxConnector, renderOutboxConnector, type ConnectorConfig } from './outbox-connector.js';
+import { KUBERNETES_CONNECT_CLUSTER, applyOutboxConnector, renderOutboxConnector, renderOutboxKafkaConnector, type ConnectorConfig } from './outbox-connector.js';
 import { connectorSettings } from './settings.js';
 
 const USAGE = `Usage: npm run connector -- <command>
@@ -15,6 +15,9 @@ const USAGE = `Usage: npm run connector -- <command>
   restart  restart the connector and its failed tasks, then wait until they run
   render   print the configuration that apply would send (it holds no password, only the
            config provider reference Connect resolves)
+           --kubernetes[=<KafkaConnect>]: the same as a Strimzi KafkaConnector resource (JSON,
+           which is YAML) for that KafkaConnect (default ${KUBERNETES_CONNECT_CLUSTER}); npm run
+           k8s:render writes it into deploy/kubernetes/
   delete   remove the connector (its slot stays: drop it in Postgres if it is not coming back)`;
 
 async function main(config: ConnectorConfig, args: string[], logger: Logger): Promise<number> {
@@ -38,7 +41,13 @@ async function main(config: ConnectorConfig, args: string[], logger: Logger): Pr
       console.log(JSON.stringify(await applyOutboxConnector(config, logger), null, 2));
       return 0;
     case 'render': {
-      console.log(JSON.stringify(renderOutboxConnector(config), null, 2));
+      const kubernetes = args.slice(1).find((arg) => arg === '--kubernetes' || arg.startsWith('--kubernetes='));
+      if (kubernetes === undefined) {
+        console.log(JSON.stringify(renderOutboxConnector(config), null, 2));
+        return 0;
+      }
+      const connectCluster = kubernetes.includes('=') ? kubernetes.slice(kubernetes.indexOf('=') + 1) : KUBERNETES_CONNECT_CLUSTER;
+      console.log(JSON.stringify(renderOutboxKafkaConnector(config, connectCluster), null, 2));
       return 0;
     }
     case 'delete':

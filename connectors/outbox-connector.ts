@@ -88,3 +88,34 @@ export async function applyOutboxConnector(config: ConnectorConfig, logger: Logg
   logger.info({ connector: config.connectorName, slot: config.slotName, topics: outboxTopics(config.topicPrefix) }, 'connector running');
   return status;
 }
+
+/**
+ * What a cluster of three brokers changes in the file's rendering, and nothing else: a topic
+ * Connect creates gets three replicas like every other topic there (the file says one, for the
+ * single-broker native stack).
+ */
+export const KUBERNETES_CONNECTOR_OVERRIDES: Readonly<Record<string, string>> = {
+  'topic.creation.default.replication.factor': '3',
+};
+
+/** The Strimzi label that names the KafkaConnect cluster a KafkaConnector runs on. */
+export const STRIMZI_CLUSTER_LABEL = 'strimzi.io/cluster';
+
+/** The KafkaConnect resource of deploy/kubernetes/ (`render --kubernetes` targets it unless told another). */
+export const KUBERNETES_CONNECT_CLUSTER = 'stagefront-connect';
+
+/**
+ * The outbox connector as a Strimzi KafkaConnector resource: the same rendering as `render` (and
+ * `apply`), with `connector.class` and `tasks.max` moved to the resource's own fields and
+ * KUBERNETES_CONNECTOR_OVERRIDES applied. Namespace-neutral; `connectCluster` is the KafkaConnect's name.
+ */
+export function renderOutboxKafkaConnector(config: ConnectorConfig, connectCluster = KUBERNETES_CONNECT_CLUSTER, file = OUTBOX_CONNECTOR_FILE) {
+  const { 'connector.class': connectorClass, 'tasks.max': tasksMax, ...rest } = renderOutboxConnector(config, file);
+  if (connectorClass === undefined || tasksMax === undefined) throw new Error(`${file}: connector.class and tasks.max are required`);
+  return {
+    apiVersion: 'kafka.strimzi.io/v1beta2',
+    kind: 'KafkaConnector',
+    metadata: { name: config.connectorName, labels: { [STRIMZI_CLUSTER_LABEL]: connectCluster } },
+    spec: { class: connectorClass, tasksMax: Number(tasksMax), config: { ...rest, ...KUBERNETES_CONNECTOR_OVERRIDES } },
+  };
+}
