@@ -44,7 +44,7 @@ export interface RunningConsumer {
   stop(): Promise<void>;
 }
 
-const DEAD_LETTER_RETENTION_MS = String(30 * 24 * 3_600_000);
+export const DEAD_LETTER_RETENTION_MS = String(30 * 24 * 3_600_000);
 
 async function ensureDeadLetterTopics(kafka: Kafka, topics: readonly string[]): Promise<void> {
   const admin = kafka.admin();
