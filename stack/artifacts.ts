@@ -43,7 +43,8 @@ export async function ensureArtifacts(layout: StackLayout, logger: Logger): Prom
   writeFileSync(stamp, new Date().toISOString());
 }
 
-function runMaven(args: string[], logger: Logger): Promise<void> {
+/** Runs mvn with these arguments; rejects with its last lines when it fails. */
+export function runMaven(args: string[], logger: Logger): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn('mvn', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     const recent: string[] = [];
