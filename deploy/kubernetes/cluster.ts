@@ -1,0 +1,65 @@
+/**
+ * What the Kubernetes manifests assume about the cluster they are applied to: the names of what
+ * the platform provides (the seat database, the schema registry, SMTP, Alertmanager, an image
+ * registry), the Secrets to create, and the durability every topic gets. One place, so
+ * docs/kubernetes.md and the test read the same facts.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { KUBERNETES_CONNECT_CLUSTER } from '../../connectors/outbox-connector.js';
+import { projectRoot } from '../../stack/config.js';
+
+/** The Strimzi Kafka resource; Strimzi names its bootstrap Service `<name>-kafka-bootstrap`. */
+export const KAFKA_CLUSTER = 'stagefront';
+
+export const CLUSTER = {
+  kafka: KAFKA_CLUSTER,
+  nodePool: 'dual-role',
+  connect: KUBERNETES_CONNECT_CLUSTER,
+  bootstrapServers: `${KAFKA_CLUSTER}-kafka-bootstrap:9092`,
+  /** Three KRaft nodes, each a controller and a broker. */
+  kafkaNodes: 3,
+  replicationFactor: 3,
+  minInsyncReplicas: 2,
+  connectReplicas: 2,
+  /** The seat database as Connect and the programs reach it (a Service the platform provides). */
+  seatDbHost: 'seat-db',
+  seatDbPort: 5432,
+  registryUrl: 'http://apicurio-registry:8080/apis/ccompat/v7',
+  /** The Prometheus operator's Service in front of an Alertmanager resource. */
+  alertmanagerUrl: 'http://alertmanager-operated:9093',
+  smtpHost: 'smtp',
+  smtpPort: 587,
+} as const;
+
+/** Where images are pushed and pulled: replace with the platform's registry (docs/kubernetes.md). */
+export const IMAGE_REGISTRY = 'registry.example.com/stagefront';
+
+/** The project's programs, built from deploy/kubernetes/Containerfile and tagged with package.json's version. */
+export function programImage(): string {
+  const { version } = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string };
+  return `${IMAGE_REGISTRY}/programs:${version}`;
+}
+
+export interface SecretRef {
+  /** The Secret's name. */
+  name: string;
+  key: string;
+  /** The program runs without it (an SMTP server without authentication). */
+  optional?: boolean;
+}
+
+/** Every Secret the manifests read, by what it holds. Created by the platform team, never committed. */
+export const SECRETS = {
+  debeziumPassword: { name: 'stagefront-debezium-db', key: 'password' },
+  consumerDatabaseUrl: { name: 'stagefront-consumer-db', key: 'url' },
+  smtpPassword: { name: 'stagefront-smtp', key: 'password', optional: true },
+  slotMonitorDatabaseUrl: { name: 'stagefront-slot-monitor-db', key: 'url' },
+  jobWatchdogDatabaseUrl: { name: 'stagefront-job-watchdog-db', key: 'url' },
+  seatServiceDatabaseUrl: { name: 'stagefront-seat-service-db', key: 'url' },
+} as const satisfies Record<string, SecretRef>;
+
+/** The registry credentials Strimzi pushes the built Connect image with (a docker-registry Secret). */
+export const CONNECT_BUILD_PUSH_SECRET = 'stagefront-connect-build-push';
+
+export const PART_OF = { 'app.kubernetes.io/part-of': 'stagefront' } as const;
