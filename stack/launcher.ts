@@ -1,11 +1,12 @@
 import type { Logger } from '../lib/logger.js';
 import { alertmanagerComponent } from './alertmanager.js';
-import { ensureArtifacts } from './artifacts.js';
+import { ensureArtifacts, ensurePostgresBinaries } from './artifacts.js';
 import type { Component } from './component.js';
 import { stackLayout, type StackLayout } from './config.js';
 import { connectComponent } from './connect.js';
 import { kafkaComponent } from './kafka.js';
 import { postgresComponent } from './postgres.js';
+import { postgresStandbyComponent } from './postgres-standby.js';
 import { prometheusComponent } from './prometheus.js';
 import { ensurePrerequisites } from './prerequisites.js';
 import { sleep as pause } from '../lib/wait.js';
@@ -13,7 +14,8 @@ import { portOpen, residentBytes, tailFile } from './processes.js';
 import { registryComponent } from './registry.js';
 
 export function stackComponents(layout: StackLayout): Component[] {
-  return [postgresComponent(layout), kafkaComponent(layout), registryComponent(layout), connectComponent(layout), alertmanagerComponent(layout), prometheusComponent(layout)];
+  const standby = layout.settings.postgresStandby ? [postgresStandbyComponent(layout)] : [];
+  return [postgresComponent(layout), ...standby, kafkaComponent(layout), registryComponent(layout), connectComponent(layout), alertmanagerComponent(layout), prometheusComponent(layout)];
 }
 
 /**
@@ -23,6 +25,7 @@ export function stackComponents(layout: StackLayout): Component[] {
 export async function startStack(logger: Logger, layout: StackLayout = stackLayout()): Promise<void> {
   ensurePrerequisites(logger, { installMissing: layout.settings.installMissing });
   await ensureArtifacts(layout, logger);
+  await ensurePostgresBinaries(layout, logger);
   const components = stackComponents(layout);
   const started = new Map<string, Promise<void>>();
   const startOne = (component: Component): Promise<void> => {

@@ -1,55 +1,122 @@
-import { createHash } from 'node:crypto';
-import { readFileSync, chownSync, existsSync, mkdirSync, writeFileSync, appendFileSync } from 'node:fs';
+import { readFileSync, existsSync, mkdirSync, writeFileSync, appendFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import pg from 'pg';
 import type { Component } from './component.js';
 import { ownedPid } from './component.js';
 import { projectRoot, type StackLayout } from './config.js';
-import { postgresBinDir } from './prerequisites.js';
-import { runCommand } from './processes.js';
+import { asServerUser, chownToServerUser, dataDirMajor, digest, outsideDataRoot, pgBin, serverBinDir, serverMajor, serverUserCanReach, SLOT_SYNC_MIN_MAJOR } from './postgres-server.js';
+
+export { outsideDataRoot } from './postgres-server.js';
 
 const ADMIN_PASSWORD = 'postgres';
 const SHARED_SETTINGS = join(projectRoot, 'stack', 'postgres.conf');
 
+/** Name of the physical slot the standby streams through (and the primary waits for before logical decoding sends). */
+export const STANDBY_SLOT = 'stagefront_standby';
+
 /** The stack's own Postgres cluster: logical decoding on, loopback only, run as a non-root user. */
 export function postgresComponent(layout: StackLayout): Component {
-  const port = layout.settings.postgresPort;
   const home = postgresHome(layout);
-  const dataDir = join(home, 'data');
-  const logFile = join(home, 'postgres.log');
+  return clusterComponent(layout, {
+    name: 'postgres',
+    port: layout.settings.postgresPort,
+    home,
+    dependsOn: [],
+    prepare: (dataDir) => {
+      refuseFormerPrimary(home);
+      initCluster(layout, dataDir);
+    },
+    // With a standby, logical decoding sends nothing the standby has not received, so the
+    // synchronized slot on the standby is never ahead of what it could resume from.
+    settings: layout.settings.postgresStandby ? [`synchronized_standby_slots = '${STANDBY_SLOT}'`] : [],
+  });
+}
+
+export interface ClusterOptions {
+  name: string;
+  port: number;
+  /** Folder of the cluster: data/ and the server log. */
+  home: string;
+  dependsOn: string[];
+  /** Makes the data folder when it is missing (initdb, or a copy of the primary). */
+  prepare(dataDir: string): void | Promise<void>;
+  /** Lines after the shared and native settings. */
+  settings: string[];
+}
+
+/** One Postgres cluster of the stack, started and stopped with pg_ctl as the server user. */
+export function clusterComponent(layout: StackLayout, options: ClusterOptions): Component {
+  const dataDir = join(options.home, 'data');
+  const logFile = join(options.home, 'postgres.log');
   const pidFile = join(dataDir, 'postmaster.pid');
   return {
-    name: 'postgres',
-    port,
+    name: options.name,
+    port: options.port,
     logFile,
-    dependsOn: [],
+    dependsOn: options.dependsOn,
     pid: () => ownedPid(pidFile, 'postgres'),
-    healthy: () => answersQuery(`postgres://postgres:${ADMIN_PASSWORD}@127.0.0.1:${port}/postgres`),
+    healthy: () => answersQuery(`postgres://postgres:${ADMIN_PASSWORD}@127.0.0.1:${options.port}/postgres`),
     async launch() {
-      initCluster(layout, dataDir);
-      writeFileSync(join(dataDir, 'stagefront.conf'), serverSettings(layout));
+      checkBinaries(layout, dataDir);
+      await options.prepare(dataDir);
+      writeFileSync(join(dataDir, 'stagefront.conf'), serverSettings(layout, options.port, options.settings));
       chownToServerUser(join(dataDir, 'stagefront.conf'));
       prepareLog(logFile);
-      asServerUser(pgBin('pg_ctl'), ['-D', dataDir, '-l', logFile, '-w', '-t', '60', 'start']);
+      asServerUser(pgBin(layout, 'pg_ctl'), ['-D', dataDir, '-l', logFile, '-w', '-t', '60', 'start']);
     },
     async stop() {
       if (!existsSync(pidFile)) return;
-      asServerUser(pgBin('pg_ctl'), ['-D', dataDir, '-m', 'fast', '-w', '-t', '60', 'stop']);
+      asServerUser(pgBin(layout, 'pg_ctl'), ['-D', dataDir, '-m', 'fast', '-w', '-t', '60', 'stop']);
     },
   };
 }
 
+/** The standby setting needs 17+; a data folder runs only with the major version that made it. */
+function checkBinaries(layout: StackLayout, dataDir: string): void {
+  const binDir = serverBinDir(layout);
+  if (binDir === undefined) return; // pgBin names the fix
+  const major = serverMajor(binDir);
+  if (layout.settings.postgresStandby && major < SLOT_SYNC_MIN_MAJOR) {
+    throw new Error(
+      `STACK_POSTGRES_STANDBY=yes needs Postgres ${SLOT_SYNC_MIN_MAJOR} or newer, but STACK_POSTGRES_BINARIES=${layout.settings.postgresBinaries} runs ${major} (${binDir}): ` +
+        'set STACK_POSTGRES_BINARIES=auto (or maven) to use the Postgres 17 binaries from Maven Central',
+    );
+  }
+  const created = dataDirMajor(dataDir);
+  if (created !== undefined && created !== major) {
+    throw new Error(
+      `the cluster in ${dataDir} was created by Postgres ${created}, but this stack now runs Postgres ${major} (${binDir}): ` +
+        `use the settings it was created with (STACK_POSTGRES_STANDBY, STACK_POSTGRES_BINARIES), or another STACK_HOME, or delete ${dirname(dataDir)} (its data is lost)`,
+    );
+  }
+}
+
+/** Written into the former primary's folder by the failover command: it must never run as a primary again. */
+export const FAILED_OVER_MARKER = 'failed-over.json';
+
+function refuseFormerPrimary(home: string): void {
+  const marker = join(home, FAILED_OVER_MARKER);
+  if (!existsSync(marker)) return;
+  const facts = JSON.parse(readFileSync(marker, 'utf8')) as { newPrimaryPort?: number; at?: string };
+  throw new Error(
+    `this Postgres (${home}) is the former primary: the seat database failed over to the standby on port ${facts.newPrimaryPort ?? '?'} at ${facts.at ?? '?'}. ` +
+      'Starting it would make two primaries. Keep the stack on the new primary (seat programs pointed at its port), and when it is time to rebuild, ' +
+      `stop the stack and move ${home} away (then the next start makes a fresh cluster there)`,
+  );
+}
+
 /** The shared settings file (also used by docker compose), then what only the native stack sets. */
-function serverSettings(layout: StackLayout): string {
+function serverSettings(layout: StackLayout, port: number, extra: string[]): string {
   const s = layout.settings;
   return [
     '# Written by the stack launcher at every start from stack/postgres.conf (copied: the postgres',
     '# OS user may not be able to read the project folder), then the native-only settings.',
     readFileSync(SHARED_SETTINGS, 'utf8'),
     "listen_addresses = '127.0.0.1'",
-    `port = ${s.postgresPort}`,
+    `port = ${port}`,
     "unix_socket_directories = ''",
     `max_slot_wal_keep_size = '${s.postgresMaxSlotWalKeepSize}'`,
+    ...extra,
     '',
   ].join('\n');
 }
@@ -65,26 +132,6 @@ export function postgresHome(layout: StackLayout): string {
   return join(outsideDataRoot(), digest(layout.home, 8), 'postgres');
 }
 
-/** The one folder (per project checkout) holding clusters that could not live in the project. */
-export function outsideDataRoot(): string {
-  return join('/var/tmp', `stagefront-${digest(projectRoot, 12)}`);
-}
-
-function digest(text: string, length: number): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, length);
-}
-
-function serverUserCanReach(path: string): boolean {
-  let existing = path;
-  while (!existsSync(existing)) existing = dirname(existing);
-  try {
-    runCommand('runuser', ['-u', serverUser(), '--', 'test', '-x', existing]);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function initCluster(layout: StackLayout, dataDir: string): void {
   if (existsSync(join(dataDir, 'PG_VERSION'))) return;
   const parent = dirname(dataDir);
@@ -93,7 +140,7 @@ function initCluster(layout: StackLayout, dataDir: string): void {
   const pwfile = join(parent, 'admin-password');
   writeFileSync(pwfile, `${ADMIN_PASSWORD}\n`, { mode: 0o600 });
   chownToServerUser(pwfile);
-  asServerUser(pgBin('initdb'), [
+  asServerUser(pgBin(layout, 'initdb'), [
     '-D', dataDir,
     '-U', 'postgres',
     `--pwfile=${pwfile}`,
@@ -104,29 +151,6 @@ function initCluster(layout: StackLayout, dataDir: string): void {
     '--locale=C',
   ]);
   appendFileSync(join(dataDir, 'postgresql.conf'), "\ninclude_if_exists = 'stagefront.conf'\n");
-}
-
-function pgBin(name: string): string {
-  const dir = postgresBinDir();
-  if (!dir) throw new Error('Postgres server binaries not found; run the stack start command, which checks prerequisites');
-  return join(dir, name);
-}
-
-/** Postgres refuses to run as root; as root we run its tools as the `postgres` OS user. */
-function asServerUser(command: string, args: string[]): string {
-  if (process.getuid?.() !== 0) return runCommand(command, args);
-  return runCommand('runuser', ['-u', serverUser(), '--', command, ...args]);
-}
-
-function serverUser(): string {
-  return process.env.STACK_POSTGRES_OS_USER ?? 'postgres';
-}
-
-function chownToServerUser(path: string): void {
-  if (process.getuid?.() !== 0) return;
-  const uid = Number(runCommand('id', ['-u', serverUser()]).trim());
-  const gid = Number(runCommand('id', ['-g', serverUser()]).trim());
-  chownSync(path, uid, gid);
 }
 
 function prepareLog(logFile: string): void {
