@@ -26,6 +26,16 @@ export interface EventWriterOptions {
   subjectPrefix?: string;
   /** Where schema texts come from; the catalogue's files by default. */
   readSchema?: (name: EventName) => string;
+  /**
+   * The registry API as consumers reach it: each event's ce_dataschema is
+   * `<base>/schemas/ids/<writer schema id>`. The registry's own URL by default.
+   */
+  dataSchemaBaseUrl?: string;
+}
+
+/** Where the registry serves the schema with this id (Confluent-compatible API). */
+export function dataSchemaUrl(baseUrl: string, schemaId: number): string {
+  return `${baseUrl.replace(/\/+$/, '')}/schemas/ids/${schemaId}`;
 }
 
 /**
@@ -36,6 +46,7 @@ export interface EventWriterOptions {
 export async function createEventWriter(registry: Registry, options: EventWriterOptions = {}): Promise<EventWriter> {
   const schemaIds = new Map<EventName, number>();
   const readSchema = options.readSchema ?? readEventSchema;
+  const dataSchemaBase = options.dataSchemaBaseUrl || registry.url;
   for (const name of Object.keys(EVENTS) as EventName[]) {
     const subject = `${options.subjectPrefix ?? ''}${EVENTS[name].subject}`;
     schemaIds.set(name, await registerAvroSchema(registry, subject, readSchema(name), 'BACKWARD_TRANSITIVE'));
@@ -45,10 +56,10 @@ export async function createEventWriter(registry: Registry, options: EventWriter
       if (events.length === 0) return [];
       const rows = await Promise.all(events.map((event) => outboxRow(registry, schemaIds, event, at)));
       await client.query(
-        /* sql */ `insert into outbox (id, aggregatetype, aggregateid, type, payload, ce_source, ce_time, ce_subject, content_type)
-         select id, aggregatetype, aggregateid, type, payload, $5, $6, aggregateid, $7
-           from unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $8::bytea[])
-             as e(id, aggregatetype, aggregateid, type, payload)`,
+        /* sql */ `insert into outbox (id, aggregatetype, aggregateid, type, payload, ce_source, ce_time, ce_subject, content_type, ce_dataschema)
+         select id, aggregatetype, aggregateid, type, payload, $5, $6, aggregateid, $7, dataschema
+           from unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $8::bytea[], $9::text[])
+             as e(id, aggregatetype, aggregateid, type, payload, dataschema)`,
         [
           rows.map((r) => r.id),
           rows.map((r) => r.aggregateType),
@@ -58,6 +69,7 @@ export async function createEventWriter(registry: Registry, options: EventWriter
           at.toISOString(),
           EVENT_CONTENT_TYPE,
           rows.map((r) => r.payload),
+          rows.map((r) => dataSchemaUrl(dataSchemaBase, r.schemaId)),
         ],
       );
       return rows.map((r) => r.id);
@@ -76,6 +88,7 @@ async function outboxRow(registry: Registry, schemaIds: Map<EventName, number>, 
     aggregateType: definition.aggregateType,
     aggregateId,
     type: definition.type,
+    schemaId,
     payload: await encodeWithSchema(registry, schemaId, event.payload),
   };
 }

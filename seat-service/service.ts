@@ -27,10 +27,14 @@ export interface SeatService {
 export async function openSeatService(
   config: SeatServiceConfig,
   logger: Logger,
-  writerOptions: Omit<EventWriterOptions, 'subjectPrefix'> = {},
+  writerOptions: Omit<EventWriterOptions, 'subjectPrefix' | 'dataSchemaBaseUrl'> = {},
 ): Promise<SeatService> {
   const registry = createSchemaRegistry(config.registryUrl);
-  const events = await createEventWriter(registry, { subjectPrefix: config.subjectPrefix, ...writerOptions });
+  const events = await createEventWriter(registry, {
+    subjectPrefix: config.subjectPrefix,
+    dataSchemaBaseUrl: config.registryPublicUrl || config.registryUrl,
+    ...writerOptions,
+  });
   const pool = createPool({ connectionString: config.databaseUrl, applicationName: 'seat-service', logger, max: config.poolSize });
   return {
     pool,

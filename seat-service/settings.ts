@@ -1,6 +1,13 @@
-import { defineSettings, zDurationMs, zInt, zString, zUrl } from '../lib/settings.js';
+import { z } from 'zod';
+import { defineSettings, zDurationMs, zInt, zString, zUrl, type SettingParser } from '../lib/settings.js';
 
 const postgresUrl = (example: string) => zUrl({ protocols: ['postgres', 'postgresql'], example });
+
+/** An http(s) URL, or empty for "the same as another setting". */
+function zOptionalUrl(example: string): SettingParser<string> {
+  const url = zUrl({ protocols: ['http', 'https'], example });
+  return { schema: z.union([z.literal(''), url.schema]), expected: `${url.expected}, or empty`, example };
+}
 
 export const seatServiceSettings = defineSettings('seat-service', {
   databaseUrl: {
@@ -22,6 +29,12 @@ export const seatServiceSettings = defineSettings('seat-service', {
     default: 'http://127.0.0.1:18081/apis/ccompat/v7',
     parser: zUrl({ example: 'http://registry:8080/apis/ccompat/v7' }),
     description: 'Confluent-compatible schema registry API (Apicurio /apis/ccompat/v7).',
+  },
+  registryPublicUrl: {
+    env: 'SCHEMA_REGISTRY_PUBLIC_URL',
+    default: '',
+    parser: zOptionalUrl('https://registry.example.com/apis/ccompat/v7'),
+    description: 'The same registry API as consumers reach it: every event\'s ce_dataschema is <this>/schemas/ids/<schema id> (empty: SCHEMA_REGISTRY_URL).',
   },
   subjectPrefix: {
     env: 'SCHEMA_SUBJECT_PREFIX',

@@ -120,6 +120,7 @@ export async function decodeCloudEvent(
     type: cloudEvent.type,
     source: cloudEvent.source,
     subject: cloudEvent.subject,
+    dataschema: cloudEvent.dataschema,
     time,
     timeMs: Date.parse(time),
     key: record.key?.toString('utf8') ?? null,

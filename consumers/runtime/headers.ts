@@ -1,9 +1,11 @@
 /** Kafka headers as kafkajs hands them over (Buffers, maybe repeated) turned into plain strings. */
 import type { IHeaders } from '../../lib/kafka.js';
 
-function headerText(value: IHeaders[string]): string | undefined {
+function headerText(value: IHeaders[string] | null): string | undefined {
   const first = Array.isArray(value) ? value[0] : value;
-  if (first === undefined) return undefined;
+  // Kafka allows a header without a value (kafkajs gives null): the Outbox Event Router writes one
+  // for a null column, e.g. ce_dataschema of rows written before that column existed. Absent.
+  if (first === undefined || first === null) return undefined;
   return typeof first === 'string' ? first : first.toString('utf8');
 }
 

@@ -23,6 +23,8 @@ export interface ConsumedEvent<P = unknown> {
   type: string;
   source: string;
   subject: string | undefined;
+  /** ce_dataschema: where the registry serves the writer's schema (absent on events written before it existed). */
+  dataschema?: string;
   /** ce_time as the producer wrote it, and in ms since the epoch. */
   time: string;
   timeMs: number;

@@ -1,13 +1,20 @@
 import { CloudEvent, Kafka as CloudEventsKafka, type KafkaMessage as CloudEventsKafkaMessage } from 'cloudevents';
 import { describe, expect, it } from 'vitest';
+import avro from 'avsc';
+import { randomUUID } from 'node:crypto';
+import { decodeCloudEvent } from '../../consumers/runtime/cloud-event.js';
+import type { SourceRecord } from '../../consumers/runtime/types.js';
 import { EVENTS, readEventSchema } from '../../events/catalogue.js';
 import { PipelineError } from '../../lib/errors.js';
-import { createSchemaRegistry, decodeWithSchema, registerAvroSchema } from '../../lib/schema-registry.js';
+import { parseSettings } from '../../lib/settings.js';
+import { createSchemaRegistry, decodeWithSchema, registerAvroSchema, wireSchemaId } from '../../lib/schema-registry.js';
 import { waitFor } from '../../lib/wait.js';
 import { createEventWriter } from '../../seat-service/event-writer.js';
 import { seatId } from '../../seat-service/inventory.js';
+import { openSeatService } from '../../seat-service/service.js';
+import { seatServiceSettings } from '../../seat-service/settings.js';
 import { installLeakGuard } from '../support/leak-guard.js';
-import { collectRecords, useSeatPipeline, type CollectedRecord } from '../support/seat-pipeline.js';
+import { collectRecords, testLogger, useSeatPipeline, type CollectedRecord } from '../support/seat-pipeline.js';
 import { adminQuery, requireStack, uniqueName } from '../support/stack.js';
 
 const stack = requireStack();
@@ -56,12 +63,81 @@ describe('seat service outbox routed by Debezium as CloudEvents', () => {
         expect(event.validate()).toBe(true);
         expect(event.id).toBe(row.id);
         expect(event.type).toBe(row.type);
+        await expectDataSchemaServesWriterSchema(record);
+        expect(event.dataschema).toBe(record.headers.ce_dataschema);
       }
     } finally {
       await collector.stop();
     }
   });
+
+  it('an outbox row without ce_dataschema (written before the column existed) still flows: no dataschema, the consumer decodes it', async () => {
+    const collector = await collectRecords([pipeline().topics.seat]);
+    try {
+      const held = await pipeline().service.hold({ showId: show, seatIds: [seatId(show, 'A', 2, 5)], buyerId: 'buyer-old-row' });
+      if (held.status !== 'held') throw new Error(`expected a hold, got ${held.status}`);
+      const oldRowId = randomUUID();
+      await adminQuery(pipeline().adminUrl, /* sql */ `
+        insert into outbox (id, aggregatetype, aggregateid, type, payload, ce_source, ce_time, ce_subject, content_type)
+        select $1, aggregatetype, aggregateid, type, payload, ce_source, ce_time, ce_subject, content_type from outbox where id = $2`, [oldRowId, held.eventIds[0]]);
+      const record = await waitFor(() => collector.records.find((r) => r.headers.ce_id === oldRowId), { timeoutMs: 30_000, description: 'the old row\'s record' });
+      // The router writes a header without a value for the null column; the runtime reads it as absent.
+      expect(record.message.headers?.ce_dataschema ?? null).toBeNull();
+      const registry = createSchemaRegistry(stack.registryUrl);
+      const spec = { whenLate: 'keep-retrying' as const, parse: (payload: unknown) => payload };
+      const consumed = await decodeCloudEvent(registry, sourceRecord(record), { [EVENTS.seatHeld.type]: spec });
+      expect(consumed?.id).toBe(oldRowId);
+      expect(consumed?.dataschema).toBeUndefined();
+      expect(consumed?.payload).toMatchObject({ seat_id: seatId(show, 'A', 2, 5), buyer_id: 'buyer-old-row' });
+      const current = collector.records.find((r) => r.headers.ce_id === held.eventIds[0]);
+      if (current === undefined) throw new Error('the new row\'s record is missing');
+      expect((await decodeCloudEvent(registry, sourceRecord(current), { [EVENTS.seatHeld.type]: spec }))?.dataschema).toBe(current.headers.ce_dataschema);
+    } finally {
+      await collector.stop();
+    }
+  });
+
+  it('SCHEMA_REGISTRY_PUBLIC_URL, when set, is the base of ce_dataschema instead of SCHEMA_REGISTRY_URL', async () => {
+    const publicBase = 'https://registry.stagefront.test/apis/ccompat/v7/';
+    const env = {
+      SEAT_DB_URL: pipeline().databaseUrl, SEAT_DB_ADMIN_URL: pipeline().adminUrl, SCHEMA_REGISTRY_URL: stack.registryUrl,
+      SEAT_SERVICE_DB_PASSWORD: 'unused', DEBEZIUM_DB_PASSWORD: 'unused',
+    };
+    const config = parseSettings(seatServiceSettings, { ...env, SCHEMA_REGISTRY_PUBLIC_URL: publicBase });
+    expect(parseSettings(seatServiceSettings, env).registryPublicUrl).toBe('');
+    expect(() => parseSettings(seatServiceSettings, { ...env, SCHEMA_REGISTRY_PUBLIC_URL: 'registry:8080' }))
+      .toThrow(/SCHEMA_REGISTRY_PUBLIC_URL="registry:8080" is not valid: expected a URL starting with http:\/\/ or https:\/\/, or empty/);
+    const service = await openSeatService(config, testLogger);
+    try {
+      const held = await service.hold({ showId: show, seatIds: [seatId(show, 'A', 2, 4)], buyerId: 'buyer-public-url' });
+      if (held.status !== 'held') throw new Error(`expected a hold, got ${held.status}`);
+      const { rows } = await adminQuery(pipeline().adminUrl, 'select ce_dataschema, payload from outbox where id = $1', [held.eventIds[0]]);
+      expect(rows[0].ce_dataschema).toBe(`https://registry.stagefront.test/apis/ccompat/v7/schemas/ids/${wireSchemaId(rows[0].payload as Buffer)}`);
+    } finally {
+      await service.close();
+    }
+  });
 });
+
+/** ce_dataschema is `<registry>/schemas/ids/<id>` with the id of the value's framing, and serves the schema the value decodes with. */
+async function expectDataSchemaServesWriterSchema(record: CollectedRecord): Promise<void> {
+  const schemaId = wireSchemaId(record.value);
+  const url = record.headers.ce_dataschema ?? '';
+  expect(url).toBe(`${stack.registryUrl}/schemas/ids/${schemaId}`);
+  const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+  expect(response.status, url).toBe(200);
+  const { schema } = (await response.json()) as { schema: string };
+  const writer = avro.Type.forSchema(JSON.parse(schema) as avro.Schema);
+  const decoded = writer.fromBuffer(record.value.subarray(5)) as Record<string, unknown>;
+  const definition = Object.values(EVENTS).find((e) => e.type === record.headers.ce_type);
+  expect(writer.name).toBe(definition?.subject);
+  expect(decoded[definition?.keyField ?? '']).toBe(record.key);
+}
+
+function sourceRecord(record: CollectedRecord): SourceRecord {
+  const { message } = record;
+  return { topic: record.topic, partition: record.partition, offset: record.offset, key: message.key, value: message.value, headers: message.headers ?? {}, timestamp: message.timestamp };
+}
 
 describe('schemas are registered BACKWARD_TRANSITIVE: a new version must read every older one', () => {
   const base = JSON.parse(readEventSchema('seatHeld')) as { fields: unknown[] };
