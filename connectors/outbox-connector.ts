@@ -45,6 +45,8 @@ export function renderOutboxConnector(config: ConnectorConfig, file = OUTBOX_CON
       return replacement;
     });
   }
+  // A failover slot follows the seat database to its standby (Postgres 17+): see CONNECTOR_SLOT_FAILOVER.
+  if (config.slotFailover) rendered['slot.failover'] = 'true';
   return rendered;
 }
 

@@ -1,4 +1,4 @@
-import { defineSettings, zDurationMs, zInt, zList, zPort, zString, zUrl } from '../lib/settings.js';
+import { defineSettings, zBool, zDurationMs, zInt, zList, zPort, zString, zUrl } from '../lib/settings.js';
 import { HEARTBEAT_INTERVAL_MS } from './slot-confirmation.js';
 
 const name = (example: string) => zString({ pattern: /^[a-z_][a-z0-9_]*$/, expected: 'a lower-case Postgres name (letters, digits, _)', example });
@@ -19,6 +19,7 @@ export const connectorSettings = defineSettings('connector', {
     description: 'Where the Connect worker finds the password of that role (the connector configuration holds this reference, never the password): the default reads DEBEZIUM_DB_PASSWORD from the worker\'s environment through its env config provider.',
   },
   slotName: { env: 'SLOT_NAME', default: 'stagefront_outbox', parser: name('stagefront_outbox'), description: 'Logical replication slot the connector owns.' },
+  slotFailover: { env: 'CONNECTOR_SLOT_FAILOVER', default: 'no', parser: zBool(), description: 'yes: Debezium creates its slot as a failover slot (slot.failover), which Postgres 17+ synchronizes to a standby (STACK_POSTGRES_STANDBY=yes), so the connector resumes on a promoted standby. Only read when the slot is created; refused by Postgres before 17.' },
   publicationName: { env: 'PUBLICATION_NAME', default: 'stagefront_outbox', parser: name('stagefront_outbox'), description: 'Publication created by the seat migrations (outbox inserts only).' },
   topicPrefix: { env: 'TOPIC_PREFIX', default: 'stagefront', parser: zString({ pattern: /^[a-zA-Z0-9_-]+$/, expected: 'letters, digits, _ or -', example: 'stagefront' }), description: 'Topics are <prefix>.<aggregate type>, e.g. stagefront.seat.' },
   topicPartitions: { env: 'TOPIC_PARTITIONS', default: '6', parser: zInt({ min: 1, max: 256, example: '6' }), description: 'Partitions of each event topic (consumers scale out up to this many).' },

@@ -87,6 +87,8 @@ export function stackEndpoints(layout: StackLayout) {
   return {
     postgresAdminUrl: `postgres://postgres:postgres@127.0.0.1:${s.postgresPort}/postgres`,
     postgresPort: s.postgresPort,
+    /** The standby's admin URL (only when STACK_POSTGRES_STANDBY is yes). */
+    postgresStandbyAdminUrl: `postgres://postgres:postgres@127.0.0.1:${s.postgresStandbyPort}/postgres`,
     kafkaBrokers: [`127.0.0.1:${s.kafkaPort}`],
     connectUrl: `http://127.0.0.1:${s.connectPort}`,
     registryUrl: `http://127.0.0.1:${s.registryPort}/apis/ccompat/v7`,
@@ -123,5 +125,7 @@ export function localStackProgramEnv(layout: StackLayout): Record<string, string
     SCHEMA_REGISTRY_URL: endpoints.registryUrl,
     KAFKA_BROKERS: endpoints.kafkaBrokers.join(','),
     CONNECT_URL: endpoints.connectUrl,
+    // With a standby, Debezium's slot is a failover slot, synchronized to the standby.
+    ...(layout.settings.postgresStandby ? { CONNECTOR_SLOT_FAILOVER: 'yes' } : {}),
   };
 }
