@@ -31,7 +31,7 @@ export interface Program {
   scrapeJob: keyof typeof SCRAPE_PORTS;
   component: 'consumer' | 'monitor' | 'scheduled-job';
   /** The topics a consumer reads: its replicas stay at or below their partitions. */
-  topics: string[];
+  topics: readonly string[];
   /** Settings that differ from their defaults in the cluster (never a secret). */
   env: Record<string, string>;
   /** Secret settings, each from a Secret. */
@@ -45,7 +45,7 @@ export function programs(): Program[] {
   const connector = kubernetesConnectorConfig();
   const prefix = connector.topicPrefix;
   const consumerEnv = { KAFKA_BROKERS: CLUSTER.bootstrapServers, SCHEMA_REGISTRY_URL: CLUSTER.registryUrl, TOPIC_PREFIX: prefix, METRICS_HOST: ALL_INTERFACES };
-  const consumer = (name: string, settings: SettingsDefinition<SettingsTable>, replicas: number, topics: string[], extra: Record<string, string> = {}, secrets: Record<string, SecretRef> = {}): Program => ({
+  const consumer = (name: string, settings: SettingsDefinition<SettingsTable>, replicas: number, topics: readonly string[], extra: Record<string, string> = {}, secrets: Record<string, SecretRef> = {}): Program => ({
     name,
     script: `consumer:${name}`,
     settings,
