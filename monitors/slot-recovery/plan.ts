@@ -1,5 +1,6 @@
 /** The dry run: what --apply would do, in order, and why; nothing is changed. */
 import { describeReconciliation } from '../reconciliation/report.js';
+import type { DatabaseAddress } from './new-primary.js';
 import type { Inspection, RecoveryContext } from './recovery-context.js';
 import { autoStartTime } from './re-emit.js';
 import { describeSlot } from './slot-state.js';
@@ -40,5 +41,27 @@ export async function describePlan(ctx: RecoveryContext, inspection: Inspection,
     lines.push(`  6. verify: ${verify} every consumer's inbox has every outbox row since the start time`);
   }
   lines.push('dry run: nothing changed. Run again with --apply to do it.');
+  return `${lines.join('\n')}\n`;
+}
+
+/** The dry run of --after-failover: every step always runs (each skips what is already done). */
+export async function describeFailoverPlan(ctx: RecoveryContext, inspection: Inspection, since: Date | 'auto', address: DatabaseAddress): Promise<string> {
+  const name = ctx.config.connectorName;
+  const { rows } = await ctx.seatPool.query<{ in_recovery: boolean }>(/* sql */ `select pg_is_in_recovery() as in_recovery`);
+  const promoted = rows[0]?.in_recovery === true ? 'STILL IN RECOVERY: promote it first' : 'promoted';
+  const start = await startTimeLines(ctx, inspection, since);
+  const signal = start.at === undefined ? undefined : outboxSnapshotSignal(start.at);
+  const lines = [
+    `after a failover: new primary ${promoted}; connector ${name}: ${inspection.connectorState ?? 'unknown'}; slot ${ctx.slotName} on the new primary: ${describeSlot(inspection.slot)}`,
+    'plan:',
+    `  1. check the publication and create slot ${ctx.slotName} (pgoutput) on the new primary${inspection.slot.exists ? ': already there' : ''}; writes may resume after this step`,
+    `  2. stop connector ${name} (PUT /connectors/${name}/stop)${inspection.connectorState === 'STOPPED' ? ': already stopped' : ''}`,
+    ...start.lines,
+    `  3. point it at ${address.host}:${address.port} (database.hostname, database.port)`,
+    `  4. reset its offsets (an LSN of the old primary's timeline) and resume it on the new slot`,
+    `  5. re-emit ${OUTBOX_TABLE} rows created since the start time: signal ${signal?.id ?? '(at the start time)'} into ${ctx.signalTable}`,
+    `  6. verify: every consumer's inbox has every outbox row since the start time${ctx.config.verifyTimeoutMs > 0 ? '' : ' (skipped: timeout 0)'}`,
+    'dry run: nothing changed. Run again with --apply to do it.',
+  ];
   return `${lines.join('\n')}\n`;
 }
