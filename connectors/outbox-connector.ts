@@ -100,6 +100,12 @@ export const KUBERNETES_CONNECTOR_OVERRIDES: Readonly<Record<string, string>> = 
   'topic.creation.default.replication.factor': '3',
 };
 
+/**
+ * Strimzi's API: v1 is the only one served by the Strimzi releases that run Kafka 4.3 (1.2.0 and
+ * later; 1.0.0 removed v1beta2).
+ */
+export const STRIMZI_API_VERSION = 'kafka.strimzi.io/v1';
+
 /** The Strimzi label that names the KafkaConnect cluster a KafkaConnector runs on. */
 export const STRIMZI_CLUSTER_LABEL = 'strimzi.io/cluster';
 
@@ -115,7 +121,7 @@ export function renderOutboxKafkaConnector(config: ConnectorConfig, connectClust
   const { 'connector.class': connectorClass, 'tasks.max': tasksMax, ...rest } = renderOutboxConnector(config, file);
   if (connectorClass === undefined || tasksMax === undefined) throw new Error(`${file}: connector.class and tasks.max are required`);
   return {
-    apiVersion: 'kafka.strimzi.io/v1beta2',
+    apiVersion: STRIMZI_API_VERSION,
     kind: 'KafkaConnector',
     metadata: { name: config.connectorName, labels: { [STRIMZI_CLUSTER_LABEL]: connectCluster } },
     spec: { class: connectorClass, tasksMax: Number(tasksMax), config: { ...rest, ...KUBERNETES_CONNECTOR_OVERRIDES } },

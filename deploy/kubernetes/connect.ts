@@ -3,7 +3,7 @@
  * connector from Maven, configured like the native stack's worker (stack/connect.ts), and the
  * outbox connector as a KafkaConnector rendered by the connector command from connectors/seat-outbox.json.
  */
-import { renderOutboxKafkaConnector, type ConnectorConfig } from '../../connectors/outbox-connector.js';
+import { STRIMZI_API_VERSION, renderOutboxKafkaConnector, type ConnectorConfig } from '../../connectors/outbox-connector.js';
 import { connectorSettings } from '../../connectors/settings.js';
 import { parseSettings } from '../../lib/settings.js';
 import { CONNECT_SECRET_ENV, STACK_CONNECT_CLUSTER, workerProperties } from '../../stack/connect.js';
@@ -28,8 +28,21 @@ export function kubernetesConnectorConfig(): ConnectorConfig {
   return parseSettings(connectorSettings, KUBERNETES_CONNECTOR_ENV);
 }
 
-/** Worker properties Strimzi sets itself (and refuses in spec.config): bootstrap, REST listener, plugin path. */
-const STRIMZI_MANAGED = [/^bootstrap\.servers$/, /^listeners$/, /^rest\./, /^plugin\.path$/];
+/**
+ * Worker properties Strimzi sets itself and refuses in spec.config: bootstrap, REST listener,
+ * plugin path, and the group and storage topics, which are fields of the KafkaConnect's spec.
+ */
+const STRIMZI_MANAGED = [/^bootstrap\.servers$/, /^listeners$/, /^rest\./, /^plugin\.path$/, /^group\.id$/, /^(config|offset|status)\.storage\.topic$/];
+
+/** The native worker's properties (stack/connect.ts) as a map. */
+function nativeWorkerProperties(): Record<string, string> {
+  return Object.fromEntries(
+    workerProperties(stackLayout({}), STACK_CONNECT_CLUSTER)
+      .split('\n')
+      .filter((line) => line.includes('='))
+      .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)] as const),
+  );
+}
 
 /** What a worker of three-broker Kafka changes from the native one: storage topics at three replicas, producers acks=all and idempotent. */
 export const KUBERNETES_WORKER_OVERRIDES: Readonly<Record<string, string>> = {
@@ -42,12 +55,24 @@ export const KUBERNETES_WORKER_OVERRIDES: Readonly<Record<string, string>> = {
 
 /** The native stack's worker properties (stack/connect.ts), less what Strimzi manages, with the overrides above. */
 export function kubernetesWorkerConfig(): Record<string, string> {
-  const native = workerProperties(stackLayout({}), STACK_CONNECT_CLUSTER)
-    .split('\n')
-    .filter((line) => line.includes('='))
-    .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)] as const)
-    .filter(([key]) => !STRIMZI_MANAGED.some((pattern) => pattern.test(key)));
+  const native = Object.entries(nativeWorkerProperties()).filter(([key]) => !STRIMZI_MANAGED.some((pattern) => pattern.test(key)));
   return { ...Object.fromEntries(native), ...KUBERNETES_WORKER_OVERRIDES };
+}
+
+/** The native worker's group and storage topics, as the KafkaConnect spec's own fields. */
+function workerGroup() {
+  const native = nativeWorkerProperties();
+  const get = (key: string) => {
+    const value = native[key];
+    if (value === undefined) throw new Error(`stack/connect.ts: the worker has no ${key}`);
+    return value;
+  };
+  return {
+    groupId: get('group.id'),
+    configStorageTopic: get('config.storage.topic'),
+    offsetStorageTopic: get('offset.storage.topic'),
+    statusStorageTopic: get('status.storage.topic'),
+  };
 }
 
 /** The Debezium Postgres connector's Maven coordinates at the stack's Debezium version. */
@@ -63,7 +88,7 @@ const WORKER_SECRET_ENV: Record<(typeof CONNECT_SECRET_ENV)[number], { name: str
 export function kafkaConnect() {
   const versions = readVersions();
   return {
-    apiVersion: 'kafka.strimzi.io/v1beta2',
+    apiVersion: STRIMZI_API_VERSION,
     kind: 'KafkaConnect',
     metadata: {
       name: CLUSTER.connect,
@@ -75,6 +100,7 @@ export function kafkaConnect() {
       version: versions.kafka,
       replicas: CLUSTER.connectReplicas,
       bootstrapServers: CLUSTER.bootstrapServers,
+      ...workerGroup(),
       config: kubernetesWorkerConfig(),
       build: {
         output: { type: 'docker', image: `${IMAGE_REGISTRY}/connect:${versions.kafka}-debezium-${versions.debezium}`, pushSecret: CONNECT_BUILD_PUSH_SECRET },

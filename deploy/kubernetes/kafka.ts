@@ -5,7 +5,7 @@
  */
 import { DEAD_LETTER_RETENTION_MS } from '../../consumers/runtime/consumer.js';
 import { deadLetterTopicFor } from '../../events/catalogue.js';
-import { outboxTopics } from '../../connectors/outbox-connector.js';
+import { STRIMZI_API_VERSION, outboxTopics } from '../../connectors/outbox-connector.js';
 import { readVersions } from '../../stack/config.js';
 import { CLUSTER, PART_OF } from './cluster.js';
 import { kubernetesConnectorConfig } from './connect.js';
@@ -31,12 +31,12 @@ export function brokerConfig(): Record<string, string | number | boolean> {
 
 export function kafka() {
   return {
-    apiVersion: 'kafka.strimzi.io/v1beta2',
+    apiVersion: STRIMZI_API_VERSION,
     kind: 'Kafka',
     metadata: {
       name: CLUSTER.kafka,
+      // KRaft with node pools is the only mode of the v1 API: no annotations switch them on any more.
       labels: { ...PART_OF },
-      annotations: { 'strimzi.io/node-pools': 'enabled', 'strimzi.io/kraft': 'enabled' },
     },
     spec: {
       kafka: {
@@ -52,7 +52,7 @@ export function kafka() {
 
 export function kafkaNodePool() {
   return {
-    apiVersion: 'kafka.strimzi.io/v1beta2',
+    apiVersion: STRIMZI_API_VERSION,
     kind: 'KafkaNodePool',
     metadata: { name: CLUSTER.nodePool, labels: { ...CLUSTER_LABEL, ...PART_OF } },
     spec: {
@@ -72,7 +72,7 @@ function resourceName(topic: string): string {
 
 function kafkaTopic(topic: string, partitions: number, config: Record<string, string>) {
   return {
-    apiVersion: 'kafka.strimzi.io/v1beta2',
+    apiVersion: STRIMZI_API_VERSION,
     kind: 'KafkaTopic',
     metadata: { name: resourceName(topic), labels: { ...CLUSTER_LABEL, ...PART_OF } },
     spec: { topicName: topic, partitions, replicas: CLUSTER.replicationFactor, config: { 'min.insync.replicas': minIsr, ...config } },

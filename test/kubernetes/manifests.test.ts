@@ -43,11 +43,12 @@ interface Container {
 }
 
 const EXPECTED_KINDS: Record<string, string> = {
-  Kafka: 'kafka.strimzi.io/v1beta2',
-  KafkaNodePool: 'kafka.strimzi.io/v1beta2',
-  KafkaTopic: 'kafka.strimzi.io/v1beta2',
-  KafkaConnect: 'kafka.strimzi.io/v1beta2',
-  KafkaConnector: 'kafka.strimzi.io/v1beta2',
+  // Strimzi's v1 API: the only one served by the Strimzi releases that run Kafka 4.3.
+  Kafka: 'kafka.strimzi.io/v1',
+  KafkaNodePool: 'kafka.strimzi.io/v1',
+  KafkaTopic: 'kafka.strimzi.io/v1',
+  KafkaConnect: 'kafka.strimzi.io/v1',
+  KafkaConnector: 'kafka.strimzi.io/v1',
   Deployment: 'apps/v1',
   Service: 'v1',
   ServiceMonitor: 'monitoring.coreos.com/v1',
@@ -119,7 +120,6 @@ describe('Kafka: three KRaft nodes, replication 3, two in sync', () => {
   const config = (kafka.spec.kafka as { config: Record<string, unknown>; version: string }).config;
 
   it('runs in KRaft mode with one node pool of three controllers and brokers', () => {
-    expect(kafka.metadata.annotations).toMatchObject({ 'strimzi.io/node-pools': 'enabled', 'strimzi.io/kraft': 'enabled' });
     const pool = one('KafkaNodePool');
     expect(pool.metadata.labels?.['strimzi.io/cluster']).toBe(kafka.metadata.name);
     expect(pool.spec.replicas).toBe(3);
@@ -193,9 +193,16 @@ describe('Kafka Connect and the outbox connector', () => {
         .filter((l) => l.includes('='))
         .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
     );
-    const strimziManaged = ['bootstrap.servers', 'listeners', 'plugin.path', 'rest.advertised.host.name', 'rest.advertised.port'];
+    // Strimzi sets these itself and refuses them in spec.config; the group and storage topics are spec fields.
+    const strimziManaged = ['bootstrap.servers', 'listeners', 'plugin.path', 'rest.advertised.host.name', 'rest.advertised.port', 'group.id', 'config.storage.topic', 'offset.storage.topic', 'status.storage.topic'];
     const expected = { ...Object.fromEntries(Object.entries(native).filter(([k]) => !strimziManaged.includes(k))), ...KUBERNETES_WORKER_OVERRIDES };
     expect(workerConfig).toEqual(expected);
+    expect(connect.spec).toMatchObject({
+      groupId: native['group.id'],
+      configStorageTopic: native['config.storage.topic'],
+      offsetStorageTopic: native['offset.storage.topic'],
+      statusStorageTopic: native['status.storage.topic'],
+    });
     expect(workerConfig).toMatchObject({
       'config.storage.replication.factor': '3',
       'offset.storage.replication.factor': '3',
