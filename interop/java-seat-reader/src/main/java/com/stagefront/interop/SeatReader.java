@@ -65,8 +65,8 @@ public final class SeatReader {
       }
       if (seen < settings.expectedEvents()) {
         throw new ReaderException(ReaderException.TOO_FEW_EVENTS, "read " + seen + " of " + settings.expectedEvents() + " events, then no new record for "
-            + settings.idleTimeoutMs() + " ms: check that Kafka answers at " + String.join(",", settings.brokers()) + " and that "
-            + String.join(", ", settings.topics()) + " are the topics the events go to (or raise --idle-timeout-ms)");
+            + settings.idleTimeoutMs() + " ms: check that Kafka answers at " + String.join(",", settings.brokers()) + ", that the topics "
+            + String.join(", ", settings.topics()) + " exist and are the ones the events go to, or raise --idle-timeout-ms");
       }
       return seen;
     }
@@ -79,6 +79,8 @@ public final class SeatReader {
     config.put(ConsumerConfig.CLIENT_ID_CONFIG, "java-seat-reader");
     config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    // A reader never creates a topic by naming it.
+    config.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, "false");
     return config;
   }
 

@@ -53,7 +53,7 @@ final class WriterSchemas {
     }
     if (response.statusCode() == 404) {
       throw new ReaderException(ReaderException.BAD_RECORD, "schema id " + id + " is not in the registry at " + registryUrl
-          + ": read with the registry the producer wrote with (--registry / SCHEMA_REGISTRY_URL)");
+          + ": pass the producer's registry with --registry / SCHEMA_REGISTRY_URL, ending with its Confluent-compatible API (/apis/ccompat/v7)");
     }
     if (response.statusCode() != 200) {
       throw new ReaderException(ReaderException.REGISTRY_UNAVAILABLE, "the schema registry at " + registryUrl + " answered HTTP "
