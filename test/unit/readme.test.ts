@@ -180,7 +180,7 @@ describe('README', () => {
   it('the Markdown files name only npm scripts that exist', () => {
     const scripts = Object.keys((JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts);
     const named = markdownFiles().flatMap((file) =>
-      [...readFileSync(join(projectRoot, file), 'utf8').matchAll(/npm run (?:-s )?([a-z][a-z:-]*)/g)].map((m) => `${file}: npm run ${m[1] ?? ''}`),
+      [...readFileSync(join(projectRoot, file), 'utf8').matchAll(/npm run (?:-s )?([a-z][a-z0-9:-]*)/g)].map((m) => `${file}: npm run ${m[1] ?? ''}`),
     );
     expect(named.filter((line) => !scripts.includes(line.replace(/^.*: npm run /, '')))).toEqual([]);
   });
