@@ -164,6 +164,7 @@ describe('failover on Postgres 15/16 (no synchronized slot): the runbook path lo
     const onNewTimeline = new Set((rows as { buyer_id: string }[]).map((r) => r.buyer_id));
     const lost = story.oldSales.acknowledged.filter((order) => !onNewTimeline.has(`buyer-${order}`));
     const inFlight = story.oldSales.failed();
+    measured.postgresVersionNum = Number((await pair.standby.admin(/* sql */ `show server_version_num`)).rows[0]?.server_version_num);
     measured.ordersAcknowledgedByOldPrimary = story.oldSales.acknowledged.length;
     measured.acknowledgedOrdersNotOnNewTimeline = lost.length;
     measured.eventsCommittedOnOldPrimaryOnly = lost.length * EVENTS_PER_ORDER;

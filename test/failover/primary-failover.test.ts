@@ -43,7 +43,7 @@ installLeakGuard();
 const SEAT_EVENTS = 'com.stagefront.seat.';
 const ORDER_CONFIRMED = EVENTS.orderConfirmed.type;
 const RECONCILE = 'monitors/reconciliation/main.ts';
-const PACE_MS = 100;
+const PACE_MS = 200;
 
 interface Story {
   /** ce_ids the collector had read from Kafka at the kill. */
@@ -140,7 +140,10 @@ describe('failover on Postgres 17 with a synchronized slot: every event of the n
     sales = sellAtPace(oldService, show, PACE_MS);
     await sales.untilConfirmed(15);
     const standbySeatDb = seatUrl(pair.standbyPort);
-    await waitFor(async () => (await slotOnNode(standbySeatDb, name)).synced, { timeoutMs: 60_000, description: `slot ${name} synchronized to the standby` });
+    await waitFor(async () => {
+      const slot = await slotOnNode(standbySeatDb, name);
+      return slot.synced && !slot.temporary;
+    }, { timeoutMs: 120_000, intervalMs: 500, description: `slot ${name} synchronized to the standby and sync-ready` });
     await waitFor(() => ceIds().size >= 50, { timeoutMs: 60_000, description: 'the stream to be flowing to Kafka' });
     const slotOnStandbyBeforeKill = await slotOnNode(standbySeatDb, name);
     const confirmedByOldPrimary = sales.confirmedHoldIds();
@@ -172,7 +175,7 @@ describe('failover on Postgres 17 with a synchronized slot: every event of the n
   });
 
   it('the standby held the connector\'s slot as a synchronized failover slot before the kill', () => {
-    expect(story.slotOnStandbyBeforeKill).toMatchObject({ exists: true, synced: true, failover: true, invalidationReason: null });
+    expect(story.slotOnStandbyBeforeKill).toMatchObject({ exists: true, synced: true, temporary: false, failover: true, invalidationReason: null });
   });
 
   it('the failover command promoted the standby and resumed the connector on it, on the slot it synchronized', async () => {
