@@ -50,7 +50,7 @@ function camelCase(name: string): string {
 function eventNames(text: string | undefined): EventName[] {
   if (text === undefined) return Object.keys(EVENTS) as EventName[];
   const names = text.split(',').map((item) => item.trim()).filter((item) => item !== '');
-  const byType = new Map(Object.entries(EVENTS).map(([name, event]) => [event.type, name as EventName]));
+  const byType = new Map<string, EventName>(Object.entries(EVENTS).map(([name, event]) => [event.type, name as EventName]));
   const known = names.map((item) => (item in EVENTS ? (item as EventName) : byType.get(item)));
   const unknown = names.filter((_, index) => known[index] === undefined);
   if (unknown.length > 0 || names.length === 0) {

@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { cp, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +15,8 @@ import { requireStack } from '../support/stack.js';
 
 requireStack();
 
-const NOT_COPIED = new Set(['node_modules', '.stack', '.git']);
+/** What a consumer's code, its test and the scaffold reach (not the stack's downloads, other builds or docs). */
+const COPIED = ['package.json', 'tsconfig.json', 'eslint.config.js', 'vitest.config.ts', 'consumers', 'events', 'lib', 'stack', 'connectors', 'monitors', 'seat-service', 'scripts', 'test'];
 const NAME = 'seat-pulse';
 
 interface Run {
@@ -41,9 +42,7 @@ describe('npm run new-consumer', () => {
 
   beforeAll(async () => {
     scratch = await mkdtemp(join(tmpdir(), 'new-consumer-'));
-    for (const entry of await readdir(projectRoot)) {
-      if (!NOT_COPIED.has(entry)) await cp(join(projectRoot, entry), join(scratch, entry), { recursive: true });
-    }
+    for (const entry of COPIED) await cp(join(projectRoot, entry), join(scratch, entry), { recursive: true });
     await symlink(join(projectRoot, 'node_modules'), join(scratch, 'node_modules'), 'dir');
   });
   afterAll(async () => {
