@@ -1,15 +1,23 @@
 import { createLogger } from '../lib/logger.js';
 import { redactConnectionString } from '../lib/postgres.js';
 import { settingsHelp } from '../lib/settings.js';
-import { stackEndpoints, stackLayout, stackSettings } from './config.js';
+import { connectorSettings } from '../connectors/settings.js';
+import { parseSettings } from '../lib/settings.js';
+import { localStackProgramEnv, stackEndpoints, stackLayout, stackSettings } from './config.js';
+import { failOver } from './failover.js';
 import { stackStatus, startStack, stopStack } from './launcher.js';
 
-const USAGE = `Usage: npm run stack -- <start|stop|status>
+const USAGE = `Usage: npm run stack -- <start|stop|status|failover>
 
   start   start what is missing of the native stack (Postgres, Kafka, Kafka Connect with
           Debezium, Apicurio Registry) and wait until each answers; reuses what runs
   stop    stop every process the stack started
   status  each component, its port, its health, its memory
+  failover [--stop-primary]
+          (STACK_POSTGRES_STANDBY=yes) promote the standby, move the outbox connector to it
+          (the connector command's settings: CONNECTOR_NAME, SLOT_NAME…; the local stack's by
+          default) and wait until its task runs and its slot is active on the new primary.
+          Refuses while the primary answers; --stop-primary stops it cleanly first (switchover)
 
 Settings (environment variables):
 `;
@@ -41,6 +49,18 @@ async function main(argv: string[]): Promise<number> {
         console.log(`${row.name.padEnd(13)} ${String(row.port).padEnd(6)} ${state.padEnd(10)} pid ${String(row.pid ?? '-').padEnd(8)} ${memory.padEnd(8)} ${row.logFile}`);
       }
       return rows.every((r) => r.healthy) ? 0 : 1;
+    }
+    case 'failover': {
+      // The connector's own settings, the local stack's where the environment does not say.
+      const connector = parseSettings(connectorSettings, { ...localStackProgramEnv(layout), ...process.env });
+      const report = await failOver(layout, connector, logger, { stopPrimary: argv.includes('--stop-primary') });
+      console.log(
+        `seat database: primary on port ${report.newPrimaryPort}, timeline ${report.timeline}${report.promoted ? ' (promoted now)' : ' (promoted before)'}\n` +
+          `connector ${connector.connectorName}: ${report.connector.connector.state}, tasks ${report.connector.tasks.map((t) => t.state).join(', ')}\n` +
+          `slot ${connector.slotName}: active, failover ${report.slotAfter.failover}, confirmed_flush_lsn ${report.slotAfter.confirmedFlushLsn ?? '-'}\n` +
+          `done in ${report.seconds.toFixed(1)} s. Point the seat programs at port ${report.newPrimaryPort} (SEAT_DB_URL, SEAT_DB_PORT, CONNECTOR_SEAT_DB_URL, the monitors' URLs).`,
+      );
+      return 0;
     }
     default:
       console.error(`unknown command "${command}"\n\n${USAGE}`);
