@@ -23,6 +23,7 @@ function headerSchema(header: HeaderFact): Json {
     description: header.meaning,
     ...(header.format === undefined ? {} : { format: header.format }),
     ...(header.value === undefined ? {} : { const: header.value }),
+    ...(header.values === undefined ? {} : { enum: header.values }),
   };
 }
 
@@ -129,7 +130,7 @@ function operations(contract: EventContract): Json {
     entries.push([`deadLetter${capitalized(id)}Events`, {
       action: 'send',
       channel: { $ref: `#/channels/${dlqId}` },
-      summary: `A consumer on the runtime sends a ${topic.aggregateType} record it cannot handle here.`,
+      summary: `A consumer on the runtime sends here the ${topic.aggregateType} records it cannot handle.`,
       messages: [{ $ref: `#/channels/${dlqId}/messages/${deadLetterId(topic)}` }],
     }]);
   }

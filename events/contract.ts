@@ -9,6 +9,7 @@ import { connectorSettings } from '../connectors/settings.js';
 import { OUTBOX_CONNECTOR_FILE } from '../connectors/outbox-connector.js';
 import { DEAD_LETTER_RETENTION_MS } from '../consumers/runtime/consumer.js';
 import { deadLetterHeaders } from '../consumers/runtime/dead-letter.js';
+import type { DeadLetterReason } from '../consumers/runtime/failures.js';
 import { REDRIVEN_AT_HEADER } from '../consumers/runtime/headers.js';
 import {
   EVENT_CONTENT_TYPE,
@@ -28,6 +29,8 @@ export interface HeaderFact {
   /** The outbox column it comes from (event headers only). */
   column?: string;
   value?: string;
+  /** The values it can take, when there are few. */
+  values?: readonly string[];
   /** JSON Schema format of the value, when there is one. */
   format?: 'uri' | 'uri-reference' | 'date-time' | 'uuid';
   /** False when some records lack it (see the meaning). */
@@ -101,7 +104,7 @@ const EVENT_HEADER_MEANINGS: Readonly<Record<string, Omit<HeaderFact, 'name' | '
     format: 'uuid',
     always: true,
   },
-  ce_type: { meaning: 'The event type (one of the messages below); picks the Avro schema and the meaning.', always: true },
+  ce_type: { meaning: 'The event type: picks the Avro schema and the meaning. Skip types you do not handle; new ones may appear.', always: true },
   ce_source: { meaning: 'Who emitted the event: always the seat service.', format: 'uri-reference', always: true },
   ce_specversion: { meaning: 'CloudEvents version.', always: true },
   ce_time: { meaning: 'When the business transaction wrote the event (RFC 3339, UTC). Deadlines and event age count from it.', format: 'date-time', always: true },
@@ -111,7 +114,7 @@ const EVENT_HEADER_MEANINGS: Readonly<Record<string, Omit<HeaderFact, 'name' | '
     format: 'uri',
     always: false,
   },
-  'content-type': { meaning: 'The value\'s encoding: Avro binary in the registry framing (see "What application/avro means here").', always: true },
+  'content-type': { meaning: 'The value\'s encoding: one Avro datum in the registry framing (magic byte 0, 4-byte big-endian schema id, Avro binary).', always: true },
 };
 
 /** Headers the Outbox Event Router adds by itself. */
@@ -126,8 +129,13 @@ const HEADER_VALUES: Readonly<Record<string, string>> = {
   'content-type': EVENT_CONTENT_TYPE,
 };
 
+/** Every dead letter reason of the runtime; the type check below fails when the runtime gains one. */
+const DEAD_LETTER_REASONS = ['deadline exceeded', 'not a cloudevent', 'undecodable', 'unknown schema', 'invalid payload', 'data error', 'crashed the consumer'] as const satisfies readonly DeadLetterReason[];
+type UndescribedReason = Exclude<DeadLetterReason, (typeof DEAD_LETTER_REASONS)[number]>;
+const everyReasonDescribed: [UndescribedReason] extends [never] ? true : UndescribedReason = true;
+
 const DEAD_LETTER_HEADER_MEANINGS: Readonly<Record<string, Omit<HeaderFact, 'name'>>> = {
-  dlq_reason: { meaning: 'Why: deadline exceeded, not a cloudevent, undecodable, unknown schema, invalid payload, data error or crashed the consumer.', always: true },
+  dlq_reason: { meaning: `Why, one of: ${DEAD_LETTER_REASONS.join(', ')}.`, values: DEAD_LETTER_REASONS, always: everyReasonDescribed },
   dlq_error: { meaning: 'The last error\'s message (at most 2,000 characters).', always: true },
   dlq_first_failure_at: { meaning: 'When the record first failed (RFC 3339).', format: 'date-time', always: true },
   dlq_dead_lettered_at: { meaning: 'When it was dead-lettered (RFC 3339).', format: 'date-time', always: true },

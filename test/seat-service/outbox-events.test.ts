@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { decodeCloudEvent } from '../../consumers/runtime/cloud-event.js';
 import type { SourceRecord } from '../../consumers/runtime/types.js';
 import { EVENTS, readEventSchema } from '../../events/catalogue.js';
+import { buildEventContract } from '../../events/contract.js';
 import { PipelineError } from '../../lib/errors.js';
 import { parseSettings } from '../../lib/settings.js';
 import { createSchemaRegistry, decodeWithSchema, registerAvroSchema, wireSchemaId } from '../../lib/schema-registry.js';
@@ -19,6 +20,7 @@ import { adminQuery, requireStack, uniqueName } from '../support/stack.js';
 
 const stack = requireStack();
 installLeakGuard();
+const contractHeaders = buildEventContract().headers.map((h) => h.name).sort();
 
 describe('seat service outbox routed by Debezium as CloudEvents', () => {
   const show = 'show1';
@@ -64,6 +66,8 @@ describe('seat service outbox routed by Debezium as CloudEvents', () => {
         expect(event.id).toBe(row.id);
         expect(event.type).toBe(row.type);
         await expectDataSchemaServesWriterSchema(record);
+        // The published contract (events/asyncapi.yaml, docs/event-contract.md) names exactly these headers.
+        expect(Object.keys(record.headers).filter((name) => !name.startsWith('__debezium.')).sort()).toEqual(contractHeaders);
         expect(event.dataschema).toBe(record.headers.ce_dataschema);
       }
     } finally {
