@@ -13,15 +13,17 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectorState, liveConnectorConfig } from '../../connectors/connector-lifecycle.js';
+import { compareTotals, totalsFromLedger, totalsFromSeatDatabase } from '../../consumers/sales-ledger/recompute.js';
 import { EVENTS } from '../../events/catalogue.js';
+import { createPool } from '../../lib/postgres.js';
 import type { SeatService } from '../../seat-service/service.js';
 import { waitFor } from '../../lib/wait.js';
 import { type ChildConsumer, runChildProgram, startChildProgram } from '../consumers/helpers/child-consumer.js';
 import { consumerDatabase } from '../consumers/helpers/stack-fixture.js';
-import { allRecords, inboxIds, outboxIds, repeatedIds } from '../slot-recovery/support/delivery-checks.js';
+import { allRecords, inboxIds, outboxIds, repeatedIds, seatStateDifferences } from '../slot-recovery/support/delivery-checks.js';
 import { createArena } from '../slot-recovery/support/seat-sales.js';
 import { installLeakGuard } from '../support/leak-guard.js';
-import { collectRecords, type CollectedRecord } from '../support/seat-pipeline.js';
+import { collectRecords, testLogger, type CollectedRecord } from '../support/seat-pipeline.js';
 import { adminQuery, requireStack, uniqueName } from '../support/stack.js';
 import { startFailoverPipeline, type FailoverPipeline } from './support/failover-pipeline.js';
 import { startReplicatedPair, type ReplicatedPair } from './support/replicated-pair.js';
@@ -222,6 +224,19 @@ describe('failover on Postgres 15/16 (no synchronized slot): the runbook path lo
     const check = await runChildProgram(RECONCILE, toolEnv());
     expect(check.code, check.output).toBe(0);
     expect(check.output).toContain('no gaps');
+  });
+
+  it('each sale of the new timeline is counted once: the ledger equals a recompute from the new primary, the read model its seats', async () => {
+    await waitFor(inboxesHoldNewTimeline, { timeoutMs: 60_000, description: 'both inboxes to hold the new timeline' });
+    const seatPool = createPool({ connectionString: newPrimaryUrl(), applicationName: 'test-ledger', logger: testLogger, max: 1 });
+    try {
+      await waitFor(async () => compareTotals(await totalsFromLedger(inboxes.pool), await totalsFromSeatDatabase(seatPool)).length === 0, {
+        timeoutMs: 30_000, description: 'the sales ledger totals to equal the new primary (no sale lost or counted twice)',
+      });
+    } finally {
+      await seatPool.end();
+    }
+    expect(await seatStateDifferences(newPrimaryUrl(), inboxes.pool)).toEqual([]);
   });
 
   it('running the recovery again changes nothing', async () => {
