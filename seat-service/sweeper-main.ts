@@ -25,7 +25,10 @@ in job_runs so that of several sweepers exactly one runs each slot. The job watc
 async function sweepUntilSignalled(config: HoldSweeperConfig, logger: Logger, releasers: Releasers): Promise<void> {
   const registry = createMetricsRegistry('hold-sweeper');
   const onRun = registerSweeperMetrics(registry, config.intervalMs);
-  const events = await createEventWriter(createSchemaRegistry(config.registryUrl), { subjectPrefix: config.subjectPrefix });
+  const events = await createEventWriter(createSchemaRegistry(config.registryUrl), {
+    subjectPrefix: config.subjectPrefix,
+    dataSchemaBaseUrl: config.registryPublicUrl || config.registryUrl,
+  });
   const pool = createPool({ connectionString: config.databaseUrl, applicationName: 'hold-sweeper', logger, max: 2 });
   releasers.add('seat database pool', () => pool.end());
   const http = await serveHttp({ registry, port: config.metricsPort, host: config.metricsHost });
