@@ -94,6 +94,23 @@ export const ALERTS = {
       'Find what wrote the burst (a bulk load, a reindex, a vacuum full): select query, wal_bytes from pg_stat_statements order by wal_bytes desc limit 10; (if installed).',
     ],
   },
+  StandbySlotNotSynchronized: {
+    severity: 'critical',
+    runbook: [
+      'A standby of the seat database has no usable copy of a failover slot (missing, not synchronized, not yet sync-ready, or invalidated; the description says which). Nothing is lost now, but a failover to that standby could not carry the connector over: it would need the lost-slot recovery.',
+      'On the standby: select slot_name, synced, temporary, failover, invalidation_reason from pg_replication_slots; and show sync_replication_slots; show hot_standby_feedback; show primary_slot_name; (primary_conninfo must name a dbname).',
+      'On the primary: the slot must have failover = true (the connector\'s CONNECTOR_SLOT_FAILOVER=yes when the slot was created; an old slot keeps failover = false: recreate it with the lost-slot recovery at a quiet time), and synchronized_standby_slots must name the standby\'s physical slot.',
+      'Right after the slot is created or the standby starts, the copy is temporary until the primary\'s slot passes the standby\'s position: it resolves by itself within a minute or two of writes.',
+    ],
+  },
+  StandbySlotBehind: {
+    severity: 'warning',
+    runbook: [
+      'The standby\'s copy of a failover slot trails the primary\'s confirmed position by more than SLOT_MONITOR_STANDBY_SLOT_MAX_LAG. A failover now resumes from further back: more WAL to decode again and more duplicates for the consumers to drop; nothing is lost.',
+      'Check the standby replays WAL (select status, latest_end_lsn from pg_stat_wal_receiver;) and its log for "could not synchronize replication slot".',
+      'A standby far behind on replay is the cause: look at its disk and CPU, and at pg_stat_replication on the primary.',
+    ],
+  },
   SlotKeepSizeCorrected: {
     severity: 'info',
     runbook: [

@@ -9,6 +9,7 @@ import type { PollOutcome } from '../alerting/poll-loop.js';
 import { PollMetrics } from '../alerting/poll-metrics.js';
 import type { SlotHistory } from './slot-history.js';
 import type { DatabaseReading, WalStatus } from './slot-readings.js';
+import type { StandbySlotState } from './standby-slots.js';
 import { burstBetweenConfirmations, type WalBurstRules } from './wal-rate.js';
 
 const WAL_STATUSES: readonly WalStatus[] = ['reserved', 'extended', 'unreserved', 'lost'];
@@ -29,6 +30,9 @@ export class SlotMonitorMetrics extends PollMetrics<'slot_name'> {
   readonly #walPeakRate: Gauge;
   readonly #walBurst: Gauge;
   readonly #pollDuration: Histogram;
+  readonly #primaryNode: Gauge<'node'>;
+  readonly #standbySynced: Gauge<'slot_name' | 'standby'>;
+  readonly #standbyLag: Gauge<'slot_name' | 'standby'>;
 
   constructor(registry: Registry, targetKeepSizeBytes: number) {
     super(registry, { prefix: 'slot_monitor', monitor: 'monitor', reads: 'the slots', alertLabel: 'slot_name' });
@@ -50,7 +54,20 @@ export class SlotMonitorMetrics extends PollMetrics<'slot_name'> {
     this.#walPeakRate = single('slot_monitor_wal_peak_write_rate_bytes_per_second', 'Highest WAL write rate between two polls within SLOT_MONITOR_WAL_RATE_WINDOW_MS (absent before two polls).');
     this.#walBurst = single('slot_monitor_wal_burst_between_confirmations_bytes', 'WAL the peak rate writes between two confirmations of an active slot: peak rate × (15 s running-transactions interval + offset flush + heartbeat interval) × margin; SlotCapTooSmallForWalRate fires when max_slot_wal_keep_size is smaller.');
     this.#pollDuration = new Histogram({ name: 'slot_monitor_poll_duration_seconds', help: 'Time one poll took.', buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5], registers });
+    this.#primaryNode = new Gauge({ name: 'slot_monitor_primary_node', help: 'With SLOT_MONITOR_STANDBY_URLS: 1 on the node the monitor found not in recovery (the primary it watches).', labelNames: ['node'] as const, registers });
+    this.#standbySynced = new Gauge({ name: 'slot_monitor_standby_slot_synced', help: '1 when the standby holds a synchronized, sync-ready, valid copy of the primary\'s failover slot; 0 otherwise (StandbySlotNotSynchronized).', labelNames: ['slot_name', 'standby'] as const, registers });
+    this.#standbyLag = new Gauge({ name: 'slot_monitor_standby_slot_lag_bytes', help: 'The primary\'s confirmed_flush_lsn minus the standby copy\'s, in bytes (StandbySlotBehind).', labelNames: ['slot_name', 'standby'] as const, registers });
     this.#keepSizeTarget.set(targetKeepSizeBytes);
+  }
+
+  recordStandbySlots(primary: string, states: readonly StandbySlotState[]): void {
+    for (const gauge of [this.#primaryNode, this.#standbySynced, this.#standbyLag]) gauge.reset();
+    this.#primaryNode.set({ node: primary }, 1);
+    for (const state of states) {
+      const labels = { slot_name: state.slotName, standby: state.standby };
+      this.#standbySynced.set(labels, state.synced ? 1 : 0);
+      if (state.lagBytes !== null) this.#standbyLag.set(labels, state.lagBytes);
+    }
   }
 
   recordReading(reading: DatabaseReading, history: SlotHistory, requiredSlots: readonly string[]): void {

@@ -30,7 +30,8 @@ function slotMonitorSpec(config: SlotMonitorConfig, logger: Logger): PollingMoni
         onCorrected: () => metrics.recordCorrection(),
       });
       const outbox = { schema: config.outboxSchema, table: config.outboxTable };
-      return new SlotConditionSource({ db, databaseLabel, rules: config, outbox, growthWindowPolls: config.growthWindowPolls, keepSize, metrics });
+      const standby = { standbyUrls: config.standbyUrls, standbySlotMaxLagBytes: config.standbySlotMaxLag, slots: config.slots };
+      return new SlotConditionSource({ db, databaseLabel, databaseUrl: config.databaseUrl, standby, rules: config, outbox, growthWindowPolls: config.growthWindowPolls, keepSize, metrics });
     },
   };
 }

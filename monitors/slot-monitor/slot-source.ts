@@ -13,12 +13,16 @@ import type { Queryable } from './monitor-role.js';
 import { slotAlertCandidates, type SlotRules } from './slot-conditions.js';
 import { SlotHistory } from './slot-history.js';
 import { readDatabase, type OutboxTable } from './slot-readings.js';
+import { findPrimary, standbySlotConditions, withNodeClient, type StandbyRules } from './standby-slots.js';
 import { WalRate, walBurstCandidate, type WalBurstRules } from './wal-rate.js';
 
 export interface SlotConditionSourceOptions {
   db: Queryable;
   /** `host:port/database`, named in the unreachable alert. */
   databaseLabel: string;
+  /** The configured seat database (the first node when there are standbys). */
+  databaseUrl: string;
+  standby: StandbyRules;
   rules: SlotRules & WalBurstRules;
   outbox: OutboxTable;
   growthWindowPolls: number;
@@ -38,7 +42,21 @@ export class SlotConditionSource implements ConditionSource<AlertName> {
   }
 
   async readConditions(now: Date): Promise<AlertCandidate[]> {
-    const { db, outbox, keepSize, rules, metrics } = this.#options;
+    const { db, databaseUrl, standby, metrics } = this.#options;
+    if (standby.standbyUrls.length === 0) return this.#readPrimary(db, now);
+    // With standbys: whichever node is not in recovery is the primary (it changes at a failover).
+    const { primary, standbys } = await findPrimary(db, databaseUrl, standby);
+    const read = async (primaryDb: Queryable) => {
+      const slots = await this.#readPrimary(primaryDb, now);
+      const copies = await standbySlotConditions(primaryDb, standbys, standby);
+      metrics.recordStandbySlots(primary.label, copies.states);
+      return [...slots, ...copies.candidates];
+    };
+    return primary.url === databaseUrl ? read(db) : withNodeClient(primary.url, read);
+  }
+
+  async #readPrimary(db: Queryable, now: Date): Promise<AlertCandidate[]> {
+    const { outbox, keepSize, rules, metrics } = this.#options;
     const reading = await readDatabase(db, outbox);
     const keepSizeCandidates = await keepSize.check(db, reading.maxSlotWalKeepSizeBytes, now);
     this.#history.observe(reading);
