@@ -1,4 +1,5 @@
 import type { PoolClient } from '../lib/postgres.js';
+import { freshTraceparent } from '../lib/tracing.js';
 import { uuidV7 } from '../lib/uuid-v7.js';
 import { encodeWithSchema, registerAvroSchema, type Registry } from '../lib/schema-registry.js';
 import {
@@ -17,8 +18,12 @@ export interface PendingEvent<N extends EventName = EventName> {
 
 /** Writes events as outbox rows inside the caller's business transaction. */
 export interface EventWriter {
-  /** Inserts one outbox row per event in one statement; returns the event ids (ce_id) in order. */
-  write(client: PoolClient, events: PendingEvent[], at: Date): Promise<string[]>;
+  /**
+   * Inserts one outbox row per event in one statement; returns the event ids (ce_id) in order.
+   * `traceparent` is the writing operation's span (W3C); without one the rows get a fresh span
+   * context of their own, so every event can still be followed from its consumers' spans.
+   */
+  write(client: PoolClient, events: PendingEvent[], at: Date, traceparent?: string): Promise<string[]>;
 }
 
 export interface EventWriterOptions {
@@ -52,12 +57,12 @@ export async function createEventWriter(registry: Registry, options: EventWriter
     schemaIds.set(name, await registerAvroSchema(registry, subject, readSchema(name), 'BACKWARD_TRANSITIVE'));
   }
   return {
-    async write(client, events, at) {
+    async write(client, events, at, traceparent) {
       if (events.length === 0) return [];
       const rows = await Promise.all(events.map((event) => outboxRow(registry, schemaIds, event, at)));
       await client.query(
-        /* sql */ `insert into outbox (id, aggregatetype, aggregateid, type, payload, ce_source, ce_time, ce_subject, content_type, ce_dataschema)
-         select id, aggregatetype, aggregateid, type, payload, $5, $6, aggregateid, $7, dataschema
+        /* sql */ `insert into outbox (id, aggregatetype, aggregateid, type, payload, ce_source, ce_time, ce_subject, content_type, ce_dataschema, ce_traceparent)
+         select id, aggregatetype, aggregateid, type, payload, $5, $6, aggregateid, $7, dataschema, $10
            from unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $8::bytea[], $9::text[])
              as e(id, aggregatetype, aggregateid, type, payload, dataschema)`,
         [
@@ -70,6 +75,7 @@ export async function createEventWriter(registry: Registry, options: EventWriter
           EVENT_CONTENT_TYPE,
           rows.map((r) => r.payload),
           rows.map((r) => dataSchemaUrl(dataSchemaBase, r.schemaId)),
+          traceparent ?? freshTraceparent(),
         ],
       );
       return rows.map((r) => r.id);

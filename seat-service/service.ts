@@ -2,6 +2,7 @@ import type { Logger } from '../lib/logger.js';
 import { createPool, type Pool } from '../lib/postgres.js';
 import { createSchemaRegistry } from '../lib/schema-registry.js';
 import type { Config } from '../lib/settings.js';
+import { traced } from '../lib/tracing.js';
 import { createEventWriter, type EventWriter, type EventWriterOptions } from './event-writer.js';
 import { confirmHold, releaseHold, type HoldEndResult } from './hold-endings.js';
 import { holdSeats, type HoldResult } from './holds.js';
@@ -39,10 +40,19 @@ export async function openSeatService(
   return {
     pool,
     events,
-    hold: (request) => holdSeats(pool, events, { ...request, ttlMs: config.holdTtlMs }, logger),
-    confirm: (request) => confirmHold(pool, events, request, logger),
-    release: (holdId) => releaseHold(pool, events, holdId, logger),
-    expireDueHolds: (limit = 500) => expireDueHolds(pool, events, { limit, logger }),
+    hold: (request) =>
+      traced('seat-service hold', { 'stagefront.show_id': request.showId, 'stagefront.seat_count': request.seatIds.length }, (span) =>
+        holdSeats(pool, writingWith(events, span.traceparent), { ...request, ttlMs: config.holdTtlMs }, logger),
+      ),
+    confirm: (request) =>
+      traced('seat-service confirm', { 'stagefront.hold_id': request.holdId }, (span) => confirmHold(pool, writingWith(events, span.traceparent), request, logger)),
+    release: (holdId) => traced('seat-service release', { 'stagefront.hold_id': holdId }, (span) => releaseHold(pool, writingWith(events, span.traceparent), holdId, logger)),
+    expireDueHolds: (limit = 500) => traced('seat-service expire', {}, (span) => expireDueHolds(pool, writingWith(events, span.traceparent), { limit, logger })),
     close: () => pool.end(),
   };
+}
+
+/** The writer with the operation's span as every row's traceparent (a retried transaction writes it again). */
+function writingWith(events: EventWriter, traceparent: string): EventWriter {
+  return { write: (client, pending, at) => events.write(client, pending, at, traceparent) };
 }

@@ -105,6 +105,7 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Runn
   const stopping = new AbortController();
   const ctx: ProcessingContext = {
     definition,
+    groupId: options.groupId,
     registry: options.registry,
     pool: options.pool,
     producer,

@@ -8,6 +8,8 @@ import type { ConsumerDefinition, DeliveryPolicy } from './types.js';
 
 export interface ProcessingContext {
   definition: ConsumerDefinition;
+  /** The Kafka consumer group (messaging.consumer.group.name of the event spans). */
+  groupId: string;
   registry: Registry;
   pool: Pool;
   producer: Producer;

@@ -16,10 +16,11 @@
  */
 import { errorMessage } from '../../lib/errors.js';
 import { retryDelay } from '../../lib/wait.js';
-import { applyEffects } from './apply-effects.js';
+import { type EffectsOutcome, applyEffects } from './apply-effects.js';
 import { decodeCloudEvent } from './cloud-event.js';
 import { type PartitionControl, type ProcessingContext, partitionKey } from './context.js';
 import { sendToDeadLetterTopic } from './dead-letter.js';
+import { startEventSpans } from './event-spans.js';
 import { type AttemptCount, type AttemptKey, clearAttempts, countAttempt, recordPoison, uncountAttempt } from './delivery-attempts.js';
 import { type Delivery, latenessOf, recordIds } from './delivery.js';
 import { type DeadLetterReason, type Failure, classifyFailure } from './failures.js';
@@ -140,14 +141,23 @@ async function applyAndCommit(ctx: ProcessingContext, control: PartitionControl,
   const partition = partitionKey(control.topic, control.partition);
   const clear = ctx.countedPartitions.has(partition) ? { throughOffset: last.record.offset } : undefined;
   const events = deliveries.flatMap((d) => (d.event === undefined ? [] : [d.event]));
-  const outcome = await applyEffects(ctx, control, events, clear);
+  const spans = startEventSpans(ctx, control, events);
+  let outcome: EffectsOutcome;
+  try {
+    outcome = await applyEffects(ctx, control, events, clear);
+  } catch (err) {
+    spans.end(undefined, err);
+    throw err;
+  }
   for (const event of outcome.applied) {
     ctx.events.emit('applied', { ...where, type: event.type, count: 1 });
     ctx.events.emit('eventHandled', { ...where, ageMs: Date.now() - event.timeMs });
   }
   if (outcome.duplicates > 0) ctx.events.emit('duplicate', { ...where, count: outcome.duplicates });
   for (const d of deliveries) if (d.event === undefined) ctx.events.emit('skipped', { ...where, type: headerValue(d.record.headers, 'ce_type') ?? '' });
-  return committed(ctx, control, last.record.offset, clear !== undefined);
+  const done = await committed(ctx, control, last.record.offset, clear !== undefined);
+  spans.end(new Set(outcome.applied.map((event) => event.id)), done ? undefined : new Error('the offsets were not committed (the batch was abandoned); the events come again'));
+  return done;
 }
 
 /** Commits past a dead-lettered record, forgetting the partition's counts first (best effort). */

@@ -13,6 +13,7 @@ import { assertReachable, createPool } from '../../lib/postgres.js';
 import { createSchemaRegistry } from '../../lib/schema-registry.js';
 import { type Config, type SettingsDefinition, type SettingsTable, configForLog } from '../../lib/settings.js';
 import { Releasers, onShutdownSignals } from '../../lib/shutdown.js';
+import { startTracing } from '../../lib/tracing.js';
 import { startConsumer } from './consumer.js';
 import { registerConsumerMetrics } from './metrics.js';
 import { migrateConsumerDatabase } from './migrations.js';
@@ -27,6 +28,9 @@ export interface BuiltConsumer {
 
 async function startParts<C extends CommonConsumerConfig>(program: string, config: C, logger: Logger, releasers: Releasers, build: (config: C, logger: Logger) => BuiltConsumer): Promise<void> {
   await assertReachable(config.databaseUrl, 'npm run stack -- start (or set CONSUMER_DATABASE_URL)');
+  // Released last: the consumer's final spans are sent after it stopped.
+  const tracing = startTracing({ serviceName: program, otlpEndpoint: config.otlpEndpoint, logger });
+  releasers.add('tracing', () => tracing.shutdown());
   const pool = createPool({ connectionString: config.databaseUrl, applicationName: program, logger, max: config.databasePoolSize });
   releasers.add('consumer database pool', () => pool.end());
   const built = build(config, logger);

@@ -2,6 +2,7 @@
 import { LOG_LEVELS, type LogLevel } from '../../lib/logger.js';
 import type { LatePolicy } from './types.js';
 import { zDurationMs, zEnum, zInt, zList, zPort, zString, zUrl } from '../../lib/settings.js';
+import { otlpEndpointSetting } from '../../lib/tracing.js';
 
 const WHEN_LATE_WORDS: Record<LatePolicy, string> = {
   'dead-letter': 'it is dead-lettered with reason "deadline exceeded"',
@@ -53,6 +54,10 @@ export function consumerSettings(defaults: { groupId: string; metricsPort: strin
     },
     databasePoolSize: { env: 'CONSUMER_DATABASE_POOL_SIZE', default: '5', parser: zInt({ min: 1, max: 100, example: '5' }), description: 'Connections to the consumer database.' },
     logLevel: { env: 'LOG_LEVEL', default: 'info', parser: zEnum(LOG_LEVELS as [LogLevel, ...LogLevel[]]), description: 'pino log level.' },
+    otlpEndpoint: {
+      ...otlpEndpointSetting,
+      description: 'OpenTelemetry collector for a span per event, linked to the seat service\'s span (OTLP HTTP/protobuf base URL; /v1/traces is appended). Empty: no spans.',
+    },
   } as const;
 }
 
@@ -74,4 +79,6 @@ export interface CommonConsumerConfig {
   readonly sessionTimeoutMs: number;
   readonly databasePoolSize: number;
   readonly logLevel: LogLevel;
+  /** OTLP base URL for traces; empty: none. */
+  readonly otlpEndpoint: string;
 }
