@@ -1,23 +1,60 @@
 /** Kafka Connect's REST API: the few calls the connector command needs. */
+import { z } from 'zod';
 import { PipelineError } from '../lib/errors.js';
+import type { SettingParser } from '../lib/setting-parsers.js';
 import { waitFor } from '../lib/wait.js';
 
 export interface ConnectorStatus {
   name: string;
-  connector: { state: string; trace?: string };
-  tasks: { id: number; state: string; trace?: string }[];
+  /** worker_id: the worker (advertised host:port) that runs the connector or the task. */
+  connector: { state: string; trace?: string; worker_id?: string };
+  tasks: { id: number; state: string; trace?: string; worker_id?: string }[];
 }
 
-async function connectRequest(connectUrl: string, path: string, init: RequestInit = {}): Promise<Response> {
-  try {
-    return await fetch(`${connectUrl}${path}`, {
-      ...init,
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      signal: AbortSignal.timeout(30_000),
-    });
-  } catch (cause) {
-    throw new PipelineError('connect_unreachable', `Kafka Connect at ${connectUrl} does not answer; start the stack (npm run stack -- start) or set CONNECT_URL`, { cause });
+/**
+ * The workers' REST URLs in a CONNECT_URL: one URL, or several workers of one Connect cluster
+ * separated by commas ("http://a:8083,http://b:8083"). Any worker answers for the whole cluster.
+ */
+export function connectUrls(connectUrl: string): string[] {
+  return connectUrl.split(',').map((url) => url.trim().replace(/\/+$/, '')).filter((url) => url !== '');
+}
+
+/** CONNECT_URL's parser: one or more http(s) URLs separated by commas. */
+export function zConnectUrls(): SettingParser<string> {
+  const schema = z
+    .string()
+    .transform(connectUrls)
+    .pipe(z.array(z.url({ protocol: /^https?$/ })).min(1))
+    .transform((urls) => urls.join(','));
+  return { schema, expected: 'one or more http URLs separated by commas (workers of one Connect cluster)', example: 'http://connect-0:8083,http://connect-1:8083' };
+}
+
+/**
+ * One REST call, to the first worker that answers: a worker that refuses the connection or times
+ * out is passed over for the next (a worker's death must not stop the command); an HTTP answer,
+ * error or not, is the cluster's answer. When none answers, one error names them all.
+ */
+export async function connectFetch(connectUrl: string, path: string, init: RequestInit = {}): Promise<Response> {
+  const failures: string[] = [];
+  const urls = connectUrls(connectUrl);
+  let lastCause: unknown;
+  for (const url of urls) {
+    try {
+      return await fetch(`${url}${path}`, { ...init, signal: AbortSignal.timeout(30_000) });
+    } catch (cause) {
+      lastCause = cause;
+      failures.push(`${url}: ${cause instanceof Error ? (cause.cause instanceof Error ? cause.cause.message : cause.message) : String(cause)}`);
+    }
   }
+  const which = urls.length === 1 ? `Kafka Connect at ${urls[0]} does not answer` : `none of the ${urls.length} Kafka Connect workers answers (${failures.join('; ')})`;
+  throw new PipelineError('connect_unreachable', `${which}; start the stack (npm run stack -- start) or set CONNECT_URL (several workers: comma separated)`, {
+    cause: lastCause,
+    details: { failures },
+  });
+}
+
+function connectRequest(connectUrl: string, path: string, init: RequestInit = {}): Promise<Response> {
+  return connectFetch(connectUrl, path, { ...init, headers: { 'content-type': 'application/json', accept: 'application/json' } });
 }
 
 async function expectOk(response: Response, what: string): Promise<Response> {

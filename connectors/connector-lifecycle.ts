@@ -3,15 +3,10 @@
  * configuration and reset the stored source offsets of a stopped connector.
  */
 import { PipelineError } from '../lib/errors.js';
-import { connectorStatus } from './connect-client.js';
+import { connectFetch, connectorStatus } from './connect-client.js';
 
 async function connectCall(connectUrl: string, method: string, path: string, what: string): Promise<Response> {
-  let response: Response;
-  try {
-    response = await fetch(`${connectUrl}${path}`, { method, headers: { accept: 'application/json' }, signal: AbortSignal.timeout(30_000) });
-  } catch (cause) {
-    throw new PipelineError('connect_unreachable', `Kafka Connect at ${connectUrl} does not answer; start the stack (npm run stack -- start) or set CONNECT_URL`, { cause });
-  }
+  const response = await connectFetch(connectUrl, path, { method, headers: { accept: 'application/json' } });
   if (response.status === 404) throw new PipelineError('connector_missing', `${what}: Connect has no connector at ${path}; check CONNECTOR_NAME`);
   if (!response.ok) throw new PipelineError('connect_request_failed', `${what}: HTTP ${response.status} ${(await response.text()).slice(0, 2000)}`);
   return response;

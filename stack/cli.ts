@@ -12,7 +12,8 @@ const USAGE = `Usage: npm run stack -- <start|stop|status|failover>
   start   start what is missing of the native stack (Postgres, Kafka, Kafka Connect with
           Debezium, Apicurio Registry) and wait until each answers; reuses what runs
   stop    stop every process the stack started
-  status  each component, its port, its health, its memory
+  status  each component, its port, its health, its memory (each Connect worker of
+          STACK_CONNECT_WORKERS on a line of its own: connect, connect-2, …)
   failover [--stop-primary]
           (STACK_POSTGRES_STANDBY=yes) promote the standby, move the outbox connector to it
           (the connector command's settings: CONNECTOR_NAME, SLOT_NAME…; the local stack's by

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { defineSettings, parseSettings, zBool, zDurationMs, zEnum, zInt, zPort, zString, type Config } from '../lib/settings.js';
+import { ConfigError, defineSettings, parseSettings, zBool, zDurationMs, zEnum, zInt, zPort, zString, type Config, type SettingParser } from '../lib/settings.js';
 
 export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -28,6 +28,15 @@ export function readVersions(): StackVersions {
 const port = zPort();
 const megabytes = zInt({ min: 1, example: '512' });
 
+/** `auto` (worked out from other settings) or a whole number of at least 1. */
+function autoOrCount(example: string): SettingParser<number | 'auto'> {
+  return {
+    schema: z.union([z.literal('auto'), z.string().trim().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1))]),
+    expected: 'auto or a whole number of at least 1',
+    example,
+  };
+}
+
 export const stackSettings = defineSettings('stack', {
   home: { env: 'STACK_HOME', default: '.stack', parser: zString({ minLength: 1, example: '.stack' }), description: 'Folder for the stack\'s downloads, data, logs and process ids (relative to the project root).' },
   dist: { env: 'STACK_DIST', default: 'dist', parser: zString({ minLength: 1, example: '/opt/stagefront-dist' }), description: 'Folder for the downloaded Kafka, Connect, Debezium and Apicurio (relative to the stack home); stacks may share one.' },
@@ -41,9 +50,28 @@ export const stackSettings = defineSettings('stack', {
   kafkaPort: { env: 'STACK_KAFKA_PORT', default: '19092', parser: port, description: 'Kafka broker listener (loopback only).' },
   kafkaControllerPort: { env: 'STACK_KAFKA_CONTROLLER_PORT', default: '19093', parser: port, description: 'KRaft controller listener (loopback only).' },
   connectPort: { env: 'STACK_CONNECT_PORT', default: '18083', parser: port, description: 'Kafka Connect REST API (loopback only).' },
+  connectWorkers: { env: 'STACK_CONNECT_WORKERS', default: '1', parser: zInt({ min: 1, max: 9, example: '2' }), description: 'Kafka Connect workers in the stack\'s one Connect cluster (same group and storage topics): with two or more, the others take over the outbox task when one dies. Worker n listens on STACK_CONNECT_PORT + n - 1 and logs to connect-n.log (the first: connect.log); each has STACK_CONNECT_HEAP_MB.' },
   registryPort: { env: 'STACK_REGISTRY_PORT', default: '18081', parser: port, description: 'Apicurio Registry HTTP port; the Confluent-compatible API is at /apis/ccompat/v7.' },
   registryManagementPort: { env: 'STACK_REGISTRY_MANAGEMENT_PORT', default: '18082', parser: port, description: 'Apicurio Registry management interface (health, metrics; loopback only).' },
   kafkaHeapMb: { env: 'STACK_KAFKA_HEAP_MB', default: '768', parser: megabytes, description: 'Maximum heap of the Kafka broker.' },
+  kafkaBrokerCount: {
+    env: 'STACK_KAFKA_BROKERS',
+    default: '1',
+    parser: zInt({ min: 1, max: 9, example: '3' }),
+    description: 'Kafka nodes of the stack\'s KRaft cluster, each a broker and a controller, every controller a voter of the quorum. Node n has node.id n, listens on STACK_KAFKA_PORT + 2(n - 1) and STACK_KAFKA_CONTROLLER_PORT + 2(n - 1), keeps its data in kafka-n/ and logs to kafka-n.log (node 1: kafka/, kafka.log); each has STACK_KAFKA_HEAP_MB. A node count is fixed when the nodes are first formatted.',
+  },
+  kafkaReplicationFactor: {
+    env: 'STACK_KAFKA_REPLICATION_FACTOR',
+    default: 'auto',
+    parser: autoOrCount('3'),
+    description: 'Replicas of every topic: the brokers\' default.replication.factor (which the event topics, the dead letter topics and the topics Connect creates take), Kafka\'s internal topics and Connect\'s storage topics; auto is 3, or STACK_KAFKA_BROKERS when fewer. At most STACK_KAFKA_BROKERS.',
+  },
+  kafkaMinInsyncReplicas: {
+    env: 'STACK_KAFKA_MIN_INSYNC_REPLICAS',
+    default: 'auto',
+    parser: autoOrCount('2'),
+    description: 'The brokers\' min.insync.replicas (and the internal topics\'): replicas that must have a write before an acks=all producer, which every producer here is, gets its acknowledgement; auto is one less than the replication factor, at least 1. At most the replication factor.',
+  },
   connectHeapMb: { env: 'STACK_CONNECT_HEAP_MB', default: '768', parser: megabytes, description: 'Maximum heap of the Kafka Connect worker.' },
   registryHeapMb: { env: 'STACK_REGISTRY_HEAP_MB', default: '512', parser: megabytes, description: 'Maximum heap of Apicurio Registry.' },
   alertmanagerPort: { env: 'STACK_ALERTMANAGER_PORT', default: '18093', parser: port, description: 'Alertmanager HTTP port (loopback only); the slot monitor sends its alerts to it.' },
@@ -69,6 +97,7 @@ export interface StackLayout {
 
 export function stackLayout(env: NodeJS.ProcessEnv = process.env): StackLayout {
   const settings = parseSettings(stackSettings, env);
+  kafkaReplication(settings);
   const home = isAbsolute(settings.home) ? settings.home : join(projectRoot, settings.home);
   return {
     settings,
@@ -81,6 +110,87 @@ export function stackLayout(env: NodeJS.ProcessEnv = process.env): StackLayout {
   };
 }
 
+/**
+ * The REST ports of the stack's Connect workers: STACK_CONNECT_PORT, then one port up per further
+ * worker. A further worker's port that another component of the stack listens on is refused with the fix.
+ */
+export function connectWorkerPorts(s: StackSettings): number[] {
+  const ports = Array.from({ length: s.connectWorkers }, (_, i) => s.connectPort + i);
+  const others: [string, number][] = [
+    ['STACK_POSTGRES_PORT', s.postgresPort], ['STACK_POSTGRES_STANDBY_PORT', s.postgresStandbyPort], ['STACK_KAFKA_PORT', s.kafkaPort],
+    ['STACK_KAFKA_CONTROLLER_PORT', s.kafkaControllerPort], ['STACK_REGISTRY_PORT', s.registryPort], ['STACK_REGISTRY_MANAGEMENT_PORT', s.registryManagementPort],
+    ['STACK_ALERTMANAGER_PORT', s.alertmanagerPort], ['STACK_PROMETHEUS_PORT', s.prometheusPort],
+  ];
+  for (const [env, taken] of others) {
+    if (ports.slice(1).includes(taken)) {
+      throw new Error(
+        `STACK_CONNECT_WORKERS=${s.connectWorkers} puts a Connect worker on port ${taken}, which ${env} already uses (workers listen on STACK_CONNECT_PORT=${s.connectPort} and the next ${s.connectWorkers - 1} ports): choose fewer workers or another STACK_CONNECT_PORT or ${env}`,
+      );
+    }
+  }
+  return ports;
+}
+
+/** One node of the stack's KRaft cluster (STACK_KAFKA_BROKERS): a broker and a controller in one process. */
+export interface KafkaNode {
+  nodeId: number;
+  /** `kafka` for node 1 (the single-node stack's names), `kafka-<n>` for the others: component, log and pid file. */
+  name: string;
+  port: number;
+  controllerPort: number;
+  /** Its server.properties lives here. */
+  home: string;
+  dataDir: string;
+}
+
+/** The nodes of the stack's Kafka cluster; node n listens on STACK_KAFKA_PORT + 2(n - 1) and STACK_KAFKA_CONTROLLER_PORT + 2(n - 1). */
+export function kafkaNodes(layout: StackLayout): KafkaNode[] {
+  const s = layout.settings;
+  return Array.from({ length: s.kafkaBrokerCount }, (_, i) => {
+    const nodeId = i + 1;
+    const home = join(layout.home, nodeId === 1 ? 'kafka' : `kafka-${nodeId}`);
+    return {
+      nodeId,
+      name: nodeId === 1 ? 'kafka' : `kafka-${nodeId}`,
+      port: s.kafkaPort + 2 * i,
+      controllerPort: s.kafkaControllerPort + 2 * i,
+      home,
+      dataDir: nodeId === 1 ? layout.kafkaData : join(home, 'data'),
+    };
+  });
+}
+
+/**
+ * The replication every topic gets from STACK_KAFKA_REPLICATION_FACTOR and
+ * STACK_KAFKA_MIN_INSYNC_REPLICAS, their `auto` worked out; a value the cluster cannot honour, or
+ * further nodes on ports other components use, stop with the fix.
+ */
+export function kafkaReplication(s: StackSettings): { replicationFactor: number; minInsyncReplicas: number } {
+  const brokers = s.kafkaBrokerCount;
+  const replicationFactor = s.kafkaReplicationFactor === 'auto' ? Math.min(3, brokers) : s.kafkaReplicationFactor;
+  const minInsyncReplicas = s.kafkaMinInsyncReplicas === 'auto' ? Math.max(1, replicationFactor - 1) : s.kafkaMinInsyncReplicas;
+  const problems: string[] = [];
+  if (replicationFactor > brokers) {
+    problems.push(`STACK_KAFKA_REPLICATION_FACTOR is ${replicationFactor} but the cluster has ${brokers} broker(s) (STACK_KAFKA_BROKERS): set it to at most ${brokers}, or to auto, or run more brokers.`);
+  }
+  if (minInsyncReplicas > replicationFactor) {
+    problems.push(`STACK_KAFKA_MIN_INSYNC_REPLICAS is ${minInsyncReplicas}, more than the replication factor ${replicationFactor}: no write could ever be acknowledged; set it to at most ${replicationFactor}, or to auto.`);
+  }
+  const further = Array.from({ length: brokers - 1 }, (_, i) => [s.kafkaPort + 2 * (i + 1), s.kafkaControllerPort + 2 * (i + 1)]).flat();
+  const others: [string, number][] = [
+    ['STACK_POSTGRES_PORT', s.postgresPort], ['STACK_POSTGRES_STANDBY_PORT', s.postgresStandbyPort], ['STACK_KAFKA_PORT', s.kafkaPort],
+    ['STACK_KAFKA_CONTROLLER_PORT', s.kafkaControllerPort], ['STACK_CONNECT_PORT', s.connectPort], ['STACK_REGISTRY_PORT', s.registryPort],
+    ['STACK_REGISTRY_MANAGEMENT_PORT', s.registryManagementPort], ['STACK_ALERTMANAGER_PORT', s.alertmanagerPort], ['STACK_PROMETHEUS_PORT', s.prometheusPort],
+  ];
+  for (const [env, taken] of others) {
+    if (further.includes(taken)) {
+      problems.push(`STACK_KAFKA_BROKERS=${brokers} puts a Kafka node on port ${taken}, which ${env} already uses (node n listens on STACK_KAFKA_PORT and STACK_KAFKA_CONTROLLER_PORT plus 2(n - 1)): choose another ${env} or STACK_KAFKA_PORT.`);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError('stack', problems);
+  return { replicationFactor, minInsyncReplicas };
+}
+
 /** Connection facts every program and test uses to reach the stack. */
 export function stackEndpoints(layout: StackLayout) {
   const s = layout.settings;
@@ -89,8 +199,10 @@ export function stackEndpoints(layout: StackLayout) {
     postgresPort: s.postgresPort,
     /** The standby's admin URL (only when STACK_POSTGRES_STANDBY is yes). */
     postgresStandbyAdminUrl: `postgres://postgres:postgres@127.0.0.1:${s.postgresStandbyPort}/postgres`,
-    kafkaBrokers: [`127.0.0.1:${s.kafkaPort}`],
+    kafkaBrokers: kafkaNodes(layout).map((node) => `127.0.0.1:${node.port}`),
     connectUrl: `http://127.0.0.1:${s.connectPort}`,
+    /** Every Connect worker's REST API, the first being connectUrl (any worker forwards to the leader). */
+    connectUrls: connectWorkerPorts(s).map((p) => `http://127.0.0.1:${p}`),
     registryUrl: `http://127.0.0.1:${s.registryPort}/apis/ccompat/v7`,
     alertmanagerUrl: `http://127.0.0.1:${s.alertmanagerPort}`,
     prometheusUrl: `http://127.0.0.1:${s.prometheusPort}`,

@@ -5,7 +5,7 @@ import type { Component } from './component.js';
 import { httpGet, ownedPid } from './component.js';
 import { OUTBOX_CONNECTOR_FILE } from '../connectors/outbox-connector.js';
 import { OFFSET_FLUSH_INTERVAL_MS } from '../connectors/slot-confirmation.js';
-import { LOCAL_ROLE_PASSWORDS, type StackLayout } from './config.js';
+import { LOCAL_ROLE_PASSWORDS, connectWorkerPorts, kafkaReplication, stackEndpoints, type StackLayout } from './config.js';
 import { jvmPidFile, launchJvm, stopJvm } from './jvm.js';
 
 export const POSTGRES_CONNECTOR_CLASS = 'io.debezium.connector.postgresql.PostgresConnector';
@@ -30,30 +30,36 @@ export const STACK_CONNECT_CLUSTER: ConnectCluster = { groupId: 'stagefront-conn
  * Kafka Connect in distributed mode with the Debezium Postgres plugin on its plugin path. A
  * worker of another cluster (a test's own) passes its own `cluster` and a layout of its own.
  * `secretEnv` goes into the worker's environment only, where the env config provider reads it.
+ * `worker` numbers the workers of one stack (STACK_CONNECT_WORKERS): the first is `connect` on
+ * STACK_CONNECT_PORT, worker n is `connect-n` with a port, properties file, pid file and log of its own.
  */
 export function connectComponent(
   layout: StackLayout,
   cluster: ConnectCluster = STACK_CONNECT_CLUSTER,
   secretEnv: Readonly<Record<(typeof CONNECT_SECRET_ENV)[number], string>> = LOCAL_CONNECT_SECRETS,
+  worker = 1,
 ): Component {
   const s = layout.settings;
-  const propertiesFile = join(layout.home, 'connect', 'connect-distributed.properties');
-  const pidFile = jvmPidFile(layout, 'connect');
+  const name = worker === 1 ? 'connect' : `connect-${worker}`;
+  const port = s.connectPort + worker - 1;
+  const propertiesFile = join(layout.home, 'connect', worker === 1 ? 'connect-distributed.properties' : `connect-distributed-${worker}.properties`);
+  const pidFile = jvmPidFile(layout, name);
   return {
-    name: 'connect',
-    port: s.connectPort,
-    logFile: join(layout.logDir, 'connect.log'),
-    dependsOn: ['kafka'],
+    name,
+    port,
+    logFile: join(layout.logDir, `${name}.log`),
+    // Further workers start after the first: JVM start-ups one at a time on a small machine.
+    dependsOn: worker === 1 ? ['kafka'] : ['kafka', 'connect'],
     pid: () => ownedPid(pidFile, layout.home),
     async healthy() {
-      const plugins = await httpGet(`http://127.0.0.1:${s.connectPort}/connector-plugins`);
+      const plugins = await httpGet(`http://127.0.0.1:${port}/connector-plugins`);
       return plugins?.includes(POSTGRES_CONNECTOR_CLASS) ?? false;
     },
     async launch() {
       mkdirSync(join(layout.home, 'connect'), { recursive: true });
-      writeFileSync(propertiesFile, workerProperties(layout, cluster));
+      writeFileSync(propertiesFile, workerProperties(layout, cluster, port));
       launchJvm(layout, {
-        name: 'connect',
+        name,
         heapMb: s.connectHeapMb,
         classpath: `${distPaths(layout).kafkaLibs}/*`,
         mainClass: 'org.apache.kafka.connect.cli.ConnectDistributed',
@@ -62,8 +68,13 @@ export function connectComponent(
       });
     },
     stop: () => stopJvm(ownedPid(pidFile, layout.home)),
-    outdated: () => existsSync(propertiesFile) && readFileSync(propertiesFile, 'utf8') !== workerProperties(layout, cluster),
+    outdated: () => existsSync(propertiesFile) && readFileSync(propertiesFile, 'utf8') !== workerProperties(layout, cluster, port),
   };
+}
+
+/** The stack's Connect workers, STACK_CONNECT_WORKERS of them, all of one cluster. */
+export function connectComponents(layout: StackLayout): Component[] {
+  return connectWorkerPorts(layout.settings).map((_, i) => connectComponent(layout, STACK_CONNECT_CLUSTER, LOCAL_CONNECT_SECRETS, i + 1));
 }
 
 /** The producer settings the outbox connector file overrides (`producer.override.<setting>`), in file order. */
@@ -101,27 +112,34 @@ export const WORKER_SECURITY_PROPERTIES: readonly string[] = [
  */
 export const PLUGIN_DISCOVERY_PROPERTIES: readonly string[] = ['plugin.discovery=service_load'];
 
-/** The worker's connect-distributed.properties. */
-export function workerProperties(layout: StackLayout, cluster: ConnectCluster = STACK_CONNECT_CLUSTER): string {
+/** Every producer of the worker (the source tasks'): acknowledged by all in-sync replicas, idempotent. */
+export const WORKER_PRODUCER_PROPERTIES: readonly string[] = ['producer.acks=all', 'producer.enable.idempotence=true'];
+
+/** The worker's connect-distributed.properties; storage topics at STACK_KAFKA_REPLICATION_FACTOR. */
+export function workerProperties(layout: StackLayout, cluster: ConnectCluster = STACK_CONNECT_CLUSTER, port = layout.settings.connectPort): string {
   const s = layout.settings;
+  const { replicationFactor } = kafkaReplication(s);
   return [
-    `bootstrap.servers=127.0.0.1:${s.kafkaPort}`,
+    `bootstrap.servers=${stackEndpoints(layout).kafkaBrokers.join(',')}`,
     `group.id=${cluster.groupId}`,
     `config.storage.topic=${cluster.storageTopicPrefix}-configs`,
     `offset.storage.topic=${cluster.storageTopicPrefix}-offsets`,
     `status.storage.topic=${cluster.storageTopicPrefix}-status`,
-    'config.storage.replication.factor=1',
-    'offset.storage.replication.factor=1',
-    'status.storage.replication.factor=1',
+    `config.storage.replication.factor=${replicationFactor}`,
+    `offset.storage.replication.factor=${replicationFactor}`,
+    `status.storage.replication.factor=${replicationFactor}`,
+    // Connect's source producers already use acks=all (one request in flight, retried without end);
+    // idempotence, off by default for them, keeps a retried batch from being written twice.
+    ...WORKER_PRODUCER_PROPERTIES,
     'key.converter=org.apache.kafka.connect.json.JsonConverter',
     'value.converter=org.apache.kafka.connect.json.JsonConverter',
     // The slot advances only when offsets are flushed: flush often so retained WAL stays small.
     `offset.flush.interval.ms=${OFFSET_FLUSH_INTERVAL_MS}`,
     `plugin.path=${distPaths(layout).connectPlugins}`,
     ...(cluster.pluginDiscovery === undefined ? PLUGIN_DISCOVERY_PROPERTIES : [`plugin.discovery=${cluster.pluginDiscovery}`]),
-    `listeners=http://127.0.0.1:${s.connectPort}`,
+    `listeners=http://127.0.0.1:${port}`,
     'rest.advertised.host.name=127.0.0.1',
-    `rest.advertised.port=${s.connectPort}`,
+    `rest.advertised.port=${port}`,
     'topic.creation.enable=true',
     ...WORKER_SECURITY_PROPERTIES,
     'scheduled.rebalance.max.delay.ms=0',

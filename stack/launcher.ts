@@ -3,8 +3,8 @@ import { alertmanagerComponent } from './alertmanager.js';
 import { ensureArtifacts, ensurePostgresBinaries } from './artifacts.js';
 import type { Component } from './component.js';
 import { stackLayout, type StackLayout } from './config.js';
-import { connectComponent } from './connect.js';
-import { kafkaComponent } from './kafka.js';
+import { connectComponents } from './connect.js';
+import { kafkaComponents } from './kafka.js';
 import { postgresComponent } from './postgres.js';
 import { postgresStandbyComponent } from './postgres-standby.js';
 import { prometheusComponent } from './prometheus.js';
@@ -15,7 +15,7 @@ import { registryComponent } from './registry.js';
 
 export function stackComponents(layout: StackLayout): Component[] {
   const standby = layout.settings.postgresStandby ? [postgresStandbyComponent(layout)] : [];
-  return [postgresComponent(layout), ...standby, kafkaComponent(layout), registryComponent(layout), connectComponent(layout), alertmanagerComponent(layout), prometheusComponent(layout)];
+  return [postgresComponent(layout), ...standby, ...kafkaComponents(layout), registryComponent(layout), ...connectComponents(layout), alertmanagerComponent(layout), prometheusComponent(layout)];
 }
 
 /**

@@ -1,0 +1,169 @@
+/**
+ * The Connect cluster drill: two workers of one group run the outbox connector; the worker that
+ * runs its task is killed with -9 under a steady stream of holds. The other worker must take the
+ * task over on its own (no restart of anything), streaming must resume, and every outbox row must
+ * be on Kafka (duplicates allowed, each the same event again). Then the killed worker comes back
+ * and the group is whole again.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectorStatus, isRunning, type ConnectorStatus } from '../../connectors/connect-client.js';
+import { createKafka } from '../../lib/kafka.js';
+import { sleep, waitFor } from '../../lib/wait.js';
+import { seatId } from '../../seat-service/inventory.js';
+import { stackStatus } from '../../stack/launcher.js';
+import { isAlive } from '../../stack/processes.js';
+import { type ConnectWorkerCluster, startConnectCluster } from '../support/connect-worker.js';
+import { installLeakGuard } from '../support/leak-guard.js';
+import { collectRecords, testLogger, useSeatPipeline } from '../support/seat-pipeline.js';
+import { adminQuery, endpoints, requireStack } from '../support/stack.js';
+
+requireStack();
+installLeakGuard();
+
+const SHOW = 'drill';
+const SEATS_PER_ROW = 25;
+const ROWS = 12;
+
+/** The stack's own Connect worker (pid and health): the drill must leave it alone. */
+async function sharedConnect(): Promise<{ pid: number | undefined; healthy: boolean }> {
+  const status = (await stackStatus()).find((c) => c.name === 'connect');
+  return { pid: status?.pid, healthy: status?.healthy ?? false };
+}
+
+/** The members of a Connect cluster's group, as the Kafka group coordinator sees them. */
+async function groupMembers(groupId: string): Promise<{ state: string; members: number }> {
+  const admin = createKafka({ brokers: endpoints().kafkaBrokers, clientId: 'test-connect-drill', logger: testLogger }).admin();
+  await admin.connect();
+  try {
+    const { groups } = await admin.describeGroups([groupId]);
+    const group = groups[0];
+    return { state: group?.state ?? 'missing', members: group?.members.length ?? 0 };
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** Holds one seat at a time at a steady pace until stopped or out of seats; resolves to how many it held. */
+function steadyHolds(hold: (i: number) => Promise<void>, everyMs: number): { stop: () => Promise<number> } {
+  let stopped = false;
+  const done = (async () => {
+    let i = 0;
+    for (; !stopped && i < ROWS * SEATS_PER_ROW; i += 1) {
+      const began = Date.now();
+      await hold(i);
+      await sleep(Math.max(0, everyMs - (Date.now() - began)));
+    }
+    return i;
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      return done;
+    },
+  };
+}
+
+describe('a Connect cluster of two workers: the worker running the outbox task killed with -9', () => {
+  let cluster: ConnectWorkerCluster | undefined;
+  beforeAll(async () => {
+    cluster = await startConnectCluster('drill_connect', 2);
+  }, 240_000);
+  afterAll(async () => cluster?.stop());
+  const connect = (): ConnectWorkerCluster => {
+    if (cluster === undefined) throw new Error('the Connect cluster of this file did not start (see its beforeAll)');
+    return cluster;
+  };
+  // CONNECT_URL names both workers: the connector command and the teardown reach whichever answers.
+  const pipeline = useSeatPipeline(SHOW, { section: 'D', rows: ROWS, seatsPerRow: SEATS_PER_ROW, priceCents: 4000 }, () => ({ CONNECT_URL: connect().connectUrl }));
+
+  it('the other worker takes the task over, streaming resumes, nothing is lost; the killed worker rejoins', async () => {
+    const sharedBefore = await sharedConnect();
+    const name = pipeline().connector.connectorName;
+    const collector = await collectRecords([pipeline().topics.seat]);
+    const load = steadyHolds(async (i) => {
+      const seat = seatId(SHOW, 'D', Math.floor(i / SEATS_PER_ROW) + 1, (i % SEATS_PER_ROW) + 1);
+      const held = await pipeline().service.hold({ showId: SHOW, seatIds: [seat], buyerId: `drill-${i}` });
+      if (held.status !== 'held') throw new Error(`${seat}: ${held.status}`);
+    }, 50);
+    let loadStopped = false;
+    try {
+      await waitFor(() => collector.records.length >= 20, { timeoutMs: 60_000, description: 'the stream to be flowing' });
+
+      // The worker that runs the task, by Connect's own status.
+      const before = await connectorStatus(connect().connectUrl, name);
+      const runningOn = before?.tasks[0]?.worker_id;
+      const victim = connect().workers.find((w) => w.workerId === runningOn);
+      const survivor = connect().workers.find((w) => w.workerId !== runningOn);
+      if (victim === undefined || survivor === undefined) throw new Error(`task 0 runs on ${runningOn ?? 'no worker'}, not on one of ${connect().workers.map((w) => w.workerId).join(', ')}`);
+      const pid = victim.pid();
+      if (pid === undefined) throw new Error(`the worker ${victim.workerId} that runs the task is not running`);
+
+      process.kill(pid, 'SIGKILL');
+      const beforeKill = new Set(await outboxIds(pipeline().adminUrl));
+      await waitFor(() => !isAlive(pid), { timeoutMs: 10_000, description: 'the killed worker to be gone' });
+
+      // Taken over by the survivor on its own: nobody restarts anything.
+      const takenOver = await waitFor(
+        async () => {
+          const status = await connectorStatus(survivor.url, name);
+          return status !== undefined && isRunning(status) && status.tasks.every((t) => t.worker_id === survivor.workerId) ? status : undefined;
+        },
+        { timeoutMs: 120_000, intervalMs: 500, description: `the outbox task RUNNING on the surviving worker ${survivor.workerId}` },
+      );
+      expect(taskWorkers(takenOver)).toEqual([survivor.workerId]);
+
+      // Streaming again: events committed after the kill reach Kafka through the survivor.
+      const afterKill = async () => (await outboxIds(pipeline().adminUrl)).filter((id) => !beforeKill.has(id));
+      await waitFor(async () => {
+        const seen = new Set(collector.records.map((r) => r.headers.ce_id));
+        return (await afterKill()).filter((id) => seen.has(id)).length >= 20;
+      }, { timeoutMs: 120_000, intervalMs: 500, description: 'events written after the kill to be on Kafka' });
+
+      const held = await load.stop();
+      loadStopped = true;
+      // Reconciliation, outbox against Kafka: every row published, a duplicate only ever the same event again.
+      const ids = await outboxIds(pipeline().adminUrl);
+      expect(ids).toHaveLength(held);
+      await waitFor(() => {
+        const seen = new Set(collector.records.map((r) => r.headers.ce_id));
+        return ids.every((id) => seen.has(id));
+      }, { timeoutMs: 120_000, intervalMs: 500, description: `all ${ids.length} outbox rows on Kafka` });
+      const variants = new Map<string, Set<string>>();
+      for (const record of collector.records) {
+        const id = record.headers.ce_id ?? '';
+        variants.set(id, (variants.get(id) ?? new Set<string>()).add(`${record.key}|${record.value.toString('base64')}`));
+      }
+      expect([...variants.keys()].sort()).toEqual([...ids].sort());
+      expect([...variants.values()].every((v) => v.size === 1)).toBe(true);
+
+      // The killed worker comes back: the group has both members again and the connector still runs.
+      await victim.restart();
+      await waitFor(async () => {
+        const group = await groupMembers(connect().groupId);
+        return group.members === 2 && group.state === 'Stable';
+      }, { timeoutMs: 120_000, intervalMs: 500, description: `the group ${connect().groupId} to have both workers again` });
+      const rejoined = await waitFor(async () => {
+        const status = await connectorStatus(victim.url, name);
+        return isRunning(status) ? status : undefined;
+      }, { timeoutMs: 120_000, intervalMs: 500, description: 'the connector RUNNING, asked through the worker that came back' });
+      expect(connect().workers.map((w) => w.workerId)).toContain(taskWorkers(rejoined)[0]);
+
+      expect(await sharedConnect()).toEqual({ pid: sharedBefore.pid, healthy: true });
+      console.info(
+        `connect cluster drill: task moved ${victim.workerId} → ${survivor.workerId}; ${collector.records.length} records for ${ids.length} events ` +
+          `(${collector.records.length - ids.length} duplicates); after the rejoin the task runs on ${taskWorkers(rejoined).join(', ')}`,
+      );
+    } finally {
+      if (!loadStopped) await load.stop().catch(() => undefined);
+      await collector.stop();
+    }
+  }, 420_000);
+});
+
+async function outboxIds(adminUrl: string): Promise<string[]> {
+  return (await adminQuery(adminUrl, 'select id from outbox')).rows.map((r) => r.id as string);
+}
+
+function taskWorkers(status: ConnectorStatus): string[] {
+  return status.tasks.map((t) => t.worker_id ?? '?');
+}
