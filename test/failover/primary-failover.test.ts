@@ -19,6 +19,7 @@ import { applyOutboxConnector, type ConnectorConfig } from '../../connectors/out
 import { connectorSettings } from '../../connectors/settings.js';
 import { compareTotals, totalsFromLedger, totalsFromSeatDatabase } from '../../consumers/sales-ledger/recompute.js';
 import { EVENTS } from '../../events/catalogue.js';
+import { PipelineError } from '../../lib/errors.js';
 import { createPool } from '../../lib/postgres.js';
 import { parseSettings } from '../../lib/settings.js';
 import { waitFor } from '../../lib/wait.js';
@@ -46,6 +47,8 @@ const RECONCILE = 'monitors/reconciliation/main.ts';
 const PACE_MS = 200;
 
 interface Story {
+  /** What the failover command said while the primary still answered. */
+  refusedWhilePrimaryUp: unknown;
   /** ce_ids the collector had read from Kafka at the kill. */
   onKafkaAtKill: Set<string>;
   killedAt: number;
@@ -146,6 +149,7 @@ describe('failover on Postgres 17 with a synchronized slot: every event of the n
     }, { timeoutMs: 120_000, intervalMs: 500, description: `slot ${name} synchronized to the standby and sync-ready` });
     await waitFor(() => ceIds().size >= 50, { timeoutMs: 60_000, description: 'the stream to be flowing to Kafka' });
     const slotOnStandbyBeforeKill = await slotOnNode(standbySeatDb, name);
+    const refusedWhilePrimaryUp = await failOver(pair.layout, connector, testLogger, { stopPrimary: false }).then(() => undefined, (err: unknown) => err);
     const confirmedByOldPrimary = sales.confirmedHoldIds();
 
     // kill -9 mid-stream; sales go on failing until the new primary takes them.
@@ -158,7 +162,7 @@ describe('failover on Postgres 17 with a synchronized slot: every event of the n
     sales.switchTo(await openService(pair.standbyPort));
     await sales.untilConfirmed(15);
     await sales.stop();
-    story = { onKafkaAtKill, killedAt, slotOnStandbyBeforeKill, report, failoverDoneAt, outboxAtPromotion, confirmedByOldPrimary, failedOrders: sales.failures() };
+    story = { refusedWhilePrimaryUp, onKafkaAtKill, killedAt, slotOnStandbyBeforeKill, report, failoverDoneAt, outboxAtPromotion, confirmedByOldPrimary, failedOrders: sales.failures() };
     await waitFor(inboxesHoldNewTimeline, { timeoutMs: 120_000, intervalMs: 500, description: 'both inboxes to hold every outbox row of the new primary' });
   }, 420_000);
 
@@ -176,6 +180,12 @@ describe('failover on Postgres 17 with a synchronized slot: every event of the n
 
   it('the standby held the connector\'s slot as a synchronized failover slot before the kill', () => {
     expect(story.slotOnStandbyBeforeKill).toMatchObject({ exists: true, synced: true, temporary: false, failover: true, invalidationReason: null });
+  });
+
+  it('the failover command refuses while the primary still answers (two primaries), naming the switchover flag', () => {
+    expect(story.refusedWhilePrimaryUp).toBeInstanceOf(PipelineError);
+    expect((story.refusedWhilePrimaryUp as PipelineError).code).toBe('primary_still_running');
+    expect((story.refusedWhilePrimaryUp as PipelineError).message).toContain('--stop-primary');
   });
 
   it('the failover command promoted the standby and resumed the connector on it, on the slot it synchronized', async () => {
