@@ -114,6 +114,10 @@ const EVENT_HEADER_MEANINGS: Readonly<Record<string, Omit<HeaderFact, 'name' | '
     format: 'uri',
     always: false,
   },
+  ce_traceparent: {
+    meaning: 'The W3C trace context (traceparent) of the seat service operation that wrote the event: the CloudEvents distributed tracing extension. Link the span that handles the event to it. Absent (or a header without a value) on events written before it was introduced.',
+    always: false,
+  },
   'content-type': { meaning: 'The value\'s encoding: one Avro datum in the registry framing (magic byte 0, 4-byte big-endian schema id, Avro binary).', always: true },
 };
 
