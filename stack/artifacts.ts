@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { Logger } from '../lib/logger.js';
 import { projectRoot, type StackLayout } from './config.js';
 import { mavenBinariesRoot, postgresBinariesSource } from './postgres-server.js';
+import { aptGet, commandWorks } from './prerequisites.js';
 import { runCommand } from './processes.js';
 
 /** Paths of the JVM components inside the stack's dist folder. */
@@ -71,6 +72,7 @@ export async function ensurePostgresBinaries(layout: StackLayout, logger: Logger
     `-Dapicurio.version=${layout.versions.apicurio}`,
     `-Dstack.home=${layout.dist}`,
   ], logger);
+  ensureXz(logger);
   const archive = readdirSync(download).find((name) => name.endsWith('.txz'));
   if (archive === undefined) throw new Error(`Maven unpacked no .txz into ${download}; delete that folder and start again`);
   const partial = `${root}.partial`;
@@ -84,7 +86,18 @@ export async function ensurePostgresBinaries(layout: StackLayout, logger: Logger
 }
 
 /** Runs mvn with these arguments; rejects with its last lines when it fails. */
-export function runMaven(args: string[], logger: Logger): Promise<void> {
+export /** The binaries come as a .txz: tar needs xz (installed with apt-get as root when missing, like the other prerequisites). */
+function ensureXz(logger: Logger): void {
+  if (commandWorks('xz', ['--version'])) return;
+  if (process.getuid?.() === 0 && commandWorks('apt-get', ['--version'])) {
+    logger.info({ packages: ['xz-utils'] }, 'installing xz with apt-get (it unpacks the Postgres binaries)');
+    aptGet(['install', '-y', '--no-install-recommends', 'xz-utils']);
+    if (commandWorks('xz', ['--version'])) return;
+  }
+  throw new Error('unpacking the Postgres binaries needs xz: sudo apt-get install xz-utils (macOS: brew install xz), then start again');
+}
+
+function runMaven(args: string[], logger: Logger): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn('mvn', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     const recent: string[] = [];

@@ -86,7 +86,7 @@ export function ensurePrerequisites(logger: Logger, options: { installMissing: b
   );
 }
 
-function aptGet(args: string[]): void {
+export function aptGet(args: string[]): void {
   const result = spawnSync('apt-get', args, {
     stdio: ['ignore', 'inherit', 'inherit'],
     env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
@@ -94,7 +94,7 @@ function aptGet(args: string[]): void {
   if (result.status !== 0) throw new Error(`apt-get ${args.join(' ')} failed with exit code ${result.status}`);
 }
 
-function commandWorks(command: string, args: string[]): boolean {
+export function commandWorks(command: string, args: string[]): boolean {
   const result = spawnSync(command, args, { encoding: 'utf8' });
   return result.status === 0;
 }
