@@ -91,6 +91,7 @@ function ensureXz(logger: Logger): void {
   if (commandWorks('xz', ['--version'])) return;
   if (process.getuid?.() === 0 && commandWorks('apt-get', ['--version'])) {
     logger.info({ packages: ['xz-utils'] }, 'installing xz with apt-get (it unpacks the Postgres binaries)');
+    aptGet(['update']);
     aptGet(['install', '-y', '--no-install-recommends', 'xz-utils']);
     if (commandWorks('xz', ['--version'])) return;
   }
