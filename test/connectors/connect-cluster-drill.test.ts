@@ -5,17 +5,24 @@
  * be on Kafka (duplicates allowed, each the same event again). Then the killed worker comes back
  * and the group is whole again.
  */
+import { basename } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectorStatus, isRunning, type ConnectorStatus } from '../../connectors/connect-client.js';
+import { connectorSettings } from '../../connectors/settings.js';
+import { PipelineError } from '../../lib/errors.js';
 import { createKafka } from '../../lib/kafka.js';
+import { parseSettings } from '../../lib/settings.js';
 import { sleep, waitFor } from '../../lib/wait.js';
 import { seatId } from '../../seat-service/inventory.js';
+import { stackEndpoints, stackLayout } from '../../stack/config.js';
+import { STACK_CONNECT_CLUSTER, connectComponents, workerProperties } from '../../stack/connect.js';
 import { stackStatus } from '../../stack/launcher.js';
 import { isAlive } from '../../stack/processes.js';
 import { type ConnectWorkerCluster, startConnectCluster } from '../support/connect-worker.js';
 import { installLeakGuard } from '../support/leak-guard.js';
 import { collectRecords, testLogger, useSeatPipeline } from '../support/seat-pipeline.js';
-import { adminQuery, endpoints, requireStack } from '../support/stack.js';
+import { freePort } from '../slot-monitor/support/alertmanager-process.js';
+import { adminQuery, endpoints, requireStack, uniqueName } from '../support/stack.js';
 
 requireStack();
 installLeakGuard();
@@ -62,6 +69,42 @@ function steadyHolds(hold: (i: number) => Promise<void>, everyMs: number): { sto
     },
   };
 }
+
+describe('STACK_CONNECT_WORKERS and a CONNECT_URL of several workers', () => {
+  const layoutWith = (env: Record<string, string>) => stackLayout({ STACK_HOME: '/tmp/stagefront-drill-layout', ...env });
+
+  it('the stack runs that many workers of its one group, one port up each, with logs of their own; one by default, as before', () => {
+    const single = connectComponents(layoutWith({}));
+    expect(single.map((c) => [c.name, c.port])).toEqual([['connect', 18083]]);
+    const layout = layoutWith({ STACK_CONNECT_WORKERS: '3' });
+    const workers = connectComponents(layout);
+    expect(workers.map((c) => [c.name, c.port, basename(c.logFile)])).toEqual([
+      ['connect', 18083, 'connect.log'], ['connect-2', 18084, 'connect-2.log'], ['connect-3', 18085, 'connect-3.log'],
+    ]);
+    expect(workers.slice(1).every((c) => c.dependsOn.includes('connect'))).toBe(true);
+    const properties = [18083, 18084, 18085].map((port) => workerProperties(layout, STACK_CONNECT_CLUSTER, port));
+    expect(properties.every((p) => p.includes('group.id=stagefront-connect\n') && p.includes('config.storage.topic=_connect-configs\n'))).toBe(true);
+    expect(properties.map((p) => /rest\.advertised\.port=(\d+)/.exec(p)?.[1])).toEqual(['18083', '18084', '18085']);
+    expect(stackEndpoints(layout).connectUrls).toEqual(['http://127.0.0.1:18083', 'http://127.0.0.1:18084', 'http://127.0.0.1:18085']);
+    // The first worker's properties are those of the one-worker stack: a running stack is not restarted.
+    expect(properties[0]).toBe(workerProperties(layoutWith({})));
+    expect(() => connectComponents(layoutWith({ STACK_CONNECT_WORKERS: '3', STACK_ALERTMANAGER_PORT: '18085' }))).toThrow(/STACK_CONNECT_WORKERS=3 puts a Connect worker on port 18085, which STACK_ALERTMANAGER_PORT already uses/);
+  });
+
+  it('the connector command takes several URLs: a worker that does not answer is passed over; none answering is one error naming each', async () => {
+    const dead = [`http://127.0.0.1:${await freePort()}`, `http://127.0.0.1:${await freePort()}`];
+    const config = parseSettings(connectorSettings, { CONNECT_URL: `${dead[0]}, ${endpoints().connectUrl}/`, CONNECTOR_SEAT_DB_URL: 'postgres://x:y@127.0.0.1:1/z' });
+    expect(config.connectUrl).toBe(`${dead[0]},${endpoints().connectUrl}`);
+    // Asked of the stack's own worker after the dead one: a connector nobody has is an answer (404).
+    expect(await connectorStatus(config.connectUrl, uniqueName('nobody'))).toBeUndefined();
+    const error = await connectorStatus(dead.join(','), 'nobody').then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(PipelineError);
+    expect((error as PipelineError).code).toBe('connect_unreachable');
+    expect((error as Error).message).toContain(`none of the 2 Kafka Connect workers answers (${dead[0]}: `);
+    expect((error as Error).message).toContain(dead[1]);
+    expect(() => parseSettings(connectorSettings, { CONNECT_URL: 'http://127.0.0.1:18083,not a url', CONNECTOR_SEAT_DB_URL: 'postgres://x:y@127.0.0.1:1/z' })).toThrow(/CONNECT_URL/);
+  });
+});
 
 describe('a Connect cluster of two workers: the worker running the outbox task killed with -9', () => {
   let cluster: ConnectWorkerCluster | undefined;
