@@ -2,7 +2,7 @@ import type { Logger } from '../lib/logger.js';
 import { createPool, type Pool } from '../lib/postgres.js';
 import { createSchemaRegistry } from '../lib/schema-registry.js';
 import type { Config } from '../lib/settings.js';
-import { traced } from '../lib/tracing.js';
+import { startTracing, traced } from '../lib/tracing.js';
 import { createEventWriter, type EventWriter, type EventWriterOptions } from './event-writer.js';
 import { confirmHold, releaseHold, type HoldEndResult } from './hold-endings.js';
 import { holdSeats, type HoldResult } from './holds.js';
@@ -37,6 +37,8 @@ export async function openSeatService(
     ...writerOptions,
   });
   const pool = createPool({ connectionString: config.databaseUrl, applicationName: 'seat-service', logger, max: config.poolSize });
+  // Only with an endpoint: otherwise whatever tracing this process set up (a test's) stays.
+  const tracing = config.otlpEndpoint === '' ? undefined : startTracing({ serviceName: 'seat-service', otlpEndpoint: config.otlpEndpoint, logger });
   return {
     pool,
     events,
@@ -48,7 +50,10 @@ export async function openSeatService(
       traced('seat-service confirm', { 'stagefront.hold_id': request.holdId }, (span) => confirmHold(pool, writingWith(events, span.traceparent), request, logger)),
     release: (holdId) => traced('seat-service release', { 'stagefront.hold_id': holdId }, (span) => releaseHold(pool, writingWith(events, span.traceparent), holdId, logger)),
     expireDueHolds: (limit = 500) => traced('seat-service expire', {}, (span) => expireDueHolds(pool, writingWith(events, span.traceparent), { limit, logger })),
-    close: () => pool.end(),
+    close: async () => {
+      await pool.end();
+      await tracing?.shutdown();
+    },
   };
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineSettings, zDurationMs, zInt, zString, zUrl, type SettingParser } from '../lib/settings.js';
+import { otlpEndpointSetting } from '../lib/tracing.js';
 
 const postgresUrl = (example: string) => zUrl({ protocols: ['postgres', 'postgresql'], example });
 
@@ -47,6 +48,10 @@ export const seatServiceSettings = defineSettings('seat-service', {
     default: '600000',
     parser: zDurationMs({ min: 1000, example: '600000' }),
     description: 'How long a hold keeps its seats before the sweeper expires it.',
+  },
+  otlpEndpoint: {
+    ...otlpEndpointSetting,
+    description: 'OpenTelemetry collector for a span per hold, confirm, release and expiry, whose traceparent each event carries (OTLP HTTP/protobuf base URL; /v1/traces is appended). Empty: the spans are not exported (the events still carry their traceparent).',
   },
   poolSize: {
     env: 'SEAT_DB_POOL_SIZE',

@@ -7,6 +7,9 @@
  * and one with an invalid one, are handled all the same.
  */
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,7 +21,7 @@ import { seatAvailabilityConsumer } from '../../consumers/seat-availability/cons
 import type { ConsumerDefinition } from '../../consumers/runtime/types.js';
 import { EVENTS } from '../../events/catalogue.js';
 import { createPool } from '../../lib/postgres.js';
-import { type Tracing, parseTraceparent, startTracing } from '../../lib/tracing.js';
+import { type Tracing, parseTraceparent, startOperationSpan, startTracing } from '../../lib/tracing.js';
 import { waitFor } from '../../lib/wait.js';
 import { seatId } from '../../seat-service/inventory.js';
 import { cloudEventMessage } from '../support/cloudevent-records.js';
@@ -152,5 +155,32 @@ describe('traces through the outbox', () => {
     await closeTransport();
     await smtp.close();
     await database.close();
+  });
+
+  it('exports spans over OTLP HTTP/protobuf to the configured endpoint, /v1/traces', async () => {
+    const received: { path: string | undefined; contentType: string | undefined; bytes: Buffer }[] = [];
+    const collector = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        received.push({ path: request.url, contentType: request.headers['content-type'], bytes: Buffer.concat(chunks) });
+        response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+      });
+    });
+    collector.listen(0, '127.0.0.1');
+    await once(collector, 'listening');
+    const closeCollector = track('OTLP collector', () => new Promise<void>((resolve) => collector.close(() => resolve())));
+    const { port } = collector.address() as AddressInfo;
+    const exporting = startTracing({ serviceName: 'traces-test-otlp', otlpEndpoint: `http://127.0.0.1:${port}/`, logger: testLogger('tracing') });
+    const span = startOperationSpan('seat-service hold', { 'stagefront.show_id': 'otlp-show' });
+    span.end();
+    await exporting.shutdown(); // flushes the batch
+    await closeCollector();
+    expect(received).toHaveLength(1);
+    expect(received[0]).toMatchObject({ path: '/v1/traces', contentType: 'application/x-protobuf' });
+    const body = received[0]?.bytes.toString('latin1') ?? '';
+    for (const text of ['traces-test-otlp', 'seat-service hold', 'otlp-show']) expect(body).toContain(text);
+    // The trace id travels as 16 raw bytes.
+    expect(received[0]?.bytes.includes(Buffer.from(parseTraceparent(span.traceparent)?.traceId ?? '', 'hex'))).toBe(true);
   });
 });
