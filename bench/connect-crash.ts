@@ -17,7 +17,7 @@ import { type Written, startOpenLoopHarness } from './open-loop.js';
 
 const RATE = 1_000;
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();

@@ -7,13 +7,14 @@
 import { type Scale, type Scenario, benchContext, machineDescription } from './context.js';
 import { backlogDrainScenario } from './backlog-drain.js';
 import { connectCrashScenario } from './connect-crash.js';
+import { connectFailoverScenario } from './connect-failover.js';
 import { flatLagScenario } from './flat-lag.js';
 import { openLoopScenario } from './open-loop.js';
 import { pollingRelayScenario } from './polling-relay.js';
 import { stadiumRehearsalScenario } from './stadium-rehearsal.js';
 import { type Report, renderTable, writeReport } from './report.js';
 
-const SCENARIOS: Scenario[] = [backlogDrainScenario, openLoopScenario, pollingRelayScenario, flatLagScenario, connectCrashScenario, stadiumRehearsalScenario];
+const SCENARIOS: Scenario[] = [backlogDrainScenario, openLoopScenario, pollingRelayScenario, flatLagScenario, connectCrashScenario, connectFailoverScenario, stadiumRehearsalScenario];
 
 async function main(): Promise<void> {
   const scale: Scale = process.env.BENCH_SCALE === 'small' ? 'small' : 'full';
