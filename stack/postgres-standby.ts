@@ -4,7 +4,7 @@
  * pg_basebackup is needed, streaming through a physical slot, with the primary's failover slots
  * synchronized to it (sync_replication_slots). After a promotion it is the primary.
  */
-import { copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
 import type { Component } from './component.js';
@@ -61,16 +61,20 @@ async function copyPrimary(layout: StackLayout, dataDir: string): Promise<void> 
       /* sql */ `select pg_create_physical_replication_slot($1, true) where not exists (select 1 from pg_replication_slots where slot_name = $1)`,
       [STANDBY_SLOT],
     );
-    rmSync(dataDir, { recursive: true, force: true });
+    // Copied beside the final folder and renamed at the end: a copy cut short is never taken for a standby.
+    const partial = `${dataDir}.partial`;
+    rmSync(partial, { recursive: true, force: true });
     await client.query(/* sql */ `select pg_backup_start('stagefront standby', true)`);
-    copyTree(primaryData, dataDir, '');
+    copyTree(primaryData, partial, '');
     const { rows } = await client.query(/* sql */ `select labelfile, spcmapfile from pg_backup_stop(true)`);
     const { labelfile, spcmapfile } = rows[0] as { labelfile: string; spcmapfile: string | null };
-    writeFileSync(join(dataDir, 'backup_label'), labelfile);
-    if (spcmapfile) writeFileSync(join(dataDir, 'tablespace_map'), spcmapfile);
-    writeFileSync(join(dataDir, 'standby.signal'), '');
+    writeFileSync(join(partial, 'backup_label'), labelfile);
+    if (spcmapfile) writeFileSync(join(partial, 'tablespace_map'), spcmapfile);
+    writeFileSync(join(partial, 'standby.signal'), '');
     chownToServerUser(dirname(dataDir));
-    chownToServerUser(dataDir, { recursive: true });
+    chownToServerUser(partial, { recursive: true });
+    rmSync(dataDir, { recursive: true, force: true });
+    renameSync(partial, dataDir);
   } finally {
     await client.end();
   }
