@@ -26,6 +26,7 @@ function placeholderValues(config: ConnectorConfig): Record<string, string> {
     PUBLICATION_NAME: config.publicationName,
     TOPIC_PREFIX: config.topicPrefix,
     TOPIC_PARTITIONS: String(config.topicPartitions),
+    TOPIC_REPLICATION_FACTOR: String(config.topicReplicationFactor),
     HEARTBEAT_INTERVAL_MS: String(config.heartbeatIntervalMs),
   };
 }
@@ -73,7 +74,7 @@ export async function applyOutboxConnector(config: ConnectorConfig, logger: Logg
   const admin = kafka.admin();
   await admin.connect();
   try {
-    await ensureTopics(admin, outboxTopics(config.topicPrefix).map((topic) => ({ topic, numPartitions: config.topicPartitions })));
+    await ensureTopics(admin, outboxTopics(config.topicPrefix).map((topic) => ({ topic, numPartitions: config.topicPartitions, replicationFactor: config.topicReplicationFactor })));
   } finally {
     await admin.disconnect();
   }
@@ -93,8 +94,8 @@ export async function applyOutboxConnector(config: ConnectorConfig, logger: Logg
 
 /**
  * What a cluster of three brokers changes in the file's rendering, and nothing else: a topic
- * Connect creates gets three replicas like every other topic there (the file says one, for the
- * single-broker native stack).
+ * Connect creates gets three replicas, written out like every other topic there (the default
+ * rendering, -1, would take the brokers' default.replication.factor, also three there).
  */
 export const KUBERNETES_CONNECTOR_OVERRIDES: Readonly<Record<string, string>> = {
   'topic.creation.default.replication.factor': '3',

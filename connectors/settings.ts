@@ -1,8 +1,16 @@
-import { defineSettings, zBool, zDurationMs, zInt, zList, zPort, zString, zUrl } from '../lib/settings.js';
+import { z } from 'zod';
+import { type SettingParser, defineSettings, zBool, zDurationMs, zInt, zList, zPort, zString, zUrl } from '../lib/settings.js';
 import { zConnectUrls } from './connect-client.js';
 import { HEARTBEAT_INTERVAL_MS } from './slot-confirmation.js';
 
 const name = (example: string) => zString({ pattern: /^[a-z_][a-z0-9_]*$/, expected: 'a lower-case Postgres name (letters, digits, _)', example });
+
+/** -1 (the brokers' default) or a replica count. */
+const replicas: SettingParser<number> = {
+  schema: z.string().trim().regex(/^(-1|[1-9]\d*)$/).transform(Number),
+  expected: '-1 (the brokers\' default.replication.factor) or a whole number of at least 1',
+  example: '3',
+};
 
 /** Settings of the connector command; the ${UPPER_CASE} placeholders of the configuration file come from here. */
 export const connectorSettings = defineSettings('connector', {
@@ -23,6 +31,12 @@ export const connectorSettings = defineSettings('connector', {
   slotFailover: { env: 'CONNECTOR_SLOT_FAILOVER', default: 'no', parser: zBool(), description: 'yes: Debezium creates its slot as a failover slot (slot.failover), which Postgres 17+ synchronizes to a standby (STACK_POSTGRES_STANDBY=yes), so the connector resumes on a promoted standby. Only read when the slot is created; refused by Postgres before 17.' },
   publicationName: { env: 'PUBLICATION_NAME', default: 'stagefront_outbox', parser: name('stagefront_outbox'), description: 'Publication created by the seat migrations (outbox inserts only).' },
   topicPrefix: { env: 'TOPIC_PREFIX', default: 'stagefront', parser: zString({ pattern: /^[a-zA-Z0-9_-]+$/, expected: 'letters, digits, _ or -', example: 'stagefront' }), description: 'Topics are <prefix>.<aggregate type>, e.g. stagefront.seat.' },
+  topicReplicationFactor: {
+    env: 'TOPIC_REPLICATION_FACTOR',
+    default: '-1',
+    parser: replicas,
+    description: 'Replicas of each event topic, both when this command creates it and when Connect does (topic.creation.default.replication.factor); -1 takes the brokers\' default.replication.factor, which the native stack sets from STACK_KAFKA_REPLICATION_FACTOR.',
+  },
   topicPartitions: { env: 'TOPIC_PARTITIONS', default: '6', parser: zInt({ min: 1, max: 256, example: '6' }), description: 'Partitions of each event topic (consumers scale out up to this many).' },
   heartbeatIntervalMs: { env: 'HEARTBEAT_INTERVAL_MS', default: String(HEARTBEAT_INTERVAL_MS), parser: zDurationMs({ min: 100, example: '1000' }), description: 'Debezium heartbeat: confirms a position to the slot when the outbox is quiet, so WAL written outside the publication is released (with the worker\'s offset flush interval it bounds the WAL an active slot retains).' },
   seatDbUrl: {

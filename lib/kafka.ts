@@ -4,7 +4,7 @@
  * (`@confluentinc/kafka-javascript` offers the same kafkajs-shaped API).
  */
 import { Kafka, Partitioners, logLevel } from 'kafkajs';
-import type { Admin, LogEntry, Producer, ProducerConfig, RetryOptions, logCreator } from 'kafkajs';
+import type { Admin, ConfigResourceTypes, LogEntry, Producer, ProducerConfig, RetryOptions, logCreator } from 'kafkajs';
 import type { Logger } from './logger.js';
 
 export { logLevel };
@@ -93,19 +93,51 @@ export function createKafka(options: CreateKafkaOptions): Kafka {
 }
 
 /**
+ * What every producer of the project gets: idempotence (a retried request is not written twice)
+ * with one request in flight per broker connection. kafkajs makes an idempotent producer's send
+ * fail unless it asks for acks -1, so every send here waits for all in-sync replicas
+ * (min.insync.replicas). kafkajs warns once per producer that the client's bounded retries may
+ * weaken the guarantee; they are kept bounded on purpose: a send that keeps failing fails into its
+ * caller, which sends the same record again (the consumer runtime) or ends the run (redrive).
+ */
+export const PRODUCER_DEFAULTS = { idempotent: true, maxInFlightRequests: 1 } as const satisfies ProducerConfig;
+
+/**
  * A producer that partitions keys with murmur2 like the Java client (and so like
  * Kafka Connect): a record produced here for key K lands where Debezium put K.
+ * Idempotent (PRODUCER_DEFAULTS): its sends must say `acks: -1`.
  */
 export function createProducer(kafka: Kafka, config: ProducerConfig = {}): Producer {
-  return kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, ...config });
+  return kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, ...PRODUCER_DEFAULTS, ...config });
 }
 
 export interface TopicSpec {
   topic: string;
   numPartitions: number;
+  /** Absent or -1: the brokers' default.replication.factor (the native stack's STACK_KAFKA_REPLICATION_FACTOR). */
   replicationFactor?: number;
   /** Topic configs, e.g. { 'retention.ms': '604800000', 'cleanup.policy': 'delete' }. */
   configs?: Record<string, string>;
+}
+
+/** kafkajs's ConfigResourceTypes.BROKER (its enum is not among the exports Node's ESM loader sees). */
+const BROKER_RESOURCE = 4 as ConfigResourceTypes;
+
+/**
+ * The brokers' default.replication.factor (the native stack's STACK_KAFKA_REPLICATION_FACTOR):
+ * kafkajs speaks a CreateTopics version that cannot ask for the broker default (-1), so it is read.
+ */
+export async function defaultReplicationFactor(admin: Admin): Promise<number> {
+  const { brokers } = await admin.describeCluster();
+  const broker = brokers[0];
+  if (broker === undefined) throw new Error('the Kafka cluster lists no broker');
+  const { resources } = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: [{ type: BROKER_RESOURCE, name: String(broker.nodeId), configNames: ['default.replication.factor'] }],
+  });
+  const value = Number(resources[0]?.configEntries.find((e) => e.configName === 'default.replication.factor')?.configValue);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`broker ${broker.nodeId} reports no usable default.replication.factor`);
+  return value;
 }
 
 /**
@@ -116,12 +148,13 @@ export async function ensureTopics(admin: Admin, topics: readonly TopicSpec[]): 
   const existing = new Set(await admin.listTopics());
   const missing = topics.filter((spec) => !existing.has(spec.topic));
   if (missing.length === 0) return [];
+  const brokerDefault = missing.some((spec) => spec.replicationFactor === undefined || spec.replicationFactor === -1) ? await defaultReplicationFactor(admin) : undefined;
   await admin.createTopics({
     waitForLeaders: true,
     topics: missing.map((spec) => ({
       topic: spec.topic,
       numPartitions: spec.numPartitions,
-      replicationFactor: spec.replicationFactor ?? 1,
+      replicationFactor: spec.replicationFactor === undefined || spec.replicationFactor === -1 ? brokerDefault : spec.replicationFactor,
       configEntries: Object.entries(spec.configs ?? {}).map(([name, value]) => ({ name, value })),
     })),
   });

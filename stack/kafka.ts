@@ -1,34 +1,43 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { distPaths } from './artifacts.js';
 import type { Component } from './component.js';
 import { ownedPid } from './component.js';
-import type { StackLayout } from './config.js';
+import { type KafkaNode, type StackLayout, kafkaNodes, kafkaReplication } from './config.js';
 import { jvmPidFile, launchJvm, stopJvm } from './jvm.js';
 import { runCommand } from './processes.js';
 
-/** One Kafka node in KRaft mode, broker and controller in the same process. */
-export function kafkaComponent(layout: StackLayout): Component {
-  const s = layout.settings;
-  const propertiesFile = join(layout.home, 'kafka', 'server.properties');
+/**
+ * The stack's Kafka: STACK_KAFKA_BROKERS nodes in KRaft mode, each a broker and a controller in one
+ * process, every controller a voter (a quorum of three survives one node down).
+ */
+export function kafkaComponents(layout: StackLayout): Component[] {
+  return kafkaNodes(layout).map((node) => kafkaComponent(layout, node));
+}
+
+/** One node; `node` defaults to node 1, the whole of a single-node stack. */
+export function kafkaComponent(layout: StackLayout, node: KafkaNode = firstNode(layout)): Component {
+  const propertiesFile = join(node.home, 'server.properties');
   const classpath = `${distPaths(layout).kafkaLibs}/*`;
-  const pidFile = jvmPidFile(layout, 'kafka');
+  const pidFile = jvmPidFile(layout, node.name);
+  const nodes = kafkaNodes(layout);
   return {
-    name: 'kafka',
-    port: s.kafkaPort,
-    logFile: join(layout.logDir, 'kafka.log'),
+    name: node.name,
+    port: node.port,
+    logFile: join(layout.logDir, `${node.name}.log`),
     dependsOn: [],
     pid: () => ownedPid(pidFile, layout.home),
-    healthy: () => answersMetadata(`127.0.0.1:${s.kafkaPort}`),
+    // Healthy once the whole cluster has registered: Connect, which waits for this, creates its topics at the full replication factor.
+    healthy: () => answersMetadata(`127.0.0.1:${node.port}`, nodes.length),
     async launch() {
-      mkdirSync(join(layout.home, 'kafka'), { recursive: true });
-      writeFileSync(propertiesFile, serverProperties(layout));
-      formatStorage(layout, classpath, propertiesFile);
+      mkdirSync(node.home, { recursive: true });
+      writeFileSync(propertiesFile, serverProperties(layout, node));
+      formatStorage(layout, node, classpath, propertiesFile);
       launchJvm(layout, {
-        name: 'kafka',
-        heapMb: s.kafkaHeapMb,
+        name: node.name,
+        heapMb: layout.settings.kafkaHeapMb,
         classpath,
         mainClass: 'kafka.Kafka',
         args: [propertiesFile],
@@ -38,43 +47,63 @@ export function kafkaComponent(layout: StackLayout): Component {
   };
 }
 
-function serverProperties(layout: StackLayout): string {
-  const s = layout.settings;
+function firstNode(layout: StackLayout): KafkaNode {
+  const [first] = kafkaNodes(layout);
+  if (first === undefined) throw new Error('STACK_KAFKA_BROKERS must be at least 1');
+  return first;
+}
+
+/** A node's server.properties: replication of every topic from STACK_KAFKA_REPLICATION_FACTOR and STACK_KAFKA_MIN_INSYNC_REPLICAS. */
+export function serverProperties(layout: StackLayout, node: KafkaNode = firstNode(layout)): string {
+  const { replicationFactor, minInsyncReplicas } = kafkaReplication(layout.settings);
+  const voters = kafkaNodes(layout).map((n) => `${n.nodeId}@127.0.0.1:${n.controllerPort}`).join(',');
   return [
     'process.roles=broker,controller',
-    'node.id=1',
-    `controller.quorum.voters=1@127.0.0.1:${s.kafkaControllerPort}`,
-    `listeners=PLAINTEXT://127.0.0.1:${s.kafkaPort},CONTROLLER://127.0.0.1:${s.kafkaControllerPort}`,
-    `advertised.listeners=PLAINTEXT://127.0.0.1:${s.kafkaPort}`,
+    `node.id=${node.nodeId}`,
+    `controller.quorum.voters=${voters}`,
+    `listeners=PLAINTEXT://127.0.0.1:${node.port},CONTROLLER://127.0.0.1:${node.controllerPort}`,
+    `advertised.listeners=PLAINTEXT://127.0.0.1:${node.port}`,
     'controller.listener.names=CONTROLLER',
     'inter.broker.listener.name=PLAINTEXT',
     'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
-    `log.dirs=${layout.kafkaData}`,
+    `log.dirs=${node.dataDir}`,
     'num.partitions=3',
     'auto.create.topics.enable=false',
-    'offsets.topic.replication.factor=1',
-    'transaction.state.log.replication.factor=1',
-    'transaction.state.log.min.isr=1',
-    'share.coordinator.state.topic.replication.factor=1',
-    'share.coordinator.state.topic.min.isr=1',
+    `default.replication.factor=${replicationFactor}`,
+    `min.insync.replicas=${minInsyncReplicas}`,
+    `offsets.topic.replication.factor=${replicationFactor}`,
+    `transaction.state.log.replication.factor=${replicationFactor}`,
+    `transaction.state.log.min.isr=${minInsyncReplicas}`,
+    `share.coordinator.state.topic.replication.factor=${replicationFactor}`,
+    `share.coordinator.state.topic.min.isr=${minInsyncReplicas}`,
     'group.initial.rebalance.delay.ms=0',
     'log.retention.hours=168',
     '',
   ].join('\n');
 }
 
-/** Formats the KRaft storage on first start only (meta.properties present means formatted). */
-function formatStorage(layout: StackLayout, classpath: string, propertiesFile: string): void {
-  if (existsSync(join(layout.kafkaData, 'meta.properties'))) return;
-  const clusterId = randomBytes(16).toString('base64url');
+/**
+ * Formats a node's KRaft storage on its first start only (meta.properties present means
+ * formatted). Every node of a cluster gets the same cluster id, kept in the stack's home.
+ */
+function formatStorage(layout: StackLayout, node: KafkaNode, classpath: string, propertiesFile: string): void {
+  if (existsSync(join(node.dataDir, 'meta.properties'))) return;
   runCommand('java', [
     `-Dlog4j2.configurationFile=${join(layout.home, 'log4j2.properties')}`,
     '-cp', classpath, 'kafka.tools.StorageTool',
-    'format', `--cluster-id=${clusterId}`, '--config', propertiesFile, '--ignore-formatted',
+    'format', `--cluster-id=${clusterId(layout)}`, '--config', propertiesFile, '--ignore-formatted',
   ]);
 }
 
-async function answersMetadata(broker: string): Promise<boolean> {
+function clusterId(layout: StackLayout): string {
+  if (layout.settings.kafkaBrokerCount === 1) return randomBytes(16).toString('base64url');
+  const file = join(layout.home, 'kafka-cluster-id');
+  if (!existsSync(file)) writeFileSync(file, randomBytes(16).toString('base64url'));
+  return readFileSync(file, 'utf8').trim();
+}
+
+/** The broker answers metadata requests and the cluster lists at least `brokers` brokers. */
+async function answersMetadata(broker: string, brokers: number): Promise<boolean> {
   const admin = new Kafka({
     clientId: 'stack-health',
     brokers: [broker],
@@ -86,7 +115,7 @@ async function answersMetadata(broker: string): Promise<boolean> {
   try {
     await admin.connect();
     const cluster = await admin.describeCluster();
-    return cluster.brokers.length > 0;
+    return cluster.brokers.length >= brokers;
   } catch {
     return false;
   } finally {
