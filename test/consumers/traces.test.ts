@@ -183,4 +183,23 @@ describe('traces through the outbox', () => {
     // The trace id travels as 16 raw bytes.
     expect(received[0]?.bytes.includes(Buffer.from(parseTraceparent(span.traceparent)?.traceId ?? '', 'hex'))).toBe(true);
   });
+
+  it('reads only W3C traceparents: version 00 exactly, later versions by their first four fields, nothing else', () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const spanId = '00f067aa0ba902b7';
+    expect(parseTraceparent(`00-${traceId}-${spanId}-01`)).toEqual({ traceId, spanId, traceFlags: 1, isRemote: true });
+    expect(parseTraceparent(`00-${traceId}-${spanId}-00`)?.traceFlags).toBe(0);
+    expect(parseTraceparent(`01-${traceId}-${spanId}-03-later-fields`)).toEqual({ traceId, spanId, traceFlags: 1, isRemote: true });
+    for (const invalid of [
+      undefined,
+      '',
+      'not-a-traceparent',
+      `00-${traceId}-${spanId}-01-extra`,
+      `ff-${traceId}-${spanId}-01`,
+      `00-${'0'.repeat(32)}-${spanId}-01`,
+      `00-${traceId}-${'0'.repeat(16)}-01`,
+      `00-${traceId.toUpperCase()}-${spanId}-01`,
+      `00-${traceId.slice(1)}-${spanId}-01`,
+    ]) expect(parseTraceparent(invalid), String(invalid)).toBeUndefined();
+  });
 });
