@@ -4,13 +4,20 @@
  * would. The native stack's components are restarted through the launcher's own components; the
  * rehearsal's consumers and sweeper through the programs it started them with.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
 import { connectorStatus, isRunning, restartFailed } from '../connectors/connect-client.js';
+import type { ConnectorConfig } from '../connectors/outbox-connector.js';
 import { errorMessage } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { sleep, waitFor } from '../lib/wait.js';
 import type { Component } from '../stack/component.js';
 import type { StackLayout } from '../stack/config.js';
+import { failOver } from '../stack/failover.js';
 import { stackComponents, startStack } from '../stack/launcher.js';
+import { FAILED_OVER_MARKER, postgresHome } from '../stack/postgres.js';
+import { adminUrl } from '../stack/postgres-standby.js';
 import { isAlive } from '../stack/processes.js';
 import type { DrillTarget } from './drill-targets.js';
 import type { ProgramSet } from './programs.js';
@@ -40,7 +47,12 @@ export interface DrillContext {
   connectorName: string;
   downMs: number;
   logger: Logger;
+  /** The outbox connector as applied (on the primary's own port): the failover drill moves it to the promoted standby. */
+  connector?: ConnectorConfig;
 }
+
+/** The failover drill's refusal on a stack without a standby. */
+export const NO_STANDBY_MESSAGE = 'the failover drill needs a seat database with a standby: start the stack with STACK_POSTGRES_STANDBY=yes (Postgres 17+, a stack of its own: afterwards it runs on the promoted standby)';
 
 const BACK_TIMEOUT_MS = 180_000;
 
@@ -90,15 +102,75 @@ async function killComponent(target: Component): Promise<number> {
   return pid;
 }
 
+/** The connector's slot on `port` confirmed past `lsn`: Debezium streams from that node again. */
+async function slotPassed(port: number, connector: ConnectorConfig, lsn: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: adminUrl(port, connector.seatDbName), connectionTimeoutMillis: 2000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    const { rows } = await client.query<{ passed: boolean }>(
+      /* sql */ `select confirmed_flush_lsn >= $2::pg_lsn as passed from pg_replication_slots where slot_name = $1`,
+      [connector.slotName, lsn],
+    );
+    return rows[0]?.passed === true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+async function currentLsn(port: number, database: string): Promise<string> {
+  const client = new pg.Client({ connectionString: adminUrl(port, database), connectionTimeoutMillis: 5000 });
+  await client.connect();
+  try {
+    return (await client.query<{ lsn: string }>(/* sql */ `select pg_current_wal_lsn()::text as lsn`)).rows[0]?.lsn ?? '0/0';
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * The failover drill: the primary's postmaster killed with -9 (a crash: no checkpoint, no goodbye to
+ * the standby), down for downMs (the time it takes to notice), then what on-call runs: the failover
+ * command's failOver (promote the standby, move the connector with its synchronized slot), and a
+ * wait until Debezium has confirmed WAL written on the new timeline. The programs follow through the
+ * primary endpoint by themselves; the old primary is not started again.
+ */
+async function failoverDrill(context: DrillContext, run: DrillRun, log: Logger): Promise<void> {
+  const { layout, connector } = context;
+  if (!layout.settings.postgresStandby) throw new Error(NO_STANDBY_MESSAGE);
+  if (connector === undefined) throw new Error('the failover drill needs the outbox connector\'s settings (native rehearsal only)');
+  const primary = component(layout, 'postgres');
+  const pid = await killComponent(primary);
+  log.warn({ pid }, 'drill: the primary\'s postmaster killed with -9');
+  await waitFor(async () => !(await primary.healthy()), { timeoutMs: 30_000, intervalMs: 200, description: 'the killed primary to stop answering' });
+  await sleep(context.downMs);
+  run.restartedAt = Date.now();
+  const report = await failOver(layout, connector, log, { stopPrimary: false });
+  const lsn = await currentLsn(report.newPrimaryPort, connector.seatDbName);
+  await waitFor(() => slotPassed(report.newPrimaryPort, connector, lsn), {
+    timeoutMs: BACK_TIMEOUT_MS,
+    intervalMs: 500,
+    description: `Debezium to confirm WAL of the new timeline (slot ${connector.slotName} past ${lsn} on port ${report.newPrimaryPort})`,
+  });
+  run.notes.push(
+    `standby promoted: primary on port ${report.newPrimaryPort}, timeline ${report.timeline}; connector ${connector.connectorName} moved with its failover slot ` +
+      `(${report.slotBeforePromotion.synced ? 'synchronized' : 'not synchronized'} before the promotion), streaming again ${((Date.now() - run.killedAt) / 1000).toFixed(1)} s after the kill`,
+  );
+}
+
 /** Kills one part with -9, leaves it down for downMs, starts it again and waits until it answers. */
 export async function runDrill(target: DrillTarget, consumerTurn: number, context: DrillContext): Promise<DrillRun> {
   const componentName = COMPONENT_OF[target];
   const program = target === 'consumer' ? context.consumers[consumerTurn % context.consumers.length] : target === 'sweeper' ? context.sweeper : undefined;
-  const victim = componentName ?? program ?? target;
+  const victim = componentName ?? program ?? (target === 'failover' ? 'postgres (primary)' : target);
   const log = context.logger.child({ drill: target, victim });
   const run: DrillRun = { target, victim, killedAt: Date.now(), restartedAt: null, backAt: null, caughtUpAt: null, notes: [] };
   try {
-    if (componentName !== undefined) {
+    if (target === 'failover') {
+      await failoverDrill(context, run, log);
+    } else if (componentName !== undefined) {
       const stackPart = component(context.layout, componentName);
       const pid = await killComponent(stackPart);
       log.warn({ pid }, 'drill: killed with -9');
@@ -171,7 +243,12 @@ export async function runDrills(targets: readonly DrillTarget[], schedule: Crowd
  * Whatever runs after the rehearsal (the next test, the next run) finds the stack whole.
  */
 export async function bringEverythingBack(context: DrillContext): Promise<void> {
-  await startStack(context.logger, context.layout);
+  if (existsSync(join(postgresHome(context.layout), FAILED_OVER_MARKER))) {
+    // The former primary must not start again (two primaries): the rest of the stack still runs.
+    context.logger.warn('the seat database failed over: the former primary is left down (npm run stack -- start refuses it)');
+  } else {
+    await startStack(context.logger, context.layout);
+  }
   for (const name of context.programs.names()) {
     const child = context.programs.get(name).child;
     if (child.exitCode !== null || child.signalCode !== null) await context.programs.restart(name);

@@ -17,7 +17,7 @@ import { AlertWatcher, OWN_PROGRAM_ALERTS } from './alerts.js';
 import { availabilityCheck, emailCheck, exactlyOnceChecks, ledgerCheck, oversoldCheck, reconcileRun, type Check } from './consistency.js';
 import { runCrowd, type CrowdOutcome } from './crowd.js';
 import { DRILL_TARGETS, parseDrills, type DrillTarget } from './drill-targets.js';
-import { runDrills, type DrillRun } from './drills.js';
+import { NO_STANDBY_MESSAGE, runDrills, type DrillRun } from './drills.js';
 import type { RehearsalEnvironment } from './environment.js';
 import { openExternalEnvironment } from './external.js';
 import { createLiveView } from './live-view.js';
@@ -29,6 +29,7 @@ import { Sampler } from './sampler.js';
 import { CrowdSchedule } from './schedule.js';
 import { parseRehearsalConfig, rehearsalSettings, type RehearsalConfig } from './settings.js';
 import { stageLatencies } from './stages.js';
+import { stackLayout } from '../stack/config.js';
 
 const USAGE = `Usage: npm run rehearsal [-- --show NAME] [--drill ${DRILL_TARGETS.join(',')}|all]
 
@@ -66,6 +67,7 @@ async function rehearse(config: RehearsalConfig, args: string[], logger: Logger)
     if (drills.length > 0 && config.stack !== 'native') {
       throw new PipelineError('bad_argument', `--drill needs REHEARSAL_STACK=native: drills kill the native stack's processes, which an external stack does not have`);
     }
+    if (drills.includes('failover') && !stackLayout().settings.postgresStandby) throw new PipelineError('bad_argument', `--drill failover: ${NO_STANDBY_MESSAGE}`);
   } catch (err) {
     if (!(err instanceof PipelineError)) throw err;
     console.error(`rehearsal: ${err.message}`);

@@ -39,12 +39,27 @@ interface ProgramUrls {
   seatAdminUrl: string;
   seatServiceUrl: string;
   alertmanagerUrl: string;
+  /**
+   * With a standby: the seat database's nodes on their own ports (primary first). The slot monitor
+   * watches them directly (whichever is not in recovery is the primary), not through the endpoint.
+   */
+  seatNodePorts?: number[];
 }
 
 /** The consumers, the hold sweeper and the two watchers, with their settings; ports are the programs' defaults (Prometheus scrapes them). */
 function programSpecs(urls: ProgramUrls, config: RehearsalConfig): Record<string, ProgramSpec> {
   const common = { ...urls.stackEnv, CONSUMER_DATABASE_URL: urls.consumerDbUrl, LOG_LEVEL: 'warn' };
   const asRole = (role: string) => withCredentials(urls.seatAdminUrl, role, role);
+  const onNode = (url: string, port: number) => {
+    const parsed = new URL(url);
+    parsed.port = String(port);
+    return parsed.toString();
+  };
+  const [primaryPort, ...standbyPorts] = urls.seatNodePorts ?? [];
+  const slotMonitorNodes = primaryPort === undefined ? {} : {
+    SLOT_MONITOR_DATABASE_URL: onNode(asRole('slot_monitor'), primaryPort),
+    SLOT_MONITOR_STANDBY_URLS: standbyPorts.map((p) => onNode(asRole('slot_monitor'), p)).join(','),
+  };
   return {
     'seat-availability': { name: 'seat-availability', entry: 'consumers/seat-availability/main.ts', env: common, readyPort: 9471 },
     'confirmation-email': { name: 'confirmation-email', entry: 'consumers/confirmation-email/main.ts', env: { ...common, SMTP_HOST: '127.0.0.1', SMTP_PORT: String(config.smtpPort) }, readyPort: 9472 },
@@ -69,6 +84,7 @@ function programSpecs(urls: ProgramUrls, config: RehearsalConfig): Record<string
         SLOT_MONITOR_ALERTMANAGER_URL: urls.alertmanagerUrl,
         SLOT_MONITOR_SLOTS: 'stagefront_outbox',
         SLOT_MONITOR_POLL_INTERVAL_MS: '2000',
+        ...slotMonitorNodes,
       },
       readyPort: 9188,
     },
@@ -123,6 +139,7 @@ export async function openNativeEnvironment(config: RehearsalConfig, logger: Log
     seatAdminUrl: seatConfig.adminDatabaseUrl,
     seatServiceUrl: seatConfig.databaseUrl,
     alertmanagerUrl: endpoints.alertmanagerUrl,
+    ...(layout.settings.postgresStandby ? { seatNodePorts: [layout.settings.postgresPort, layout.settings.postgresStandbyPort] } : {}),
   }, config);
   const spec = (name: string): ProgramSpec => {
     const found = specs[name];
@@ -157,6 +174,7 @@ export async function openNativeEnvironment(config: RehearsalConfig, logger: Log
       sweeper: SWEEPER,
       connectUrl: connector.connectUrl,
       connectorName: connector.connectorName,
+      connector,
       downMs,
       logger: drillLogger,
     }),

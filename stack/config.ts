@@ -46,6 +46,12 @@ export const stackSettings = defineSettings('stack', {
   postgresMaxSlotWalKeepSize: { env: 'STACK_POSTGRES_MAX_SLOT_WAL_KEEP_SIZE', default: '4GB', parser: zString({ pattern: /^(-1|\d+(kB|MB|GB|TB)?)$/, expected: 'a Postgres size such as 4GB, 512MB or -1', example: '4GB' }), description: 'max_slot_wal_keep_size written into the cluster\'s configuration (the slot monitor enforces its own target).' },
   postgresStandby: { env: 'STACK_POSTGRES_STANDBY', default: 'no', parser: zBool(), description: 'yes: the seat database runs as a primary with a streaming physical standby (its own folder and port, a physical slot, hot_standby_feedback, logical slots synchronized to it), so the outbox connector can fail over with its slot; needs Postgres 17+ (see STACK_POSTGRES_BINARIES). Only read when the clusters are created or started.' },
   postgresStandbyPort: { env: 'STACK_POSTGRES_STANDBY_PORT', default: '54330', parser: port, description: 'Port of the standby cluster (loopback only) when STACK_POSTGRES_STANDBY is yes.' },
+  postgresEndpointPort: {
+    env: 'STACK_POSTGRES_ENDPOINT_PORT',
+    default: '54331',
+    parser: port,
+    description: 'With STACK_POSTGRES_STANDBY=yes: port of the stack\'s primary endpoint (loopback only), a TCP forwarder that sends each new connection to whichever node is the primary (pg_is_in_recovery() = false), so the programs, the registry and the consumer database follow a failover. The stack\'s programs use it; the outbox connector and the standby reach the nodes on their own ports. Unused without the standby.',
+  },
   postgresBinaries: { env: 'STACK_POSTGRES_BINARIES', default: 'auto', parser: zEnum(['auto', 'system', 'maven'] as const), description: 'Which Postgres server binaries run the clusters: system (the newest installed 15+), maven (the Postgres 17 binaries of stack/versions.json from Maven Central, unpacked once into the dist folder), or auto: system, except with the standby on and a system Postgres older than 17. A cluster keeps the major version it was created with.' },
   kafkaPort: { env: 'STACK_KAFKA_PORT', default: '19092', parser: port, description: 'Kafka broker listener (loopback only).' },
   kafkaControllerPort: { env: 'STACK_KAFKA_CONTROLLER_PORT', default: '19093', parser: port, description: 'KRaft controller listener (loopback only).' },
@@ -194,9 +200,13 @@ export function kafkaReplication(s: StackSettings): { replicationFactor: number;
 /** Connection facts every program and test uses to reach the stack. */
 export function stackEndpoints(layout: StackLayout) {
   const s = layout.settings;
+  // With a standby, clients reach the seat database through the primary endpoint, which follows a failover.
+  const clientPort = s.postgresStandby ? s.postgresEndpointPort : s.postgresPort;
   return {
-    postgresAdminUrl: `postgres://postgres:postgres@127.0.0.1:${s.postgresPort}/postgres`,
-    postgresPort: s.postgresPort,
+    postgresAdminUrl: `postgres://postgres:postgres@127.0.0.1:${clientPort}/postgres`,
+    postgresPort: clientPort,
+    /** The primary cluster's own port (STACK_POSTGRES_PORT): the outbox connector's, which the failover command moves explicitly. */
+    postgresPrimaryPort: s.postgresPort,
     /** The standby's admin URL (only when STACK_POSTGRES_STANDBY is yes). */
     postgresStandbyAdminUrl: `postgres://postgres:postgres@127.0.0.1:${s.postgresStandbyPort}/postgres`,
     kafkaBrokers: kafkaNodes(layout).map((node) => `127.0.0.1:${node.port}`),
@@ -225,15 +235,16 @@ export const LOCAL_ROLE_PASSWORDS = { service: 'stagefront_service', debezium: '
  */
 export function localStackProgramEnv(layout: StackLayout): Record<string, string> {
   const endpoints = stackEndpoints(layout);
-  const seatDatabase = (user: string, password: string) =>
-    `postgres://${user}:${password}@127.0.0.1:${endpoints.postgresPort}/stagefront`;
+  const seatDatabase = (user: string, password: string, port = endpoints.postgresPort) =>
+    `postgres://${user}:${password}@127.0.0.1:${port}/stagefront`;
   return {
     SEAT_DB_URL: seatDatabase('stagefront_service', LOCAL_ROLE_PASSWORDS.service),
     SEAT_DB_ADMIN_URL: endpoints.postgresAdminUrl.replace(/\/postgres$/, '/stagefront'),
     SEAT_SERVICE_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.service,
     DEBEZIUM_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.debezium,
-    CONNECTOR_SEAT_DB_URL: seatDatabase('stagefront_debezium', LOCAL_ROLE_PASSWORDS.debezium),
-    SEAT_DB_PORT: String(endpoints.postgresPort),
+    // Debezium reads the primary's slot on the primary itself (never through the endpoint): the failover command moves it.
+    CONNECTOR_SEAT_DB_URL: seatDatabase('stagefront_debezium', LOCAL_ROLE_PASSWORDS.debezium, endpoints.postgresPrimaryPort),
+    SEAT_DB_PORT: String(endpoints.postgresPrimaryPort),
     SCHEMA_REGISTRY_URL: endpoints.registryUrl,
     KAFKA_BROKERS: endpoints.kafkaBrokers.join(','),
     CONNECT_URL: endpoints.connectUrl,

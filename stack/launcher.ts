@@ -6,6 +6,7 @@ import { stackLayout, type StackLayout } from './config.js';
 import { connectComponents } from './connect.js';
 import { kafkaComponents } from './kafka.js';
 import { postgresComponent } from './postgres.js';
+import { postgresEndpointComponent } from './postgres-endpoint.js';
 import { postgresStandbyComponent } from './postgres-standby.js';
 import { prometheusComponent } from './prometheus.js';
 import { ensurePrerequisites } from './prerequisites.js';
@@ -14,7 +15,7 @@ import { portOpen, residentBytes, tailFile } from './processes.js';
 import { registryComponent } from './registry.js';
 
 export function stackComponents(layout: StackLayout): Component[] {
-  const standby = layout.settings.postgresStandby ? [postgresStandbyComponent(layout)] : [];
+  const standby = layout.settings.postgresStandby ? [postgresStandbyComponent(layout), postgresEndpointComponent(layout)] : [];
   return [postgresComponent(layout), ...standby, ...kafkaComponents(layout), registryComponent(layout), ...connectComponents(layout), alertmanagerComponent(layout), prometheusComponent(layout)];
 }
 

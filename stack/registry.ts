@@ -21,7 +21,8 @@ export function registryComponent(layout: StackLayout): Component {
     name: 'registry',
     port: s.registryPort,
     logFile: join(layout.logDir, 'registry.log'),
-    dependsOn: ['postgres'],
+    // With a standby, its storage is reached through the primary endpoint (it follows a failover).
+    dependsOn: s.postgresStandby ? ['postgres', 'postgres-endpoint'] : ['postgres'],
     pid: () => ownedPid(pidFile, layout.home),
     async healthy() {
       return (await httpGet(`http://127.0.0.1:${s.registryPort}/apis/ccompat/v7/subjects`)) !== undefined;
@@ -43,7 +44,7 @@ export function registryComponent(layout: StackLayout): Component {
           'quarkus.log.console.json': 'false',
           'apicurio.storage.kind': 'sql',
           'apicurio.storage.sql.kind': 'postgresql',
-          'apicurio.datasource.url': `jdbc:postgresql://127.0.0.1:${s.postgresPort}/${REGISTRY_DATABASE}`,
+          'apicurio.datasource.url': `jdbc:postgresql://127.0.0.1:${stackEndpoints(layout).postgresPort}/${REGISTRY_DATABASE}`,
           'apicurio.datasource.username': 'postgres',
           'apicurio.datasource.password': 'postgres',
           'apicurio.datasource.jdbc.initial-size': '2',

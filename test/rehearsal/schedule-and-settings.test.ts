@@ -57,12 +57,19 @@ describe('the crowd schedule', () => {
 describe('drill targets', () => {
   it('reads a comma separated list, "all" and nothing', () => {
     expect(parseDrills('connect, consumer')).toEqual(['connect', 'consumer']);
-    expect(parseDrills('all')).toEqual([...DRILL_TARGETS]);
+    // failover is one-way (the stack runs on the promoted standby afterwards): never part of all.
+    expect(parseDrills('all')).toEqual(DRILL_TARGETS.filter((t) => t !== 'failover'));
     expect(parseDrills('')).toEqual([]);
   });
 
+  it('takes failover once, as the last drill', () => {
+    expect(parseDrills('consumer,failover')).toEqual(['consumer', 'failover']);
+    expect(() => parseDrills('failover,consumer')).toThrow(/failover can be drilled once, as the last drill/);
+    expect(() => parseDrills('failover,failover')).toThrow(/failover can be drilled once, as the last drill/);
+  });
+
   it('refuses an unknown target, naming it and the known ones', () => {
-    expect(() => parseDrills('connect,postgres')).toThrow(/unknown drill target "postgres": expected connect, kafka, registry, consumer, seat-db, sweeper or all/);
+    expect(() => parseDrills('connect,postgres')).toThrow(/unknown drill target "postgres": expected connect, kafka, registry, consumer, seat-db, sweeper, failover or all/);
     expect(problemsOf({ REHEARSAL_DRILLS: 'zookeeper' })).toEqual([expect.stringMatching(/^REHEARSAL_DRILLS="zookeeper" is not valid/)]);
   });
 });
