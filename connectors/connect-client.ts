@@ -32,7 +32,9 @@ export function zConnectUrls(): SettingParser<string> {
 /**
  * One REST call, to the first worker that answers: a worker that refuses the connection or times
  * out is passed over for the next (a worker's death must not stop the command); an HTTP answer,
- * error or not, is the cluster's answer. When none answers, one error names them all.
+ * error or not, is the cluster's answer. Every call made through here may be repeated (PUT of a
+ * configuration, restart, stop, resume, delete), so one that timed out is safe to send again to the
+ * next worker. When none answers, one error names them all.
  */
 export async function connectFetch(connectUrl: string, path: string, init: RequestInit = {}): Promise<Response> {
   const failures: string[] = [];
