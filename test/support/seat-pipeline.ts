@@ -101,9 +101,9 @@ export interface CollectedRecord {
   message: KafkaMessage;
 }
 
-/** Reads topics from the beginning into an array until stopped. */
-export async function collectRecords(topics: string[]): Promise<{ records: CollectedRecord[]; stop: () => Promise<void> }> {
-  const kafka = createKafka({ brokers: endpoints().kafkaBrokers, clientId: 'test-collector', logger: testLogger });
+/** Reads topics from the beginning into an array until stopped (from the stack's Kafka unless `brokers` names another). */
+export async function collectRecords(topics: string[], brokers: string[] = endpoints().kafkaBrokers): Promise<{ records: CollectedRecord[]; stop: () => Promise<void> }> {
+  const kafka = createKafka({ brokers, clientId: 'test-collector', logger: testLogger });
   const consumer = kafka.consumer({ groupId: uniqueName('collector'), maxWaitTimeInMs: 100 });
   const records: CollectedRecord[] = [];
   await consumer.connect();
