@@ -8,6 +8,7 @@
 import { basename } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectorStatus, isRunning, type ConnectorStatus } from '../../connectors/connect-client.js';
+import { applyOutboxConnector } from '../../connectors/outbox-connector.js';
 import { connectorSettings } from '../../connectors/settings.js';
 import { PipelineError } from '../../lib/errors.js';
 import { createKafka } from '../../lib/kafka.js';
@@ -154,6 +155,9 @@ describe('a Connect cluster of two workers: the worker running the outbox task k
         { timeoutMs: 120_000, intervalMs: 500, description: `the outbox task RUNNING on the surviving worker ${survivor.workerId}` },
       );
       expect(taskWorkers(takenOver)).toEqual([survivor.workerId]);
+      // The connector command works while a worker is down: the dead worker first, passed over for the survivor.
+      const applied = await applyOutboxConnector({ ...pipeline().connector, connectUrl: `${victim.url},${survivor.url}` }, testLogger);
+      expect(isRunning(applied)).toBe(true);
 
       // Streaming again: events committed after the kill reach Kafka through the survivor.
       const afterKill = async () => (await outboxIds(pipeline().adminUrl)).filter((id) => !beforeKill.has(id));

@@ -100,7 +100,7 @@ export async function startConnectCluster(prefix: string, count = 2, heapMb = 32
   const cluster: ConnectCluster = { groupId: name, storageTopicPrefix };
   const processes = await Promise.all(Array.from({ length: count }, (_, i) => workerProcess(`${name}-${i + 1}`, cluster, heapMb, secretEnv)));
   const stop = track(`Connect cluster ${name} (${count} workers)`, async () => {
-    for (const worker of processes) await worker.remove();
+    await Promise.all(processes.map((worker) => worker.remove()));
     await deleteTopics(storageTopics(storageTopicPrefix));
   });
   try {
