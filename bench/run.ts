@@ -11,10 +11,11 @@ import { connectFailoverScenario } from './connect-failover.js';
 import { flatLagScenario } from './flat-lag.js';
 import { openLoopScenario } from './open-loop.js';
 import { pollingRelayScenario } from './polling-relay.js';
+import { scaleOutScenario } from './scale-out.js';
 import { stadiumRehearsalScenario } from './stadium-rehearsal.js';
 import { type Report, renderTable, writeReport } from './report.js';
 
-const SCENARIOS: Scenario[] = [backlogDrainScenario, openLoopScenario, pollingRelayScenario, flatLagScenario, connectCrashScenario, connectFailoverScenario, stadiumRehearsalScenario];
+const SCENARIOS: Scenario[] = [backlogDrainScenario, openLoopScenario, pollingRelayScenario, flatLagScenario, connectCrashScenario, connectFailoverScenario, scaleOutScenario, stadiumRehearsalScenario];
 
 async function main(): Promise<void> {
   const scale: Scale = process.env.BENCH_SCALE === 'small' ? 'small' : 'full';
