@@ -40,6 +40,8 @@ reports what happened: rehearsal-<show>.txt, .json and .html in REHEARSAL_REPORT
 
 --drill kills each named part with -9 during the crowd and starts it again (in that order, one
 after the other); the crowd then arrives over (drills + 1) × REHEARSAL_DRILL_SPACING_MS.
+failover (a stack with STACK_POSTGRES_STANDBY=yes) kills the seat database's primary and promotes
+its standby: one-way, so never part of all, and only as the last drill.
 REHEARSAL_STACK=external runs the crowd against a stack someone else started (docker compose).`;
 
 /** How long the rehearsal waits, after starting its programs, for alerts about them being down to resolve. */

@@ -59,7 +59,8 @@ async function main(argv: string[]): Promise<number> {
         `seat database: primary on port ${report.newPrimaryPort}, timeline ${report.timeline}${report.promoted ? ' (promoted now)' : ' (promoted before)'}\n` +
           `connector ${connector.connectorName}: ${report.connector.connector.state}, tasks ${report.connector.tasks.map((t) => t.state).join(', ')}\n` +
           `slot ${connector.slotName}: active, failover ${report.slotAfter.failover}, confirmed_flush_lsn ${report.slotAfter.confirmedFlushLsn ?? '-'}\n` +
-          `done in ${report.seconds.toFixed(1)} s. Point the seat programs at port ${report.newPrimaryPort} (SEAT_DB_URL, SEAT_DB_PORT, CONNECTOR_SEAT_DB_URL, the monitors' URLs).`,
+          `done in ${report.seconds.toFixed(1)} s. The stack's programs follow through the primary endpoint (port ${layout.settings.postgresEndpointPort}); ` +
+          `anything pointed at a node directly goes to port ${report.newPrimaryPort} (SEAT_DB_URL, SEAT_DB_PORT, CONNECTOR_SEAT_DB_URL, the monitors' URLs).`,
       );
       return 0;
     }
