@@ -98,7 +98,8 @@ function ensureXz(logger: Logger): void {
   throw new Error('unpacking the Postgres binaries needs xz: sudo apt-get install xz-utils (macOS: brew install xz), then start again');
 }
 
-function runMaven(args: string[], logger: Logger): Promise<void> {
+/** Runs mvn with these arguments; rejects with its last lines when it fails. */
+export function runMaven(args: string[], logger: Logger): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn('mvn', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     const recent: string[] = [];
