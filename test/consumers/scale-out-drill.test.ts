@@ -34,23 +34,29 @@ const show = uniqueName('scaleout').toLowerCase();
 
 /**
  * Buyers until `stop`: each holds one or two adjacent seats, then mostly gives them back (so a
- * seat sees many events, whose order matters) and sometimes buys them.
+ * seat sees many events, whose order matters) and sometimes buys them. A call that fails (the
+ * shared machine overloaded) is counted and the buyer goes on: the drill is about the consumers.
  */
-async function sell(service: SeatService, buyer: string, stop: () => boolean): Promise<number> {
+async function sell(service: SeatService, buyer: string, stop: () => boolean): Promise<{ holds: number; errors: string[] }> {
   let holds = 0;
+  const errors: string[] = [];
   while (!stop()) {
     const row = 1 + Math.floor(Math.random() * ROWS);
     const first = 1 + Math.floor(Math.random() * (SEATS_PER_ROW - 1));
     const seats = Math.random() < 0.5 ? [first] : [first, first + 1];
-    const held = await service.hold({ showId: show, seatIds: seats.map((n) => seatId(show, 'A', row, n)), buyerId: buyer });
-    await sleep(40);
-    if (held.status !== 'held') continue;
-    holds += 1;
-    if (Math.random() < 0.1) await service.confirm({ holdId: held.holdId, buyerEmail: `${buyer}@example.test` });
-    else await service.release(held.holdId);
+    try {
+      const held = await service.hold({ showId: show, seatIds: seats.map((n) => seatId(show, 'A', row, n)), buyerId: buyer });
+      await sleep(40);
+      if (held.status !== 'held') continue;
+      holds += 1;
+      if (Math.random() < 0.1) await service.confirm({ holdId: held.holdId, buyerEmail: `${buyer}@example.test` });
+      else await service.release(held.holdId);
+    } catch (error) {
+      errors.push(error instanceof Error ? error.message : String(error));
+    }
     await sleep(40);
   }
-  return holds;
+  return { holds, errors };
 }
 
 describe('instances of one consumer join and leave its group under load', () => {
@@ -113,7 +119,10 @@ describe('instances of one consumer join and leave its group under load', () => 
     } finally {
       stopped = true;
     }
-    const holds = (await sales).reduce((sum, n) => sum + n, 0);
+    const buyers = await sales;
+    const holds = buyers.reduce((sum, b) => sum + b.holds, 0);
+    const errors = buyers.flatMap((b) => b.errors);
+    expect(holds).toBeGreaterThan(100);
 
     const published = await outboxIds(adminUrl, SEAT_EVENTS);
     await waitFor(async () => (await handled()) >= published.length, { timeoutMs: 90_000, description: `all ${published.length} seat events handled` });
@@ -147,7 +156,7 @@ describe('instances of one consumer join and leave its group under load', () => 
 
     expect(await readDeadLetters(kafka, deadLetterTopicFor(topics.seat))).toEqual([]);
     const remaining = await waitForGroup(kafka, group, topics.seat, { members: 2, partitions: PARTITIONS });
-    console.info(`scale-out drill: ${holds} holds, ${published.length} seat events on ${PARTITIONS} partitions, ${effects.length} seat writes; remaining instances own ${remaining.members.map((m) => `[${m.partitions.join(',')}]`).join(' ')}`);
+    console.info(`scale-out drill: ${holds} holds, ${published.length} seat events on ${PARTITIONS} partitions, ${effects.length} seat writes, ${errors.length} seat service calls failed${errors.length > 0 ? ` (first: ${errors[0]})` : ''}; remaining instances own ${remaining.members.map((m) => `[${m.partitions.join(',')}]`).join(' ')}`);
 
     for (const child of children) await child.close();
     printed = true;
