@@ -14,7 +14,7 @@ import type { Logger } from '../lib/logger.js';
 import { sleep, waitFor } from '../lib/wait.js';
 import type { Component } from '../stack/component.js';
 import type { StackLayout } from '../stack/config.js';
-import { failOver } from '../stack/failover.js';
+import { failOver, slotOnNode, standbySlotProblem } from '../stack/failover.js';
 import { stackComponents, startStack } from '../stack/launcher.js';
 import { FAILED_OVER_MARKER, postgresHome } from '../stack/postgres.js';
 import { adminUrl } from '../stack/postgres-standby.js';
@@ -55,6 +55,8 @@ export interface DrillContext {
 export const NO_STANDBY_MESSAGE = 'the failover drill needs a seat database with a standby: start the stack with STACK_POSTGRES_STANDBY=yes (Postgres 17+, a stack of its own: afterwards it runs on the promoted standby)';
 
 const BACK_TIMEOUT_MS = 180_000;
+/** How long the failover drill waits for the standby's copy of the connector's slot to be sync-ready before it kills the primary. */
+const SLOT_SYNC_TIMEOUT_MS = 180_000;
 
 function component(layout: StackLayout, name: string): Component {
   const found = stackComponents(layout).find((c) => c.name === name);
@@ -141,7 +143,22 @@ async function failoverDrill(context: DrillContext, run: DrillRun, log: Logger):
   const { layout, connector } = context;
   if (!layout.settings.postgresStandby) throw new Error(NO_STANDBY_MESSAGE);
   if (connector === undefined) throw new Error('the failover drill needs the outbox connector\'s settings (native rehearsal only)');
+  // As on-call checks before an on-sale: the standby holds the connector's slot synchronized and
+  // sync-ready. A slot made minutes ago (a fresh stack) gets there once the crowd has moved it on.
+  const onStandby = adminUrl(layout.settings.postgresStandbyPort, connector.seatDbName);
+  const waitBegan = Date.now();
+  let problem: string | undefined = 'not checked yet';
+  try {
+    await waitFor(async () => {
+      problem = standbySlotProblem(connector.slotName, await slotOnNode(onStandby, connector.slotName));
+      return problem === undefined;
+    }, { timeoutMs: SLOT_SYNC_TIMEOUT_MS, intervalMs: 500, description: `slot ${connector.slotName} synchronized and sync-ready on the standby` });
+  } catch {
+    throw new Error(`not killed: ${problem ?? 'the standby\'s slot is not usable'} (waited ${SLOT_SYNC_TIMEOUT_MS / 1000} s); a failover now would lose the slot`);
+  }
+  if (Date.now() - waitBegan > 1000) run.notes.push(`waited ${((Date.now() - waitBegan) / 1000).toFixed(1)} s for the standby's copy of slot ${connector.slotName} to be sync-ready before the kill`);
   const primary = component(layout, 'postgres');
+  run.killedAt = Date.now();
   const pid = await killComponent(primary);
   log.warn({ pid }, 'drill: the primary\'s postmaster killed with -9');
   await waitFor(async () => !(await primary.healthy()), { timeoutMs: 30_000, intervalMs: 200, description: 'the killed primary to stop answering' });
