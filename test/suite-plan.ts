@@ -27,6 +27,23 @@ export const LONG_FAULT_DRILLS: readonly string[] = [
   'test/stack/lifecycle.test.ts',
 ];
 
+/**
+ * Slow test files whose subject the Node version does not change: a Java program, Postgres 17
+ * replication and the endpoint in front of it, and the consumer a team writes from the guide or the
+ * generator (run against the Node users run, 24; the type-check covers Node 20's API). Like the
+ * long drills, they run once, on Node 24, to keep CI within its time budget.
+ */
+export const NODE_INDEPENDENT_SLOW: readonly string[] = [
+  'test/interop/**/*.test.ts',
+  'test/slot-monitor/standby-slots.test.ts',
+  'test/stack/postgres-endpoint.test.ts',
+  'test/consumers/new-consumer.test.ts',
+  'test/consumers/guide-example.test.ts',
+];
+
+/** What the started-with Node leaves to Node 24 when both run. */
+export const RUN_ONCE_ON_NODE_24: readonly string[] = [...LONG_FAULT_DRILLS, ...NODE_INDEPENDENT_SLOW];
+
 /** Set for every vitest run of test:all: the Node version that run is on (test/unit/suite-node.test.ts checks it). */
 export const SUITE_NODE_ENV = 'STAGEFRONT_SUITE_NODE';
 
@@ -48,7 +65,8 @@ function majorOf(version: string): number {
 
 /**
  * The runs for a choice. Started on Node 24 already, `both` is one full run: a second would test
- * the same major twice. Otherwise the started-with Node runs everything but the long drills, then
+ * the same major twice. Otherwise the started-with Node runs everything but the long drills and the
+ * Node-independent slow tests, then
  * Node 24 runs everything.
  */
 export function suiteRuns(choice: NodeChoice, currentVersion: string = process.version): SuiteRun[] {
@@ -56,7 +74,7 @@ export function suiteRuns(choice: NodeChoice, currentVersion: string = process.v
   if (choice === 'current') return [full(undefined)];
   if (choice === '24') return [full(NODE_24)];
   if (majorOf(currentVersion) === majorOf(NODE_24.version)) return [full(undefined)];
-  return [{ pin: undefined, exclude: LONG_FAULT_DRILLS }, full(NODE_24)];
+  return [{ pin: undefined, exclude: RUN_ONCE_ON_NODE_24 }, full(NODE_24)];
 }
 
 /** Splits test:all's arguments into `--node <choice>` and the rest, which go to vitest. */

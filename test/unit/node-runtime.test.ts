@@ -11,7 +11,7 @@ import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../stack/config.js';
 import { ensureNodeRuntime, NODE_24, nodePackageName, nodeRuntimeDir, nodeRuntimeEnv, type NodeRuntime } from '../../stack/node-runtime.js';
-import { LONG_FAULT_DRILLS, parseSuiteArgs, suiteRuns } from '../suite-plan.js';
+import { RUN_ONCE_ON_NODE_24, parseSuiteArgs, suiteRuns } from '../suite-plan.js';
 
 describe('Node 24 from the npm registry', () => {
   let runtimes: string;
@@ -73,7 +73,7 @@ function testFiles(dir: string): string[] {
   });
 }
 
-/** The globs LONG_FAULT_DRILLS uses: `**\/` any folders, `*` any name part. */
+/** The globs RUN_ONCE_ON_NODE_24 uses: `**\/` any folders, `*` any name part. */
 function globToRegExp(glob: string): RegExp {
   const source = glob
     .split('**/')
@@ -83,10 +83,10 @@ function globToRegExp(glob: string): RegExp {
 }
 
 describe('test:all runs', () => {
-  it('on Node 20 or 22: the started-with Node without the long drills, then Node 24 with everything', () => {
+  it('on Node 20 or 22: the started-with Node without the long drills and the Node-independent slow tests, then Node 24 with everything', () => {
     for (const current of ['v20.20.2', 'v22.13.0']) {
       expect(suiteRuns('both', current)).toEqual([
-        { pin: undefined, exclude: LONG_FAULT_DRILLS },
+        { pin: undefined, exclude: RUN_ONCE_ON_NODE_24 },
         { pin: NODE_24, exclude: [] },
       ]);
     }
@@ -98,9 +98,9 @@ describe('test:all runs', () => {
     expect(suiteRuns('24', 'v20.20.2')).toEqual([{ pin: NODE_24, exclude: [] }]);
   });
 
-  it('every long drill entry names at least one test file that exists', () => {
+  it('every run-once entry names at least one test file that exists', () => {
     const files = testFiles(join(projectRoot, 'test'));
-    for (const entry of LONG_FAULT_DRILLS) expect(files.some((file) => globToRegExp(entry).test(file)), entry).toBe(true);
+    for (const entry of RUN_ONCE_ON_NODE_24) expect(files.some((file) => globToRegExp(entry).test(file)), entry).toBe(true);
   });
 
   it('takes --node out of the arguments and hands the rest to vitest; a bad choice names the good ones', () => {
