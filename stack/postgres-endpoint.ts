@@ -18,6 +18,7 @@ import pg from 'pg';
 import { createLogger, type Logger } from '../lib/logger.js';
 import type { Component } from './component.js';
 import { ownedPid } from './component.js';
+import { answersQuery } from './postgres.js';
 import { projectRoot, type StackLayout } from './config.js';
 import { portOpen, spawnDetached, stopProcess } from './processes.js';
 
@@ -180,18 +181,7 @@ export function postgresEndpointComponent(layout: StackLayout): Component {
     pid: () => ownedPid(pidFile, marker),
     // Up and forwarding to a primary: a query through it is answered.
     async healthy() {
-      if (!(await portOpen(s.postgresEndpointPort))) return false;
-      const client = new pg.Client({ host: HOST, port: s.postgresEndpointPort, user: 'postgres', password: 'postgres', database: 'postgres', connectionTimeoutMillis: 2000 });
-      client.on('error', () => undefined);
-      try {
-        await client.connect();
-        await client.query('select 1');
-        return true;
-      } catch {
-        return false;
-      } finally {
-        await client.end().catch(() => undefined);
-      }
+      return (await portOpen(s.postgresEndpointPort)) && answersQuery(`postgres://postgres:postgres@${HOST}:${s.postgresEndpointPort}/postgres`);
     },
     async launch() {
       spawnDetached({ command: process.execPath, args: ['--import', 'tsx', ENTRY, ...args], logFile, pidFile, cwd: projectRoot });
