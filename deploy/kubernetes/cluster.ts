@@ -55,6 +55,7 @@ export const SECRETS = {
   consumerDatabaseUrl: { name: 'stagefront-consumer-db', key: 'url' },
   smtpPassword: { name: 'stagefront-smtp', key: 'password', optional: true },
   slotMonitorDatabaseUrl: { name: 'stagefront-slot-monitor-db', key: 'url' },
+  slotMonitorStandbyUrls: { name: 'stagefront-slot-monitor-db', key: 'standby-urls', optional: true },
   jobWatchdogDatabaseUrl: { name: 'stagefront-job-watchdog-db', key: 'url' },
   seatServiceDatabaseUrl: { name: 'stagefront-seat-service-db', key: 'url' },
 } as const satisfies Record<string, SecretRef>;

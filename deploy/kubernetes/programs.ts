@@ -71,7 +71,7 @@ export function programs(): Program[] {
       component: 'monitor',
       topics: [],
       env: { SLOT_MONITOR_SLOTS: connector.slotName, SLOT_MONITOR_ALERTMANAGER_URL: CLUSTER.alertmanagerUrl, SLOT_MONITOR_METRICS_HOST: ALL_INTERFACES },
-      secrets: { SLOT_MONITOR_DATABASE_URL: SECRETS.slotMonitorDatabaseUrl },
+      secrets: { SLOT_MONITOR_DATABASE_URL: SECRETS.slotMonitorDatabaseUrl, SLOT_MONITOR_STANDBY_URLS: SECRETS.slotMonitorStandbyUrls },
     },
     {
       name: 'job-watchdog',
