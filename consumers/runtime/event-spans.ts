@@ -26,8 +26,8 @@ function producerContext(ctx: ProcessingContext, event: ConsumedEvent) {
 }
 
 export interface EventSpans {
-  /** Ends every span: `applied` holds the ids whose effect this delivery made (the others were duplicates). */
-  end(applied: ReadonlySet<string> | undefined, error?: unknown): void;
+  /** Ends every span: `applied` holds the events whose effect this delivery made (the others were duplicates). */
+  end(applied: readonly ConsumedEvent[] | undefined, error?: unknown): void;
 }
 
 const NO_SPANS: EventSpans = { end: () => undefined };
@@ -59,8 +59,9 @@ export function startEventSpans(ctx: ProcessingContext, control: PartitionContro
   }
   return {
     end(applied, error) {
+      const appliedIds = applied === undefined ? undefined : new Set(applied.map((event) => event.id));
       for (const [event, span] of spans) {
-        if (applied !== undefined) span.setAttribute('stagefront.inbox.outcome', applied.has(event.id) ? 'applied' : 'duplicate');
+        if (appliedIds !== undefined) span.setAttribute('stagefront.inbox.outcome', appliedIds.has(event.id) ? 'applied' : 'duplicate');
         span.end(error);
       }
     },

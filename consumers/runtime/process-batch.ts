@@ -156,7 +156,7 @@ async function applyAndCommit(ctx: ProcessingContext, control: PartitionControl,
   if (outcome.duplicates > 0) ctx.events.emit('duplicate', { ...where, count: outcome.duplicates });
   for (const d of deliveries) if (d.event === undefined) ctx.events.emit('skipped', { ...where, type: headerValue(d.record.headers, 'ce_type') ?? '' });
   const done = await committed(ctx, control, last.record.offset, clear !== undefined);
-  spans.end(new Set(outcome.applied.map((event) => event.id)), done ? undefined : new Error('the offsets were not committed (the batch was abandoned); the events come again'));
+  spans.end(outcome.applied, done ? undefined : new Error('the offsets were not committed (the batch was abandoned); the events come again'));
   return done;
 }
 
