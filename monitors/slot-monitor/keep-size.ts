@@ -74,7 +74,10 @@ export class KeepSizeGuard {
     const decision = keepSizeDecision({ currentBytes, targetBytes, marginBytes, slots });
     if (decision.action === 'leave') return this.#report(now, undefined);
     if (decision.action === 'hold') return this.#report(now, decision.raise, this.#raised(decision.raise));
-    if (mode === 'check') return this.#report(now, undefined, this.#mismatch(currentBytes, decision.toBytes, 'check-only mode: the monitor does not change it', decision.raise));
+    if (mode === 'check') {
+      const why = 'check-only mode: the monitor does not change it';
+      return this.#report(now, undefined, this.#mismatch(currentBytes, decision.toBytes, why, decision.raise));
+    }
     try {
       await setMaxSlotWalKeepSize(db, decision.toBytes);
     } catch (err) {
@@ -118,7 +121,11 @@ export class KeepSizeGuard {
       name: 'SlotKeepSizeRaised',
       labels: {},
       summary,
-      description: `max_slot_wal_keep_size is ${cap}; the target (SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE) is ${target}. Setting the target now would invalidate at the next checkpoint: ${slotsRetaining(raise)}. The target comes back when every slot retains at most the target minus the margin ${formatBytes(marginBytes)} (SLOT_MONITOR_KEEP_SIZE_MARGIN), ${restoreAt}.`,
+      description: [
+        `max_slot_wal_keep_size is ${cap}; the target (SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE) is ${target}.`,
+        `Setting the target now would invalidate these slots at the next checkpoint: ${slotsRetaining(raise)}.`,
+        `The target comes back when every slot retains at most the target minus the margin ${formatBytes(marginBytes)} (SLOT_MONITOR_KEEP_SIZE_MARGIN), ${restoreAt}.`,
+      ].join(' '),
     };
   }
 
