@@ -55,6 +55,14 @@ async function startParts<C extends CommonConsumerConfig>(program: string, confi
     partitionsConsumedConcurrently: config.partitionsConcurrently,
     maxBytesPerPartition: config.maxBytesPerPartition,
     sessionTimeoutMs: config.sessionTimeoutMs,
+    decodeLimits: {
+      maxRecordBytes: config.maxRecordBytes,
+      maxHeaders: config.maxHeaders,
+      maxHeaderBytes: config.maxHeaderBytes,
+      maxCollectionItems: config.maxCollectionItems,
+      maxStringBytes: config.maxStringBytes,
+      maxNestingDepth: config.maxNestingDepth,
+    },
   });
   releasers.add('consumer', () => running.stop());
   registerConsumerMetrics(metrics, built.definition.name, running.events);
