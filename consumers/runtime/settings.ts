@@ -1,6 +1,6 @@
 /** The settings every consumer program shares; each program adds its own to one table. */
 import { LOG_LEVELS, type LogLevel } from '../../lib/logger.js';
-import { DECODE_LIMIT_ENV, DEFAULT_DECODE_LIMITS } from './decode-limits.js';
+import { DECODE_LIMIT_ENV, DEFAULT_DECODE_LIMITS, type DecodeLimits } from './decode-limits.js';
 import type { LatePolicy } from './types.js';
 import { zDurationMs, zEnum, zInt, zList, zPort, zString, zUrl } from '../../lib/settings.js';
 import { otlpEndpointSetting } from '../../lib/tracing.js';
@@ -133,4 +133,10 @@ export interface CommonConsumerConfig {
   readonly logLevel: LogLevel;
   /** OTLP base URL for traces; empty: none. */
   readonly otlpEndpoint: string;
+}
+
+/** The decode limits a program's settings hand the runtime. */
+export function decodeLimitsOf(config: CommonConsumerConfig): DecodeLimits {
+  const { maxRecordBytes, maxHeaders, maxHeaderBytes, maxCollectionItems, maxStringBytes, maxNestingDepth } = config;
+  return { maxRecordBytes, maxHeaders, maxHeaderBytes, maxCollectionItems, maxStringBytes, maxNestingDepth };
 }
