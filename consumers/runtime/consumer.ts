@@ -1,7 +1,8 @@
 /**
  * The consumer runtime on kafkajs: eachBatch with partitions consumed concurrently, autoCommit
  * off (offsets are committed by the processing code after the consumer-database transaction),
- * and a stop that abandons waits and lets the running batches finish or give up uncommitted.
+ * retry waits as paused partitions (partition-state.ts), and a stop that clears them and lets the
+ * running batches finish or give up uncommitted.
  */
 import { randomUUID } from 'node:crypto';
 import { deadLetterTopicFor } from '../../events/catalogue.js';
@@ -9,11 +10,12 @@ import { type Consumer, type EachBatchPayload, type Kafka, type Producer, create
 import type { Logger } from '../../lib/logger.js';
 import type { Pool } from '../../lib/postgres.js';
 import type { Registry } from '../../lib/schema-registry.js';
-import { processBatch } from './process-batch.js';
+import { processBatch, releaseHold } from './process-batch.js';
 import type { ProcessingContext } from './context.js';
 import { type DecodeLimits, decodeLimitsWith } from './decode-limits.js';
 import { RuntimeEvents } from './lifecycle.js';
 import { partitionControl } from './partition-control.js';
+import { PartitionStates } from './partition-state.js';
 import type { ConsumerDefinition, DeliveryPolicy, SourceRecord } from './types.js';
 
 export interface StartConsumerOptions {
@@ -64,12 +66,14 @@ function sourceRecords(payload: EachBatchPayload): SourceRecord[] {
   return messages.map((m) => ({ topic, partition, offset: m.offset, key: m.key, value: m.value, headers: m.headers ?? {}, timestamp: m.timestamp }));
 }
 
-function watchGroupState(consumer: Consumer, events: RuntimeEvents, logger: Logger, committedSinceJoin: Set<string>): { ready: () => boolean; healthy: () => boolean } {
+function watchGroupState(consumer: Consumer, events: RuntimeEvents, logger: Logger, partitions: PartitionStates): { ready: () => boolean; healthy: () => boolean } {
   let joined = false;
   let crashed = false;
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
     joined = true;
-    committedSinceJoin.clear(); // every partition's first group may be a redelivery now
+    // The assignment may have changed and fetching starts from the committed offsets again: every
+    // partition's first group may be a redelivery now, and no hold survives (paused ones resume).
+    partitions.dropAll();
     events.emit('groupJoined', { memberId: payload.memberId });
   });
   consumer.on(consumer.events.CRASH, ({ payload }) => {
@@ -102,9 +106,13 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Runn
     allowAutoTopicCreation: false,
     sessionTimeout,
     heartbeatInterval: Math.min(3_000, Math.floor(sessionTimeout / 3)),
+    // A resumed partition waits for the fetch in flight; with every partition idle or held that
+    // is an empty fetch, which the broker answers after this long (kafkajs's default is 5 s).
+    maxWaitTimeInMs: 1_000,
   });
-  const committedSinceJoin = new Set<string>();
-  const state = watchGroupState(consumer, events, logger, committedSinceJoin);
+  // Releases need the context built below; they run only after a join or at stop.
+  const partitions = new PartitionStates((held) => releaseHold(ctx, held));
+  const state = watchGroupState(consumer, events, logger, partitions);
   const stopping = new AbortController();
   const ctx: ProcessingContext = {
     definition,
@@ -118,8 +126,7 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Runn
     events,
     claimToken: randomUUID(),
     performedNotStamped: new Set(),
-    committedSinceJoin,
-    countedPartitions: new Set(),
+    partitions,
   };
   await consumer.connect();
   await consumer.subscribe({ topics: [...definition.topics], fromBeginning: options.fromBeginning ?? true });
@@ -142,6 +149,7 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Runn
     stop: () => {
       stopped ??= (async () => {
         stopping.abort();
+        await partitions.close(); // no timer left; held attempts taken back
         await consumer.disconnect();
         await producer.disconnect();
       })();

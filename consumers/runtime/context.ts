@@ -5,6 +5,7 @@ import type { Pool } from '../../lib/postgres.js';
 import type { Registry } from '../../lib/schema-registry.js';
 import type { DecodeLimits } from './decode-limits.js';
 import type { RuntimeEvents } from './lifecycle.js';
+import type { PartitionStates } from './partition-state.js';
 import type { ConsumerDefinition, DeliveryPolicy } from './types.js';
 
 export interface ProcessingContext {
@@ -23,10 +24,8 @@ export interface ProcessingContext {
   claimToken: string;
   /** Event ids whose external effect was performed but not yet stamped: a retry stamps, never performs again. */
   performedNotStamped: Set<string>;
-  /** Partitions (`topic/partition`) committed since this member last joined its group. */
-  committedSinceJoin: Set<string>;
-  /** Partitions with attempt counts written by this instance and not yet cleared. */
-  countedPartitions: Set<string>;
+  /** Each assigned partition's facts (committed since the join, counts written, a hold and its timer). */
+  partitions: PartitionStates;
 }
 
 /** One partition's batch as the processing code sees it. */
@@ -35,14 +34,10 @@ export interface PartitionControl {
   partition: number;
   /** False once the consumer stops, the partition was revoked or sought, or a commit or heartbeat failed: abandon, uncommitted. */
   active(): boolean;
-  /** Waits `ms` (heartbeating); false when the batch must be abandoned instead. */
-  pause(ms: number): Promise<boolean>;
+  /** Stops fetching the partition (kafkajs's pause); returns the function that resumes it. */
+  pause(): () => void;
   /** Tells the group coordinator this member is alive; false when the batch must be abandoned. */
   heartbeat(): Promise<boolean>;
   /** Marks everything up to and including `offset` done and commits the next offset; false (batch abandoned) when the commit fails. */
   commitThrough(offset: string): Promise<boolean>;
-}
-
-export function partitionKey(topic: string, partition: number): string {
-  return `${topic}/${partition}`;
 }

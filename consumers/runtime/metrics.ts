@@ -11,7 +11,7 @@ export function registerConsumerMetrics(registry: Registry, consumer: string, ev
   const deadLettered = new Counter({ name: 'consumer_dead_lettered_total', help: 'Records sent to the dead letter topic.', labelNames: ['consumer', 'topic', 'reason'], registers });
   const batchDuration = new Histogram({
     name: 'consumer_batch_duration_seconds',
-    help: 'Time to process one partition batch, retries included.',
+    help: 'Time to process one partition batch; a batch whose partition is held for a retry ends at the hold.',
     labelNames: ['consumer', 'topic'],
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers,

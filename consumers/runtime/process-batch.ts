@@ -1,145 +1,155 @@
 /**
- * A record's whole path through the runtime, read top-down: one partition's batch is decoded,
- * applied group by group, and committed; this file is where retry, isolation and dead-lettering
- * branch off.
+ * A record's whole path through the runtime, read top-down: one partition's batch is taken step
+ * by step (`nextStep` in partition-state.ts chooses), each step applied and committed; this file
+ * is where retry, isolation and dead-lettering branch off.
  *
- *   processBatch        decode a run of records → apply it as groups → commit each → heartbeat
- *     applyGroup        one transaction for a group; an infrastructure failure retries the same
- *                       group until its events' deadlines; poison, a crash on an earlier try, or a
- *                       dead-letter deadline isolates the group
- *     processAlone      one record: poison counts toward the delivery limit (durably, so a crash
- *                       loop ends too), an infrastructure failure retries until the deadline
+ *   processBatch        step by step through the batch, from the partition's state
+ *     processGroup      a group from the first record not done: counted durably first while the
+ *                       partition may be a redelivery (before decoding, so a crash while decoding
+ *                       is counted too), decoded, applied in one transaction, committed. A count
+ *                       left by an earlier try that never came back, poison, or a dead-letter
+ *                       deadline isolates it
+ *     processAlone      one record: counted durably first, poison counts toward the delivery limit
+ *                       (so a crash loop ends too), an infrastructure failure retries until the
+ *                       deadline
  *     deadLetter        the record goes to the dead letter topic, then the partition moves on
+ *     holdPartition     a retry is due: the partition is paused and resumed by a timer, its facts
+ *                       kept in its state; this batch returns at once, the other partitions flow
  *
  * Any step may find the batch abandoned (stop, rebalance, failed commit or heartbeat): it
  * returns at once, uncommitted, and the records are delivered again (the inbox makes that safe).
+ * Offsets are committed only through records done, so a held record is fetched again.
  */
 import { errorMessage } from '../../lib/errors.js';
 import { retryDelay } from '../../lib/wait.js';
 import { type EffectsOutcome, applyEffects } from './apply-effects.js';
 import { decodeCloudEvent } from './cloud-event.js';
-import { type PartitionControl, type ProcessingContext, partitionKey } from './context.js';
+import type { PartitionControl, ProcessingContext } from './context.js';
 import { sendToDeadLetterTopic } from './dead-letter.js';
 import { startEventSpans } from './event-spans.js';
 import { type AttemptCount, type AttemptKey, clearAttempts, countAttempt, recordPoison, uncountAttempt } from './delivery-attempts.js';
 import { type Delivery, latenessOf, recordIds } from './delivery.js';
-import { type DeadLetterReason, type Failure, classifyFailure } from './failures.js';
+import { type Failure, classifyFailure } from './failures.js';
 import { headerValue } from './headers.js';
+import { type DeadLetterFacts, type Hold, type PartitionState, type Step, afterGroupFailure, afterRecordFailure, crashedBefore, nextStep } from './partition-state.js';
 import type { SourceRecord } from './types.js';
 
-type Outcome = 'done' | 'abandoned';
+/** `held`: a retry wait is due and the partition is paused; the batch ends here. */
+type Outcome = 'done' | 'held' | 'abandoned';
 
-/** Processes the batch's records in offset order; returns early (uncommitted) when the batch is abandoned. */
+/** Processes the batch's records in offset order; returns early (uncommitted) when the partition is held or the batch abandoned. */
 export async function processBatch(ctx: ProcessingContext, control: PartitionControl, records: readonly SourceRecord[]): Promise<void> {
+  await ctx.partitions.released(); // counts taken back at the last join are settled before new ones
+  const state = ctx.partitions.of(control.topic, control.partition);
+  const first = records[0];
+  // A hold on a record no longer there (retention removed it) has nothing left to retry.
+  if (first !== undefined && state.hold !== undefined && BigInt(state.hold.offset) < BigInt(first.offset)) await releaseHold(ctx, state);
   let index = 0;
   while (index < records.length && control.active()) {
-    const run = await decodeRun(ctx, records, index);
-    for (const group of groupsOf(ctx, run.deliveries)) {
-      const outcome = await applyGroup(ctx, control, group);
-      if (outcome === 'abandoned') return;
-      if (outcome === 'isolate') {
-        for (const { record } of group.deliveries) {
-          if ((await processAlone(ctx, control, record, group.failingSinceMs)) === 'abandoned') return;
-        }
-      }
-      if (!(await control.heartbeat())) return;
-    }
-    index += run.deliveries.length;
-    const undecoded = records[index];
-    if (run.stoppedAtFailure && undecoded !== undefined) {
-      // Not decodable now: poison, or the registry is away. Alone, it finds out which.
-      if ((await processAlone(ctx, control, undecoded)) === 'abandoned') return;
-      index += 1;
-    }
+    const record = records[index] as SourceRecord;
+    const step = nextStep(state, record.offset);
+    let outcome: Outcome;
+    let advance = 1;
+    if (step.kind === 'dead-letter') outcome = await deadLetter(ctx, control, state, record, step.hold.deadLetter, step.hold);
+    else if (step.kind === 'alone') outcome = await processAlone(ctx, control, state, record, step);
+    else ({ outcome, advance } = await processGroup(ctx, control, state, records, index, step));
+    if (outcome !== 'done') return;
+    index += advance;
+    if (!(await control.heartbeat())) return;
   }
 }
 
-// ── decode ────────────────────────────────────────────────────────────────────────────────────
-
-interface DecodedRun {
-  deliveries: Delivery[];
-  /** True when the run stopped at a record that does not decode. */
-  stoppedAtFailure: boolean;
+/**
+ * Takes back what a dropped state leaves open: a counted attempt of a held unit (it did not run to
+ * its end, and not for the record's reasons), and the partition reported free again.
+ */
+export async function releaseHold(ctx: ProcessingContext, state: PartitionState): Promise<void> {
+  const hold = state.hold;
+  state.hold = undefined;
+  if (hold === undefined) return;
+  if (hold.counted && hold.unit !== 'dead-letter') {
+    const key = attemptKey(ctx, { topic: state.topic, partition: state.partition, offset: hold.offset }, hold.unit);
+    await bestEffort(ctx, () => uncountAttempt(ctx.pool, key));
+  }
+  ctx.events.emit('recovered', { topic: state.topic, partition: state.partition });
 }
 
-async function decodeRun(ctx: ProcessingContext, records: readonly SourceRecord[], from: number): Promise<DecodedRun> {
+// ── a group ───────────────────────────────────────────────────────────────────────────────────
+
+/** Transactional effects: every decodable record from here is one group. External effects: groups of a bounded size. */
+function groupLimit(ctx: ProcessingContext): number {
+  const { effects } = ctx.definition;
+  return effects.kind === 'external' ? Math.max(1, effects.maxGroupSize ?? 32) : Infinity;
+}
+
+/** Decodes up to `limit` records from `from`; stops before the first that does not decode. */
+async function decodeRun(ctx: ProcessingContext, records: readonly SourceRecord[], from: number, limit: number): Promise<Delivery[]> {
   const deliveries: Delivery[] = [];
-  for (const record of records.slice(from)) {
+  for (const record of records.slice(from, from + limit)) {
     try {
       deliveries.push({ record, event: await decodeCloudEvent(ctx.registry, record, ctx.definition.eventTypes, ctx.decodeLimits) });
     } catch {
-      return { deliveries, stoppedAtFailure: true };
+      break;
     }
   }
-  return { deliveries, stoppedAtFailure: false };
+  return deliveries;
 }
 
-/** A unit of work that may hold its partition: since when it has been failing, if it is. */
-interface Held {
-  failingSinceMs?: number;
+/** From here on, records through `throughOffset` are processed one at a time. */
+function isolate(state: PartitionState, throughOffset: string, failingSinceMs: number | undefined): { outcome: Outcome; advance: number } {
+  state.hold = undefined;
+  state.alone = { throughOffset, failingSinceMs };
+  return { outcome: 'done', advance: 0 };
 }
 
-interface Group extends Held {
-  deliveries: Delivery[];
-}
-
-/** Transactional effects: the whole run is one group. External effects: groups of a bounded size. */
-function groupsOf(ctx: ProcessingContext, deliveries: Delivery[]): Group[] {
-  const { effects } = ctx.definition;
-  const size = effects.kind === 'external' ? (effects.maxGroupSize ?? 32) : Math.max(1, deliveries.length);
-  const groups: Group[] = [];
-  for (let start = 0; start < deliveries.length; start += size) groups.push({ deliveries: deliveries.slice(start, start + size) });
-  return groups;
-}
-
-// ── apply a group ─────────────────────────────────────────────────────────────────────────────
-
-/**
- * The first group of a partition since this member joined may be a redelivery after a crash:
- * it is counted durably first, and a count left over from an earlier try (the process died
- * during it) isolates the group so the record at fault is found and counted on its own.
- */
-async function applyGroup(ctx: ProcessingContext, control: PartitionControl, group: Group): Promise<Outcome | 'isolate'> {
-  const first = group.deliveries[0]?.record;
-  if (first === undefined) return 'done';
-  const mayBeRedelivery = !ctx.committedSinceJoin.has(partitionKey(control.topic, control.partition));
-  const key: AttemptKey = { consumer: ctx.definition.name, topic: control.topic, partition: control.partition, offset: first.offset, scope: 'group' };
-  let counted = false;
-  for (let attempt = 0; control.active(); attempt += 1) {
-    try {
-      if (mayBeRedelivery && !counted) {
-        const count = await countAttempt(ctx.pool, key);
-        counted = true;
-        ctx.countedPartitions.add(partitionKey(control.topic, control.partition));
-        // An earlier try of this group, or of its first record alone, never came back.
-        if (count.attempts > 1 || count.headRecordAttempts > 0) return settle(ctx, control, group, 'isolate');
-      }
-      if (!(await applyAndCommit(ctx, control, group.deliveries))) return settle(ctx, control, group, 'abandoned');
-      return settle(ctx, control, group, 'done');
-    } catch (err) {
-      const failure = classifyFailure(err);
-      group.failingSinceMs ??= Date.now();
-      if (failure.kind === 'poison') return settle(ctx, control, group, 'isolate');
-      const late = reportFailing(ctx, control, group.deliveries.map((d) => d.record), failure, group.failingSinceMs);
-      if (late.deadLetterNow) return settle(ctx, control, group, 'isolate'); // each record meets its own policy
-      const delayMs = retryWait(ctx, attempt, late.msUntilNextChange);
-      logRetry(ctx, control, { size: group.deliveries.length }, failure, attempt + 1, delayMs);
-      if (!(await control.pause(delayMs))) {
-        if (counted) await bestEffort(ctx, () => uncountAttempt(ctx.pool, key));
-        return settle(ctx, control, group, 'abandoned');
-      }
+async function processGroup(
+  ctx: ProcessingContext,
+  control: PartitionControl,
+  state: PartitionState,
+  records: readonly SourceRecord[],
+  index: number,
+  step: Step & { kind: 'group' },
+): Promise<{ outcome: Outcome; advance: number }> {
+  const first = records[index] as SourceRecord;
+  const { hold } = step;
+  const limit = groupLimit(ctx);
+  let counted = hold?.counted ?? false;
+  let deliveries: Delivery[] = [];
+  try {
+    if (step.count) {
+      const count = await countAttempt(ctx.pool, attemptKey(ctx, first, 'group'));
+      counted = true;
+      state.counted = true;
+      // The culprit is unknown (it may not even decode): each record of what the group can be, alone.
+      if (crashedBefore(count)) return isolate(state, (records[Math.min(records.length, index + limit) - 1] as SourceRecord).offset, hold?.failingSinceMs);
     }
+    deliveries = await decodeRun(ctx, records, index, limit);
+    // Not decodable now: poison, or the registry is away. Alone, it finds out which.
+    if (deliveries.length === 0) return isolate(state, first.offset, hold?.failingSinceMs);
+    if (!(await applyAndCommit(ctx, control, state, deliveries))) return { outcome: 'abandoned', advance: 0 };
+    finish(ctx, state, first.offset, hold?.failingSinceMs);
+    return { outcome: 'done', advance: deliveries.length };
+  } catch (err) {
+    const failure = classifyFailure(err);
+    const failingSinceMs = hold?.failingSinceMs ?? Date.now();
+    const held = deliveries.length > 0 ? deliveries.map((d) => d.record) : records.slice(index, index + limit);
+    const late = failure.kind === 'infrastructure' ? reportFailing(ctx, control, held, failure, failingSinceMs) : undefined;
+    const attempt = hold?.attempt ?? 0;
+    const next = afterGroupFailure(failure, late, attempt);
+    if (next.kind !== 'retry') return isolate(state, (held.at(-1) ?? first).offset, failingSinceMs); // each record meets its own fate
+    const delayMs = retryWait(ctx, next.backoffAttempt, next.maxDelayMs);
+    logRetry(ctx, control, { size: held.length }, failure, attempt + 1, delayMs);
+    const outcome = await holdPartition(ctx, control, state, { offset: first.offset, unit: 'group', failingSinceMs, attempt: attempt + 1, counted }, delayMs);
+    return { outcome, advance: 0 };
   }
-  return settle(ctx, control, group, 'abandoned');
 }
 
 /** Applies the deliveries' effects (forgetting the partition's counts with them) and commits their offsets. */
-async function applyAndCommit(ctx: ProcessingContext, control: PartitionControl, deliveries: readonly Delivery[]): Promise<boolean> {
+async function applyAndCommit(ctx: ProcessingContext, control: PartitionControl, state: PartitionState, deliveries: readonly Delivery[]): Promise<boolean> {
   const last = deliveries.at(-1);
   if (last === undefined) return true;
   const where = { topic: control.topic, partition: control.partition };
-  const partition = partitionKey(control.topic, control.partition);
-  const clear = ctx.countedPartitions.has(partition) ? { throughOffset: last.record.offset } : undefined;
+  const clear = state.counted ? { throughOffset: last.record.offset } : undefined;
   const events = deliveries.flatMap((d) => (d.event === undefined ? [] : [d.event]));
   const spans = startEventSpans(ctx, control, events);
   let outcome: EffectsOutcome;
@@ -155,73 +165,64 @@ async function applyAndCommit(ctx: ProcessingContext, control: PartitionControl,
   }
   if (outcome.duplicates > 0) ctx.events.emit('duplicate', { ...where, count: outcome.duplicates });
   for (const d of deliveries) if (d.event === undefined) ctx.events.emit('skipped', { ...where, type: headerValue(d.record.headers, 'ce_type') ?? '' });
-  const done = await committed(ctx, control, last.record.offset, clear !== undefined);
+  const done = await committed(ctx, control, state, last.record.offset, clear !== undefined);
   spans.end(outcome.applied, done ? undefined : new Error('the offsets were not committed (the batch was abandoned); the events come again'));
   return done;
 }
 
 /** Commits past a dead-lettered record, forgetting the partition's counts first (best effort). */
-async function commitPast(ctx: ProcessingContext, control: PartitionControl, offset: string): Promise<boolean> {
-  const counted = ctx.countedPartitions.has(partitionKey(control.topic, control.partition));
+async function commitPast(ctx: ProcessingContext, control: PartitionControl, state: PartitionState, offset: string): Promise<boolean> {
+  const counted = state.counted;
   if (counted) await bestEffort(ctx, () => clearAttempts(ctx.pool, ctx.definition.name, control.topic, control.partition, offset));
-  return committed(ctx, control, offset, counted);
+  return committed(ctx, control, state, offset, counted);
 }
 
-async function committed(ctx: ProcessingContext, control: PartitionControl, offset: string, countsCleared: boolean): Promise<boolean> {
+async function committed(ctx: ProcessingContext, control: PartitionControl, state: PartitionState, offset: string, countsCleared: boolean): Promise<boolean> {
   if (!(await control.commitThrough(offset))) return false;
-  const partition = partitionKey(control.topic, control.partition);
-  if (countsCleared) ctx.countedPartitions.delete(partition);
-  ctx.committedSinceJoin.add(partition);
+  if (countsCleared) state.counted = false;
+  state.committed = true;
+  if (state.alone !== undefined && BigInt(offset) >= BigInt(state.alone.throughOffset)) state.alone = undefined;
   return true;
 }
 
 // ── one record alone ──────────────────────────────────────────────────────────────────────────
 
 /**
- * Decodes and applies `record` alone until it is applied, skipped or dead-lettered, or the batch
- * is abandoned. Every attempt is counted durably before it starts, except one that follows an
- * infrastructure failure in this process (that failure was not the record's): so the count is
+ * Decodes and applies `record` alone until it is applied, skipped or dead-lettered, the partition
+ * held, or the batch abandoned. Every attempt is counted durably before it starts, except one
+ * that follows an infrastructure failure (that failure was not the record's): so the count is
  * poison failures plus attempts during which the process died.
  */
-async function processAlone(ctx: ProcessingContext, control: PartitionControl, record: SourceRecord, failingSinceMs?: number): Promise<Outcome> {
-  const key: AttemptKey = { consumer: ctx.definition.name, topic: record.topic, partition: record.partition, offset: record.offset, scope: 'record' };
-  const failing: Held = { failingSinceMs };
-  let count: AttemptCount | undefined;
-  let countNext = true;
-  for (let attempt = 0; control.active(); attempt += 1) {
-    try {
-      if (countNext) {
-        count = await countAttempt(ctx.pool, key);
-        countNext = false;
-        ctx.countedPartitions.add(partitionKey(record.topic, record.partition));
-        if (count.attempts > ctx.policy.deliveryLimit) return deadLetter(ctx, control, record, crashedFacts(count, ctx.policy.deliveryLimit), failing);
-      }
-      const event = await decodeCloudEvent(ctx.registry, record, ctx.definition.eventTypes, ctx.decodeLimits);
-      if (!(await applyAndCommit(ctx, control, [{ record, event }]))) return settle(ctx, control, failing, 'abandoned');
-      return settle(ctx, control, failing, 'done');
-    } catch (err) {
-      const failure = classifyFailure(err);
-      failing.failingSinceMs ??= Date.now();
-      let delayMs: number;
-      if (failure.kind === 'poison') {
-        countNext = true;
-        const attempts = count?.attempts ?? 1;
-        await bestEffort(ctx, () => recordPoison(ctx.pool, key, failure.reason, failure.message));
-        if (attempts >= ctx.policy.deliveryLimit) return deadLetter(ctx, control, record, { reason: failure.reason, error: failure.message, attempts }, failing);
-        delayMs = retryWait(ctx, attempts - 1, Infinity);
-      } else {
-        const late = reportFailing(ctx, control, [record], failure, failing.failingSinceMs);
-        if (late.deadLetterNow) return deadLetter(ctx, control, record, { reason: 'deadline exceeded', error: failure.message, attempts: attempt + 1 }, failing);
-        delayMs = retryWait(ctx, attempt, late.msUntilNextChange);
-      }
-      logRetry(ctx, control, recordIds(record, ctx.definition.name), failure, attempt + 1, delayMs);
-      if (!(await control.pause(delayMs))) {
-        if (!countNext) await bestEffort(ctx, () => uncountAttempt(ctx.pool, key));
-        return settle(ctx, control, failing, 'abandoned');
-      }
+async function processAlone(ctx: ProcessingContext, control: PartitionControl, state: PartitionState, record: SourceRecord, step: Step & { kind: 'alone' }): Promise<Outcome> {
+  const key = attemptKey(ctx, record, 'record');
+  const { hold } = step;
+  const attempt = hold?.attempt ?? 0;
+  let counted = hold?.counted ?? false;
+  let attempts = hold?.attempts;
+  try {
+    if (!counted) {
+      const count = await countAttempt(ctx.pool, key);
+      counted = true;
+      attempts = count.attempts;
+      state.counted = true;
+      if (count.attempts > ctx.policy.deliveryLimit) return await deadLetter(ctx, control, state, record, crashedFacts(count, ctx.policy.deliveryLimit), hold, step.failingSinceMs);
     }
+    const event = await decodeCloudEvent(ctx.registry, record, ctx.definition.eventTypes, ctx.decodeLimits);
+    if (!(await applyAndCommit(ctx, control, state, [{ record, event }]))) return 'abandoned';
+    finish(ctx, state, record.offset, step.failingSinceMs);
+    return 'done';
+  } catch (err) {
+    const failure = classifyFailure(err);
+    const failingSinceMs = step.failingSinceMs ?? Date.now();
+    if (failure.kind === 'poison' && counted) await bestEffort(ctx, () => recordPoison(ctx.pool, key, failure.reason, failure.message));
+    const late = failure.kind === 'infrastructure' ? reportFailing(ctx, control, [record], failure, failingSinceMs) : undefined;
+    const next = afterRecordFailure({ failure, late, attempt, attempts: attempts ?? 1, deliveryLimit: ctx.policy.deliveryLimit });
+    if (next.kind === 'dead-letter') return deadLetter(ctx, control, state, record, { reason: next.reason, error: failure.message, attempts: next.attempts }, hold, failingSinceMs);
+    const delayMs = retryWait(ctx, next.backoffAttempt, next.maxDelayMs);
+    logRetry(ctx, control, recordIds(record, ctx.definition.name), failure, attempt + 1, delayMs);
+    const counts = { counted: !next.countNext, ...(attempts === undefined ? {} : { attempts }) };
+    return holdPartition(ctx, control, state, { offset: record.offset, unit: 'record', failingSinceMs, attempt: attempt + 1, ...counts }, delayMs);
   }
-  return settle(ctx, control, failing, 'abandoned');
 }
 
 /** A count past the limit with no poison recorded: the process died during every one of them. */
@@ -235,39 +236,48 @@ function crashedFacts(count: AttemptCount, limit: number): DeadLetterFacts {
 
 // ── dead letters ──────────────────────────────────────────────────────────────────────────────
 
-interface DeadLetterFacts {
-  reason: DeadLetterReason;
-  error: string;
-  attempts: number;
-}
-
-/** Sends the record to the dead letter topic (retrying while Kafka refuses), then commits past it. */
-async function deadLetter(ctx: ProcessingContext, control: PartitionControl, record: SourceRecord, facts: DeadLetterFacts, failing: Held): Promise<Outcome> {
+/** Sends the record to the dead letter topic (held and tried again while Kafka refuses), then commits past it. */
+async function deadLetter(ctx: ProcessingContext, control: PartitionControl, state: PartitionState, record: SourceRecord, facts: DeadLetterFacts, hold: Hold | undefined, failingSinceMs = hold?.failingSinceMs): Promise<Outcome> {
+  if (!control.active()) return 'abandoned';
   const consumer = ctx.definition.name;
-  const firstFailureAt = new Date(failing.failingSinceMs ?? Date.now());
-  for (let attempt = 0; control.active(); attempt += 1) {
-    try {
-      await sendToDeadLetterTopic(ctx.producer, record, { ...facts, firstFailureAt, consumer });
-      ctx.logger.error({ ...recordIds(record, consumer), reason: facts.reason, error: facts.error, attempts: facts.attempts }, `dead-lettered: ${facts.reason}`);
-      ctx.events.emit('deadLettered', { topic: record.topic, partition: record.partition, reason: facts.reason });
-    } catch (err) {
-      const delayMs = retryWait(ctx, attempt, Infinity);
-      ctx.logger.warn({ ...recordIds(record, consumer), error: errorMessage(err), delayMs }, 'the dead letter topic did not take the record; retrying');
-      if (!(await control.pause(delayMs))) return settle(ctx, control, failing, 'abandoned');
-      continue;
-    }
-    const moved = await commitPast(ctx, control, record.offset);
-    return settle(ctx, control, failing, moved ? 'done' : 'abandoned');
+  const firstFailureMs = failingSinceMs ?? Date.now();
+  try {
+    await sendToDeadLetterTopic(ctx.producer, record, { ...facts, firstFailureAt: new Date(firstFailureMs), consumer });
+  } catch (err) {
+    const attempt = hold?.unit === 'dead-letter' ? hold.attempt : 0;
+    const delayMs = retryWait(ctx, attempt, Infinity);
+    ctx.logger.warn({ ...recordIds(record, consumer), error: errorMessage(err), delayMs }, 'the dead letter topic did not take the record; retrying');
+    return holdPartition(ctx, control, state, { offset: record.offset, unit: 'dead-letter', failingSinceMs: firstFailureMs, attempt: attempt + 1, counted: false, deadLetter: facts }, delayMs);
   }
-  return 'abandoned';
+  ctx.logger.error({ ...recordIds(record, consumer), reason: facts.reason, error: facts.error, attempts: facts.attempts }, `dead-lettered: ${facts.reason}`);
+  ctx.events.emit('deadLettered', { topic: record.topic, partition: record.partition, reason: facts.reason });
+  if (!(await commitPast(ctx, control, state, record.offset))) return 'abandoned';
+  finish(ctx, state, record.offset, failingSinceMs);
+  return 'done';
 }
 
 // ── shared steps ──────────────────────────────────────────────────────────────────────────────
 
-/** Ends a unit of work: a partition that was held by a failure is reported free again. */
-function settle<T extends Outcome | 'isolate'>(ctx: ProcessingContext, control: PartitionControl, unit: Held, outcome: T): T {
-  if (unit.failingSinceMs !== undefined && outcome !== 'isolate') ctx.events.emit('recovered', { topic: control.topic, partition: control.partition });
-  return outcome;
+function attemptKey(ctx: ProcessingContext, at: { topic: string; partition: number; offset: string }, unit: 'group' | 'record'): AttemptKey {
+  return { consumer: ctx.definition.name, topic: at.topic, partition: at.partition, offset: at.offset, scope: unit };
+}
+
+/** A unit is done (applied, skipped or dead-lettered): its hold goes, and a partition held by a failure is reported free again. */
+function finish(ctx: ProcessingContext, state: PartitionState, offset: string, failingSinceMs: number | undefined): void {
+  if (state.hold?.offset === offset) state.hold = undefined;
+  if (failingSinceMs !== undefined) ctx.events.emit('recovered', { topic: state.topic, partition: state.partition });
+}
+
+/**
+ * Keeps the hold in the partition's state, pauses the partition and has it resumed after
+ * `delayMs`; the batch returns without resolving the held records, so they are fetched again.
+ * A batch that is no longer active (stop, revocation) takes its counted attempt back instead.
+ */
+async function holdPartition(ctx: ProcessingContext, control: PartitionControl, state: PartitionState, hold: Hold, delayMs: number): Promise<Outcome> {
+  state.hold = hold;
+  if (control.active() && ctx.partitions.holdFor(state, control.pause, delayMs)) return 'held';
+  await releaseHold(ctx, state);
+  return 'abandoned';
 }
 
 /** Emits `failing` (the alert's source) and says how late the held events are. */

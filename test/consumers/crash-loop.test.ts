@@ -1,21 +1,68 @@
 /**
- * A record whose handler ends the process (process.exit mid-batch) is dead-lettered after the
- * delivery limit across restarts, counted in the consumer database: the crash loop ends, and
- * every other record, before and after it on the same partition, is applied exactly once.
+ * A record that ends the process, whether its handler exits mid-batch or decoding it exhausts the
+ * heap, is dead-lettered after the delivery limit across restarts, counted in the consumer
+ * database: the crash loop ends, and every other record, before and after it on the same
+ * partition, is applied exactly once.
  */
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../../lib/wait.js';
 import { installLeakGuard } from '../support/leak-guard.js';
 import { requireStack } from '../support/stack.js';
 import { type ChildConsumer, startChildProgram } from './helpers/child-consumer.js';
 import { COUNTED_TYPE, appliedRows } from './helpers/counted-events.js';
-import { startDrill } from './helpers/drill.js';
-import { produceCloudEvents } from '../support/cloudevent-records.js';
+import { type Drill, startDrill } from './helpers/drill.js';
+import { arrayBombSchema, arrayBombValue } from './helpers/hostile-records.js';
+import { produceCloudEvents, produceRawMessages, registerTestSchema, routerHeaders } from '../support/cloudevent-records.js';
+import type { StackEndpoints } from '../support/stack.js';
 
 const stack = requireStack();
 installLeakGuard();
 
 const DELIVERY_LIMIT = 3;
+const PROGRAM = 'test/consumers/helpers/counted-consumer-program.ts';
+/** Each end costs a start and a join that waits out the dead member's session (about 15 s here). */
+const TEST_TIMEOUT_MS = 200_000;
+
+/** The child consumer's environment; `extra` adds to it (a heap limit, a decode limit). */
+function childEnv(drill: Drill, endpoints: StackEndpoints, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    COUNTED_NAME: drill.name,
+    COUNTED_TOPIC: drill.topic,
+    COUNTED_DATABASE_URL: drill.db.roleUrl,
+    KAFKA_BROKERS: endpoints.kafkaBrokers.join(','),
+    SCHEMA_REGISTRY_URL: endpoints.registryUrl,
+    DELIVERY_LIMIT: String(DELIVERY_LIMIT),
+    ...extra,
+  };
+}
+
+/**
+ * Runs the child consumer, starting it again whenever it ends, until the drill has one dead
+ * letter, then until every one of `good` is applied once; checks each end with `expectEnd`.
+ * Returns how many times it ended.
+ */
+async function runUntilDeadLettered(drill: Drill, env: Record<string, string>, good: readonly string[], expectEnd: (child: ChildConsumer) => void): Promise<number> {
+  let child: ChildConsumer = startChildProgram(PROGRAM, env);
+  let ends = 0;
+  try {
+    await waitFor(async () => {
+      if (child.process.exitCode !== null || child.process.signalCode !== null) {
+        ends += 1;
+        expectEnd(child);
+        await child.close();
+        child = startChildProgram(PROGRAM, env);
+      }
+      return (await drill.deadLetters()).length === 1;
+    }, { timeoutMs: 170_000, intervalMs: 250, description: 'the crashing record dead-lettered' });
+    await drill.expectAllAppliedOnce(good, 1);
+    return ends;
+  } catch (err) {
+    throw new Error(`${String(err)}\nthe child ended ${ends} times; its last output:\n${child.output().slice(-4_000)}`, { cause: err });
+  } finally {
+    await child.close();
+  }
+}
 
 describe('a record that crashes the process', () => {
   it('is dead-lettered as "crashed the consumer" after the delivery limit, counted across restarts', async () => {
@@ -27,30 +74,9 @@ describe('a record that crashes the process', () => {
     const crasherId = ids[before.length]!;
     const good = ids.filter((id) => id !== crasherId);
 
-    const env = {
-      COUNTED_NAME: drill.name,
-      COUNTED_TOPIC: drill.topic,
-      COUNTED_DATABASE_URL: drill.db.roleUrl,
-      KAFKA_BROKERS: stack.kafkaBrokers.join(','),
-      SCHEMA_REGISTRY_URL: stack.registryUrl,
-      DELIVERY_LIMIT: String(DELIVERY_LIMIT),
-    };
-    const program = 'test/consumers/helpers/counted-consumer-program.ts';
-    let child: ChildConsumer = startChildProgram(program, env);
-    let exits = 0;
-    await waitFor(async () => {
-      if (child.process.exitCode !== null) {
-        exits += 1;
-        expect(child.process.exitCode).toBe(3); // the handler's exit, not a start failure
-        await child.close();
-        child = startChildProgram(program, env);
-      }
-      return (await drill.deadLetters()).length === 1;
-    }, { timeoutMs: 240_000, intervalMs: 250, description: 'the crashing record dead-lettered' });
-    await drill.expectAllAppliedOnce(good, 1).catch(async (err: unknown) => {
-      throw new Error(`${String(err)}\nchild output:\n${child.output()}`);
+    const exits = await runUntilDeadLettered(drill, childEnv(drill, stack), good, (child) => {
+      expect(child.process.exitCode).toBe(3); // the handler's exit, not a start failure
     });
-    await child.close();
 
     // One crash inside a group (the culprit unknown yet), then the limit's attempts alone.
     expect(exits).toBe(DELIVERY_LIMIT + 1);
@@ -60,5 +86,30 @@ describe('a record that crashes the process', () => {
     expect(dead?.attempts).toBe(DELIVERY_LIMIT);
     expect((await appliedRows(drill.pool, drill.name)).some((row) => row.event_id === crasherId)).toBe(false);
     await drill.close();
-  });
+  }, TEST_TIMEOUT_MS);
+
+  it('is dead-lettered as "crashed the consumer" when decoding it exhausts the heap', async () => {
+    const drill = await startDrill({ stack, prefix: 'crash_decode', policy: { deadlineMs: 300_000, lateRetryWindowMs: 5_000, deliveryLimit: DELIVERY_LIMIT, retryBaseMs: 100, retryCapMs: 1_000 }, partitions: 1 });
+    const bombSchemaId = await registerTestSchema(drill.registry, `${drill.name}.Bomb`, arrayBombSchema(drill.name));
+    const goodBefore = await produceCloudEvents(drill.producer, drill.registry, drill.topic, drill.nextEvents(10));
+    const bombId = randomUUID();
+    const headers = routerHeaders({ id: bombId, type: COUNTED_TYPE, key: 'k-bomb', time: new Date().toISOString() });
+    await produceRawMessages(drill.producer, drill.topic, [{ key: 'k-bomb', value: arrayBombValue(bombSchemaId), headers }]);
+    const goodAfter = await produceCloudEvents(drill.producer, drill.registry, drill.topic, drill.nextEvents(10));
+
+    // A small heap, so the array fills it in a few seconds.
+    // The decode limits would refuse the bomb before it allocates: raised past it, so decoding itself crashes.
+    const env = childEnv(drill, stack, { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --max-old-space-size=96`.trim(), CONSUMER_MAX_COLLECTION_ITEMS: String(2 ** 32) });
+    const ends = await runUntilDeadLettered(drill, env, [...goodBefore, ...goodAfter], (child) => {
+      expect(child.output()).toMatch(/heap out of memory/i); // the decode's end, not a start failure
+    });
+
+    // One end inside a group (the culprit unknown yet), then the limit's attempts alone.
+    expect(ends).toBe(DELIVERY_LIMIT + 1);
+    const [dead] = await drill.deadLetters();
+    expect(dead?.ceId).toBe(bombId);
+    expect(dead?.reason).toBe('crashed the consumer');
+    expect(dead?.attempts).toBe(DELIVERY_LIMIT);
+    await drill.close();
+  }, TEST_TIMEOUT_MS);
 });

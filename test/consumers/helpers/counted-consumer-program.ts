@@ -2,7 +2,8 @@
  * A `counted` consumer as a process of its own, for drills that end a process (a handler that
  * calls process.exit). Configured by environment: COUNTED_NAME (consumer, group and table
  * consumer), COUNTED_TOPIC, COUNTED_DATABASE_URL, KAFKA_BROKERS, SCHEMA_REGISTRY_URL,
- * DELIVERY_LIMIT. Stops on SIGTERM.
+ * DELIVERY_LIMIT, and optionally CONSUMER_MAX_COLLECTION_ITEMS (a drill that must let a hostile
+ * collection reach avsc raises it). Stops on SIGTERM.
  */
 import { createKafka } from '../../../lib/kafka.js';
 import { createLogger } from '../../../lib/logger.js';
@@ -29,6 +30,7 @@ const running = await startConsumer({
   logger,
   policy: { deadlineMs: 300_000, lateRetryWindowMs: 5_000, deliveryLimit: Number(required('DELIVERY_LIMIT')), retryBaseMs: 100, retryCapMs: 1_000 },
   sessionTimeoutMs: 6_000,
+  decodeLimits: process.env.CONSUMER_MAX_COLLECTION_ITEMS ? { maxCollectionItems: Number(process.env.CONSUMER_MAX_COLLECTION_ITEMS) } : {},
 });
 process.once('SIGTERM', () => {
   void running.stop().then(() => pool.end()).then(() => process.exit(0));

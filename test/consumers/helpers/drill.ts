@@ -122,7 +122,7 @@ export interface Drill extends Omit<FailureSeries, 'close'> {
   /** Sends `records` spread over `durationMs` without waiting for the pipeline; resolves when all are sent. */
   load(records: readonly CloudEventRecord[], durationMs: number): Promise<string[]>;
   /** Starts a member of the drill's consumer group and waits until it has joined. */
-  startConsumer(): Promise<{ close: () => Promise<void> }>;
+  startConsumer(): Promise<{ close: () => Promise<void>; isReady: () => boolean }>;
   deadLetters(): Promise<DeadLetter[]>;
   /** Waits until every id is applied; then asserts exactly once, key order, and `deadLetters` dead letters (default none). */
   expectAllAppliedOnce(ids: readonly string[], deadLetters?: number): Promise<void>;

@@ -1,0 +1,153 @@
+/** The runtime's per-partition choices (partition-state.ts), case by case, and the holds' timers. */
+import { describe, expect, it, vi } from 'vitest';
+import type { Lateness } from '../../../consumers/runtime/delivery.js';
+import type { Failure } from '../../../consumers/runtime/failures.js';
+import { type Hold, type PartitionState, PartitionStates, afterGroupFailure, afterRecordFailure, crashedBefore, nextStep } from '../../../consumers/runtime/partition-state.js';
+
+const infrastructure: Failure = { kind: 'infrastructure', code: '25006', message: 'read-only' };
+const poison: Failure = { kind: 'poison', reason: 'undecodable', message: 'bad bytes' };
+const onTime: Lateness = { oldestAgeMs: 1_000, pastDeadline: false, deadLetterNow: false, msUntilNextChange: 5_000 };
+const dueNow: Lateness = { oldestAgeMs: 90_000, pastDeadline: true, deadLetterNow: true, msUntilNextChange: Infinity };
+
+function hold(unit: Hold['unit'], offset: string, more: Partial<Hold> = {}): Hold {
+  return { offset, unit, failingSinceMs: 1_000, attempt: 2, counted: true, ...more };
+}
+
+describe('nextStep: what to do with the first record not done', () => {
+  const facts = { reason: 'crashed the consumer' as const, error: 'ended', attempts: 3 };
+  const cases: { name: string; state: Pick<PartitionState, 'committed' | 'alone' | 'hold'>; offset: string; expected: unknown }[] = [
+    { name: 'a fresh partition: a group, counted first (it may be a redelivery)', state: { committed: false }, offset: '5', expected: { kind: 'group', hold: undefined, count: true } },
+    { name: 'committed since the join: a group, not counted', state: { committed: true }, offset: '5', expected: { kind: 'group', hold: undefined, count: false } },
+    {
+      name: 'a group held here with its attempt counted: tried again, not counted again',
+      state: { committed: false, hold: hold('group', '5') },
+      offset: '5',
+      expected: { kind: 'group', hold: hold('group', '5'), count: false },
+    },
+    {
+      name: 'a group held here before its count was written: counted now',
+      state: { committed: false, hold: hold('group', '5', { counted: false }) },
+      offset: '5',
+      expected: { kind: 'group', hold: hold('group', '5', { counted: false }), count: true },
+    },
+    {
+      name: 'a record held here: alone again, with its failure time',
+      state: { committed: true, hold: hold('record', '5') },
+      offset: '5',
+      expected: { kind: 'alone', hold: hold('record', '5'), failingSinceMs: 1_000 },
+    },
+    {
+      name: 'a dead letter held here: sent again with the same facts',
+      state: { committed: true, hold: hold('dead-letter', '5', { deadLetter: facts }) },
+      offset: '5',
+      expected: { kind: 'dead-letter', hold: hold('dead-letter', '5', { deadLetter: facts }) },
+    },
+    {
+      name: 'inside an isolation: alone, carrying the group failure time',
+      state: { committed: true, alone: { throughOffset: '9', failingSinceMs: 700 } },
+      offset: '9',
+      expected: { kind: 'alone', hold: undefined, failingSinceMs: 700 },
+    },
+    {
+      name: 'past the isolation: a group again (offsets compare as numbers, not text)',
+      state: { committed: true, alone: { throughOffset: '9', failingSinceMs: undefined } },
+      offset: '10',
+      expected: { kind: 'group', hold: undefined, count: false },
+    },
+    {
+      name: 'a hold at another offset does not apply here',
+      state: { committed: true, hold: hold('record', '7') },
+      offset: '5',
+      expected: { kind: 'group', hold: undefined, count: false },
+    },
+  ];
+  it.each(cases)('$name', ({ state, offset, expected }) => {
+    expect(nextStep(state, offset)).toEqual(expected);
+  });
+});
+
+describe('afterGroupFailure', () => {
+  const cases = [
+    { name: 'poison isolates the group', failure: poison, late: undefined, attempt: 0, expected: { kind: 'isolate' } },
+    { name: 'an infrastructure failure retries the same group, uncounted, never past the next deadline decision', failure: infrastructure, late: onTime, attempt: 3, expected: { kind: 'retry', backoffAttempt: 3, maxDelayMs: 5_000, countNext: false } },
+    { name: 'a dead-letter deadline due isolates, so each record meets its own policy', failure: infrastructure, late: dueNow, attempt: 3, expected: { kind: 'isolate' } },
+  ];
+  it.each(cases)('$name', ({ failure, late, attempt, expected }) => {
+    expect(afterGroupFailure(failure, late, attempt)).toEqual(expected);
+  });
+});
+
+describe('afterRecordFailure', () => {
+  const cases = [
+    { name: 'poison below the limit: retried, counted again', failure: poison, late: undefined, attempt: 0, attempts: 1, expected: { kind: 'retry', backoffAttempt: 0, maxDelayMs: Infinity, countNext: true } },
+    { name: 'poison at the limit: dead-lettered with its reason', failure: poison, late: undefined, attempt: 2, attempts: 3, expected: { kind: 'dead-letter', reason: 'undecodable', attempts: 3 } },
+    { name: 'infrastructure: retried, not counted', failure: infrastructure, late: onTime, attempt: 4, attempts: 1, expected: { kind: 'retry', backoffAttempt: 4, maxDelayMs: 5_000, countNext: false } },
+    { name: 'infrastructure past a dead-letter deadline: dead-lettered as late', failure: infrastructure, late: dueNow, attempt: 4, attempts: 1, expected: { kind: 'dead-letter', reason: 'deadline exceeded', attempts: 5 } },
+  ];
+  it.each(cases)('$name', ({ failure, late, attempt, attempts, expected }) => {
+    expect(afterRecordFailure({ failure, late, attempt, attempts, deliveryLimit: 3 })).toEqual(expected);
+  });
+});
+
+describe('crashedBefore', () => {
+  it.each([
+    { attempts: 1, headRecordAttempts: 0, expected: false },
+    { attempts: 2, headRecordAttempts: 0, expected: true },
+    { attempts: 1, headRecordAttempts: 1, expected: true },
+  ])('attempts $attempts, head record attempts $headRecordAttempts: $expected', ({ expected, ...count }) => {
+    expect(crashedBefore(count)).toBe(expected);
+  });
+});
+
+describe('PartitionStates', () => {
+  function pausable() {
+    const calls: string[] = [];
+    const pause = () => {
+      calls.push('pause');
+      return () => calls.push('resume');
+    };
+    return { calls, pause };
+  }
+
+  it('resumes a held partition after its delay', () => {
+    vi.useFakeTimers();
+    try {
+      const states = new PartitionStates(async () => {});
+      const { calls, pause } = pausable();
+      expect(states.holdFor(states.of('t', 0), pause, 1_000)).toBe(true);
+      vi.advanceTimersByTime(999);
+      expect(calls).toEqual(['pause']);
+      expect(states.held()).toBe(1);
+      vi.advanceTimersByTime(1);
+      expect(calls).toEqual(['pause', 'resume']);
+      expect(states.held()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('at a join: clears the timers, resumes the paused partitions, releases and forgets every state', async () => {
+    const released: string[] = [];
+    const states = new PartitionStates(async (state) => void released.push(`${state.topic}/${state.partition}`));
+    const { calls, pause } = pausable();
+    const state = states.of('t', 1);
+    state.committed = true;
+    states.holdFor(state, pause, 60_000);
+    states.dropAll();
+    await states.released();
+    expect(calls).toEqual(['pause', 'resume']);
+    expect(states.held()).toBe(0);
+    expect(released).toEqual(['t/1']);
+    expect(states.of('t', 1).committed).toBe(false);
+  });
+
+  it('at stop: no timer left, and no new hold', async () => {
+    const states = new PartitionStates(async () => {});
+    const { pause } = pausable();
+    states.holdFor(states.of('t', 2), pause, 60_000);
+    await states.close();
+    expect(states.held()).toBe(0);
+    expect(states.holdFor(states.of('t', 2), pause, 60_000)).toBe(false);
+    expect(states.held()).toBe(0);
+  });
+});
