@@ -9,12 +9,19 @@ import { createPool, type Pool } from '../../lib/postgres.js';
 import { CONSUMER_KINDS, type ReconciledConsumer } from './consumer-kinds.js';
 import type { Reconciliation } from './reconcile.js';
 
-/** Read before the run reads the outbox: every transaction below it had ended by then. */
-export async function readSnapshotXmin(seatPool: Pool): Promise<bigint> {
-  const { rows } = await seatPool.query<{ xmin: string }>(/* sql */ `select pg_snapshot_xmin(pg_current_snapshot())::text as xmin`);
-  const xmin = rows[0]?.xmin;
-  if (xmin === undefined) throw new Error('pg_current_snapshot() returned no row');
-  return BigInt(xmin);
+/**
+ * Read before the run reads the outbox: every transaction below it had ended by then. Undefined
+ * (with a warning) when the seat database will not say: the run then records no coverage, and
+ * reconciles all the same.
+ */
+export async function readSnapshotXmin(seatPool: Pool, logger: Logger): Promise<bigint | undefined> {
+  try {
+    const { rows } = await seatPool.query<{ xmin: string }>(/* sql */ `select pg_snapshot_xmin(pg_current_snapshot())::text as xmin`);
+    return rows[0] === undefined ? undefined : BigInt(rows[0].xmin);
+  } catch (err) {
+    logger.warn({ err: errorMessage(err) }, 'could not read the seat database\'s snapshot xmin: this run records no coverage for the outbox purge');
+    return undefined;
+  }
 }
 
 /** Why this run's result says nothing for the purge, or undefined when it covers its window. */

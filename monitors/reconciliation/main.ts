@@ -32,7 +32,7 @@ async function main(config: Config<typeof reconcileSettings.settings>, args: str
   const consumerPool = createPool({ connectionString: config.consumerDbUrl, applicationName: 'reconcile', logger, max: 1 });
   try {
     const now = await seatDatabaseNow(seatPool);
-    const snapshotXmin = await readSnapshotXmin(seatPool);
+    const snapshotXmin = await readSnapshotXmin(seatPool, logger);
     const result = await reconcile({
       seatPool,
       consumerPool,
@@ -45,7 +45,7 @@ async function main(config: Config<typeof reconcileSettings.settings>, args: str
     logger.info(reconciliationSummary(result), result.gaps ? 'reconciliation found gaps' : 'reconciliation clean');
     process.stdout.write(describeReconciliation(result));
     const unusable = notCovering(result, config.consumers);
-    if (unusable === undefined) await recordCoverage({ url: config.coverageDbUrl || config.seatDbUrl, logger }, result, snapshotXmin);
+    if (unusable === undefined && snapshotXmin !== undefined) await recordCoverage({ url: config.coverageDbUrl || config.seatDbUrl, logger }, result, snapshotXmin);
     else logger.info({ why: unusable }, 'no coverage recorded for the outbox purge');
     return result.gaps ? GAPS_EXIT_CODE : 0;
   } finally {
