@@ -4,9 +4,8 @@
  * missing or has no reader. Each test has a seat database and a logical slot of its own, without
  * a connector: a replication connection that never confirms holds the slot active, and
  * pg_replication_slot_advance stands for the connector confirming. Coverage is recorded by the
- * real `npm run reconcile` (its inbox table lives in the same test database). A lost slot is
- * covered by the decision's unit test (test/unit/seat-service/purge-decision.test.ts): making one
- * needs a cluster of its own with small WAL segments.
+ * real `npm run reconcile` (its inbox table lives in the same test database). A lost slot needs a
+ * cluster of its own with small WAL segments: test/seat-service/purge-lost-slot.test.ts.
  */
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
