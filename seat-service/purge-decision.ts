@@ -46,6 +46,8 @@ export type PurgeDecision =
       forgetCheckpoints: boolean;
       /** Leave a checkpoint for a later run: only while the slot is there and streaming. */
       recordCheckpoint: boolean;
+      /** Checkpoints before this LSN are superseded by a confirmed one and can go. */
+      supersededBelow?: string;
     }
   | {
       action: 'purge';
@@ -64,8 +66,9 @@ export function lsnValue(lsn: string): bigint {
   return (BigInt(`0x${match[1]}`) << 32n) | BigInt(`0x${match[2]}`);
 }
 
-function skip(reason: SkipReason, sentence: string, flags: { forgetCheckpoints?: boolean; recordCheckpoint?: boolean } = {}): PurgeDecision {
-  return { action: 'skip', reason, sentence, forgetCheckpoints: flags.forgetCheckpoints ?? false, recordCheckpoint: flags.recordCheckpoint ?? false };
+function skip(reason: SkipReason, sentence: string, flags: { forgetCheckpoints?: boolean; recordCheckpoint?: boolean; supersededBelow?: string } = {}): PurgeDecision {
+  const { forgetCheckpoints = false, recordCheckpoint = false, supersededBelow } = flags;
+  return { action: 'skip', reason, sentence, forgetCheckpoints, recordCheckpoint, ...(supersededBelow === undefined ? {} : { supersededBelow }) };
 }
 
 type PresentSlot = Extract<SlotReading, { exists: true }>;
@@ -109,7 +112,7 @@ export function decidePurge(inputs: PurgeInputs): PurgeDecision {
     return skip('no_checkpoint_confirmed', `slot ${slotName} (confirmed up to ${slot.confirmedFlushLsn ?? 'nothing'}) has not yet passed a purge checkpoint, so no row is shown to be in Kafka; nothing to fix: this run leaves a checkpoint that a later run can use.`, { recordCheckpoint: true });
   }
   if (inputs.reconciledThrough === undefined) {
-    return skip('not_reconciled', 'no clean reconciliation is recorded, so no outbox row is shown to be in every consumer\'s inbox; run npm run reconcile with RECONCILE_COVERAGE_DB_URL (or RECONCILE_SEAT_DB_URL) reaching the seat database\'s primary until it reports no gaps.', { recordCheckpoint: true });
+    return skip('not_reconciled', 'no clean reconciliation is recorded, so no outbox row is shown to be in every consumer\'s inbox; run npm run reconcile with RECONCILE_COVERAGE_DB_URL (or RECONCILE_SEAT_DB_URL) reaching the seat database\'s primary until it reports no gaps.', { recordCheckpoint: true, supersededBelow: checkpoint.walLsn });
   }
   const retentionEnd = inputs.now.getTime() - inputs.retentionMs;
   const createdBefore = new Date(Math.min(retentionEnd, inputs.reconciledThrough.getTime()));

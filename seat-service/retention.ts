@@ -34,7 +34,7 @@ async function readCheckpoints(pool: Pool): Promise<PurgeCheckpoint[]> {
   return rows.map((row) => ({ takenAt: row.taken_at, walLsn: row.wal_lsn, snapshotXmin: BigInt(row.snapshot_xmin) }));
 }
 
-export async function readPurgeInputs(pool: Pool, options: Pick<PurgeOptions, 'retentionMs' | 'slotName'>): Promise<PurgeInputs> {
+async function readPurgeInputs(pool: Pool, options: Pick<PurgeOptions, 'retentionMs' | 'slotName'>): Promise<PurgeInputs> {
   const [slot, checkpoints, clock] = await Promise.all([
     readSlot(pool, options.slotName),
     readCheckpoints(pool),
@@ -78,8 +78,12 @@ async function deleteBatch(pool: Pool, decision: Extract<PurgeDecision, { action
  * at or before the oldest row left covers no row (a row written later with an older created_at
  * was still running when that reconciliation started, so it never counted as covered by it).
  */
+async function dropSupersededCheckpoints(pool: Pool, below: string): Promise<void> {
+  await pool.query(/* sql */ `delete from outbox_purge_checkpoints where wal_lsn < $1::pg_lsn`, [below]);
+}
+
 async function pruneBookkeeping(pool: Pool, used: PurgeCheckpoint): Promise<void> {
-  await pool.query(/* sql */ `delete from outbox_purge_checkpoints where wal_lsn < $1::pg_lsn`, [used.walLsn]);
+  await dropSupersededCheckpoints(pool, used.walLsn);
   await pool.query(
     /* sql */ `delete from outbox_reconciled
                where covered_to <= (select min(created_at) from outbox)
@@ -92,6 +96,7 @@ export async function purgeOutbox(pool: Pool, options: PurgeOptions): Promise<Pu
   const decision = decidePurge(await readPurgeInputs(pool, options));
   if (decision.action === 'skip') {
     if (decision.forgetCheckpoints) await pool.query(/* sql */ `delete from outbox_purge_checkpoints`);
+    if (decision.supersededBelow !== undefined) await dropSupersededCheckpoints(pool, decision.supersededBelow);
     if (decision.recordCheckpoint) await recordCheckpoint(pool);
     logger.warn({ slot: slotName, reason: decision.reason }, `outbox purge skipped: ${decision.sentence}`);
     return { purged: 0, skipped: decision.reason, sentence: decision.sentence };

@@ -52,6 +52,11 @@ describe('decidePurge', () => {
     { name: 'an extended but streaming slot', given: { slot: { exists: true, walStatus: 'extended', active: true, confirmedFlushLsn: '0/3000000' } }, xactBefore: 1500n, createdBefore: new Date(NOW.getTime() - 14 * DAY) },
   ];
 
+  it('without a reconciliation, still lets the checkpoints older than the confirmed one go', () => {
+    expect(decidePurge(inputs({ reconciledThrough: undefined }))).toMatchObject({ action: 'skip', supersededBelow: NEWER.walLsn });
+    expect(decidePurge(inputs({ slot: healthy('0/0FFFFFF') }))).not.toHaveProperty('supersededBelow');
+  });
+
   it.each(purges)('purges with $name', ({ given, xactBefore, createdBefore }) => {
     expect(decidePurge(inputs(given))).toMatchObject({ action: 'purge', xactBefore, createdBefore, recordCheckpoint: true });
   });
