@@ -6,7 +6,7 @@ import { createShow } from './inventory.js';
 import { parseSections } from './sections.js';
 import { purgeOutbox } from './retention.js';
 import { openSeatService, type SeatServiceConfig } from './service.js';
-import { seatServiceSettings } from './settings.js';
+import { parseSeatServiceConfig, seatServiceSettings } from './settings.js';
 
 const USAGE = `Usage: npm run seat-service -- <command> [options]
 
@@ -16,7 +16,9 @@ const USAGE = `Usage: npm run seat-service -- <command> [options]
   confirm --hold ID --email E   turn a hold into an order
   release --hold ID             give a hold back
   expire [--limit N]            expire due holds (the sweeper does this on a schedule)
-  purge-outbox                  delete outbox rows older than the retention, in batches`;
+  purge-outbox                  delete outbox rows past the retention that the connector's slot has confirmed and
+                                a clean reconciliation covered, in batches; deletes nothing while the slot is
+                                missing, lost, unreserved or without a reader (prints why, exits 0)`;
 
 async function main(config: SeatServiceConfig, args: string[], logger: Logger): Promise<number> {
   const command = args[0];
@@ -29,7 +31,9 @@ async function main(config: SeatServiceConfig, args: string[], logger: Logger): 
   if (command === 'purge-outbox') {
     const pool = createPool({ connectionString: config.databaseUrl, applicationName: 'seat-service-purge', logger, max: 1 });
     try {
-      await purgeOutbox(pool, { retentionMs: config.outboxRetentionMs, batchSize: config.purgeBatchSize, logger });
+      // A skip is the interlock doing its job, not a failure: exit 0, and the log line says why.
+      const outcome = await purgeOutbox(pool, { retentionMs: config.outboxRetentionMs, batchSize: config.purgeBatchSize, slotName: config.slotName, logger });
+      console.log(JSON.stringify(outcome));
       return 0;
     } finally {
       await pool.end();
@@ -83,4 +87,4 @@ async function setup(config: SeatServiceConfig, logger: Logger): Promise<number>
   }
 }
 
-startProgram({ settings: seatServiceSettings, usage: USAGE, main });
+startProgram({ settings: seatServiceSettings, usage: USAGE, main, parse: parseSeatServiceConfig });

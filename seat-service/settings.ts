@@ -1,6 +1,9 @@
 import { z } from 'zod';
-import { defineSettings, zDurationMs, zInt, zString, zUrl, type SettingParser } from '../lib/settings.js';
+import { ConfigError, defineSettings, parseSettings, zDurationMs, zInt, zString, zUrl, type Config, type SettingParser } from '../lib/settings.js';
 import { otlpEndpointSetting } from '../lib/tracing.js';
+import { connectorSettings } from '../connectors/settings.js';
+
+const DAY_MS = 86_400_000;
 
 const postgresUrl = (example: string) => zUrl({ protocols: ['postgres', 'postgresql'], example });
 
@@ -61,9 +64,31 @@ export const seatServiceSettings = defineSettings('seat-service', {
   },
   outboxRetentionMs: {
     env: 'OUTBOX_RETENTION_MS',
-    default: '604800000',
-    parser: zDurationMs({ min: 60_000, example: '604800000' }),
-    description: 'How long outbox rows are kept after they are written, for reconciliation and replay (default 7 days).',
+    default: String(14 * DAY_MS),
+    parser: zDurationMs({ min: 60_000, example: String(14 * DAY_MS) }),
+    description: 'How long outbox rows are kept after they are written (default 14 days), the copy a recovery re-emits from: it must be longer than the event topics keep records (EVENT_TOPIC_RETENTION_MS), so that whatever Kafka still holds can still be re-emitted, and longer than lost-slot recovery looks back (RECONCILE_WINDOW_MS + SLOT_RECOVERY_SAFETY_MARGIN_MS, 7 days and 5 minutes by default), or the program refuses to start. The purge deletes a row only once it is past this, the slot has confirmed it and a clean reconciliation covered it.',
+  },
+  eventTopicRetentionMs: {
+    env: 'EVENT_TOPIC_RETENTION_MS',
+    default: String(7 * DAY_MS),
+    parser: zDurationMs({ min: 60_000, example: String(7 * DAY_MS) }),
+    description: 'How long the event topics keep records: their retention.ms, or the brokers\' log.retention.hours (168 h on the native stack, in docker compose and in the Kubernetes manifests). Read only to check OUTBOX_RETENTION_MS against it.',
+  },
+  reconcileWindowMs: {
+    env: 'RECONCILE_WINDOW_MS',
+    default: String(7 * DAY_MS),
+    parser: zDurationMs({ min: 1000, example: String(7 * DAY_MS) }),
+    description: 'How far back npm run reconcile and the lost-slot recovery (--since auto) look for events a consumer is missing: the same variable they read. Read only to check OUTBOX_RETENTION_MS against it.',
+  },
+  recoveryMarginMs: {
+    env: 'SLOT_RECOVERY_SAFETY_MARGIN_MS',
+    default: '300000',
+    parser: zDurationMs({ min: 0, example: '300000' }),
+    description: 'How much earlier than the oldest missing event the lost-slot recovery starts re-emitting: the same variable it reads. Read only to check OUTBOX_RETENTION_MS against it.',
+  },
+  slotName: {
+    ...connectorSettings.settings.slotName,
+    description: 'The outbox connector\'s replication slot (its slot.name, the SLOT_NAME the connector command fills into connectors/seat-outbox.json): purge-outbox deletes only rows this slot has confirmed, and nothing while it is missing, lost, unreserved or without a reader.',
   },
   purgeBatchSize: {
     env: 'OUTBOX_PURGE_BATCH_SIZE',
@@ -86,3 +111,46 @@ export const seatServiceSettings = defineSettings('seat-service', {
     secret: true,
   },
 });
+
+type SeatServiceSettings = Config<typeof seatServiceSettings.settings>;
+
+/** 604800000 → "7 days", 605100000 → "7 days 5 min". */
+function duration(ms: number): string {
+  const units: [number, string, string][] = [[DAY_MS, ' day', ' days'], [3_600_000, ' h', ' h'], [60_000, ' min', ' min'], [1000, ' s', ' s']];
+  const parts: string[] = [];
+  let left = ms;
+  for (const [size, one, many] of units) {
+    const count = Math.floor(left / size);
+    left -= count * size;
+    if (count > 0) parts.push(`${count}${count === 1 ? one : many}`);
+  }
+  return parts.length === 0 ? `${ms} ms` : parts.join(' ');
+}
+
+/**
+ * OUTBOX_RETENTION_MS against what needs the outbox's rows: Kafka's retention (a record Kafka still
+ * holds must still be re-emittable) and how far lost-slot recovery looks back. One sentence each.
+ */
+export function retentionProblems(config: Pick<SeatServiceSettings, 'outboxRetentionMs' | 'eventTopicRetentionMs' | 'reconcileWindowMs' | 'recoveryMarginMs'>): string[] {
+  const { outboxRetentionMs, eventTopicRetentionMs, reconcileWindowMs, recoveryMarginMs } = config;
+  const s = seatServiceSettings.settings;
+  const retention = `${s.outboxRetentionMs.env}=${outboxRetentionMs} (${duration(outboxRetentionMs)})`;
+  const needed = Math.max(eventTopicRetentionMs, reconcileWindowMs + recoveryMarginMs);
+  const fix = `raise ${s.outboxRetentionMs.env} to more than ${needed} (e.g. ${Math.max(needed + DAY_MS, 14 * DAY_MS)})`;
+  const problems: string[] = [];
+  if (outboxRetentionMs <= eventTopicRetentionMs) {
+    problems.push(`${retention} must be longer than ${s.eventTopicRetentionMs.env}=${eventTopicRetentionMs} (${duration(eventTopicRetentionMs)}), or events Kafka still holds could no longer be re-emitted from the outbox; ${fix}.`);
+  }
+  if (outboxRetentionMs <= reconcileWindowMs + recoveryMarginMs) {
+    problems.push(`${retention} must be longer than ${s.reconcileWindowMs.env} + ${s.recoveryMarginMs.env} (${duration(reconcileWindowMs + recoveryMarginMs)}), how far back lost-slot recovery re-emits; ${fix}.`);
+  }
+  return problems;
+}
+
+/** Parses the settings and checks the outbox retention against Kafka's and recovery's; one ConfigError for all. */
+export function parseSeatServiceConfig(env: Readonly<Record<string, string | undefined>> = process.env): SeatServiceSettings {
+  const config = parseSettings(seatServiceSettings, env);
+  const problems = retentionProblems(config);
+  if (problems.length > 0) throw new ConfigError(seatServiceSettings.program, problems);
+  return config;
+}

@@ -6,6 +6,7 @@ import { startProgram } from '../../lib/cli.js';
 import type { Logger } from '../../lib/logger.js';
 import { createPool } from '../../lib/postgres.js';
 import type { Config } from '../../lib/settings.js';
+import { notCovering, readSnapshotXmin, recordCoverage } from './coverage.js';
 import { reconcile, seatDatabaseNow } from './reconcile.js';
 import { describeReconciliation, reconciliationSummary } from './report.js';
 import { reconcileSettings } from './settings.js';
@@ -18,7 +19,9 @@ const USAGE = `Usage: npm run reconcile [-- --from <ISO time>] [--to <ISO time>]
 Compares the outbox rows of the seat database (published) with every consumer's inbox
 (handled), per consumer and only for the event types that consumer handles. The window is
 --from (default: now - RECONCILE_WINDOW_MS) to --to (default: now - RECONCILE_GRACE_MS), on
-the seat database's clock. Prints counts and the missing ce_ids.
+the seat database's clock. Prints counts and the missing ce_ids. A run without gaps that checked
+every consumer records its window in outbox_reconciled (RECONCILE_COVERAGE_DB_URL): the outbox
+purge deletes only rows such a run covered.
 
 Exit codes: 0 no gaps, ${GAPS_EXIT_CODE} gaps found, 1 could not check, 2 bad configuration.`;
 
@@ -29,6 +32,7 @@ async function main(config: Config<typeof reconcileSettings.settings>, args: str
   const consumerPool = createPool({ connectionString: config.consumerDbUrl, applicationName: 'reconcile', logger, max: 1 });
   try {
     const now = await seatDatabaseNow(seatPool);
+    const snapshotXmin = await readSnapshotXmin(seatPool, logger);
     const result = await reconcile({
       seatPool,
       consumerPool,
@@ -40,6 +44,9 @@ async function main(config: Config<typeof reconcileSettings.settings>, args: str
     });
     logger.info(reconciliationSummary(result), result.gaps ? 'reconciliation found gaps' : 'reconciliation clean');
     process.stdout.write(describeReconciliation(result));
+    const unusable = notCovering(result, config.consumers);
+    if (unusable === undefined && snapshotXmin !== undefined) await recordCoverage({ url: config.coverageDbUrl || config.seatDbUrl, logger }, result, snapshotXmin);
+    else logger.info({ why: unusable }, 'no coverage recorded for the outbox purge');
     return result.gaps ? GAPS_EXIT_CODE : 0;
   } finally {
     await Promise.allSettled([seatPool.end(), consumerPool.end()]);

@@ -1,8 +1,14 @@
 /** Settings of `npm run reconcile`; the consumer part is shared with the lost-slot recovery. */
-import { defineSettings, zDurationMs, zInt, zUrl } from '../../lib/settings.js';
+import { z } from 'zod';
+import { defineSettings, zDurationMs, zInt, zUrl, type SettingParser } from '../../lib/settings.js';
 import { zConsumers } from './consumer-kinds.js';
 
 const pgUrl = (example: string) => zUrl({ protocols: ['postgres', 'postgresql'], example });
+
+function optionalPgUrl(example: string): SettingParser<string> {
+  const url = pgUrl(example);
+  return { schema: z.union([z.literal(''), url.schema]), expected: `${url.expected}, or empty`, example };
+}
 
 /** What reconciliation needs besides the seat database: the inboxes and the window. */
 export const consumerInboxSettings = {
@@ -23,7 +29,7 @@ export const consumerInboxSettings = {
     env: 'RECONCILE_WINDOW_MS',
     default: '604800000',
     parser: zDurationMs({ min: 1000, example: '604800000' }),
-    description: 'How far back to look, in ms; keep it within the outbox retention (OUTBOX_RETENTION_MS, 7 days by default).',
+    description: 'How far back to look, in ms; the outbox must keep rows longer than this plus SLOT_RECOVERY_SAFETY_MARGIN_MS (the seat service refuses an OUTBOX_RETENTION_MS that does not; 14 days by default).',
   },
   pageSize: {
     env: 'RECONCILE_PAGE_SIZE',
@@ -48,6 +54,13 @@ export const reconcileSettings = defineSettings('reconcile', {
     secret: true,
   },
   ...consumerInboxSettings,
+  coverageDbUrl: {
+    env: 'RECONCILE_COVERAGE_DB_URL',
+    default: '',
+    parser: optionalPgUrl('postgres://stagefront_debezium:secret@db:5432/stagefront'),
+    description: 'The seat database\'s primary, as a role with INSERT on outbox_reconciled (stagefront_debezium): a clean run that checked every consumer records its window there, and the outbox purge deletes only rows such a run covered. Empty: RECONCILE_SEAT_DB_URL (when that is a replica the record fails with a warning, and the purge waits).',
+    secret: true,
+  },
   missingShown: {
     env: 'RECONCILE_MISSING_SHOWN',
     default: '20',

@@ -69,7 +69,15 @@ describe('what must not happen: lost, phantom or leaked events, and too much pri
       const aged = await holdSeats([4, 5], 'before-purge');
       await waitFor(() => aged.every((id) => collector.records.some((r) => r.headers.ce_id === id)), { timeoutMs: 30_000, description: 'the rows to be purged on Kafka' });
       await adminQuery(pipeline().adminUrl, "update outbox set created_at = now() - interval '30 days' where id = any($1::uuid[])", [aged]);
-      const purged = await purgeOutbox(pipeline().service.pool, { retentionMs: 7 * 86_400_000, batchSize: 1, logger: testLogger });
+      // The purge's interlock: a clean reconciliation covering them, and the slot past a purge checkpoint after them.
+      await adminQuery(pipeline().adminUrl, `insert into outbox_reconciled (covered_from, covered_to, snapshot_xmin, consumers)
+        select now() - interval '31 days', now() - interval '29 days', pg_snapshot_xmin(pg_current_snapshot())::text::bigint, '{test}'`);
+      let purged = 0;
+      await waitFor(async () => {
+        const outcome = await purgeOutbox(pipeline().service.pool, { retentionMs: 14 * 86_400_000, batchSize: 1, slotName: pipeline().connector.slotName, logger: testLogger });
+        purged += outcome.purged;
+        return purged >= aged.length;
+      }, { timeoutMs: 30_000, intervalMs: 500, description: 'the connector to confirm a purge checkpoint after the aged rows' });
       expect(purged).toBe(aged.length);
       expect((await adminQuery(pipeline().adminUrl, 'select count(*)::int as n from outbox where id = any($1::uuid[])', [aged])).rows[0].n).toBe(0);
       await holdSeats([3], 'after-purge');
