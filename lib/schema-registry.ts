@@ -18,6 +18,18 @@ export function createSchemaRegistry(url: string): Registry {
 
 const JSON_TYPE = 'application/vnd.schemaregistry.v1+json';
 
+/** The registry URL for messages and logs: without user name and password. */
+export function registryAddress(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.toString().replace(/\/$/, '');
+  } catch {
+    return '(an unparsable registry URL)';
+  }
+}
+
 async function registryFetch(registry: Registry, path: string, init: RequestInit = {}): Promise<Response> {
   try {
     return await fetch(`${registry.url}${path}`, {
@@ -26,7 +38,7 @@ async function registryFetch(registry: Registry, path: string, init: RequestInit
       signal: AbortSignal.timeout(10_000),
     });
   } catch (cause) {
-    throw new PipelineError('schema_registry_unreachable', `the schema registry at ${registry.url} does not answer; start it (npm run stack -- start) or fix the registry URL`, { cause });
+    throw new PipelineError('schema_registry_unreachable', `the schema registry at ${registryAddress(registry.url)} does not answer; start it (npm run stack -- start) or fix the registry URL`, { cause });
   }
 }
 
@@ -138,4 +150,77 @@ export function decodeWithSchema<T = unknown>(registry: Registry, bytes: Buffer)
 export function wireSchemaId(bytes: Buffer): number | undefined {
   if (bytes.length < 5 || bytes[0] !== 0) return undefined;
   return bytes.readInt32BE(1);
+}
+
+// ── is the registry the one the events were written to, with its schemas? ─────────────────────
+
+/**
+ * What shows that a registry still holds a consumer's schemas: the reader schemas it was built
+ * for (each registered under its subject, the record's full name) and schema ids it read from
+ * this registry before (each still resolves).
+ */
+export interface RegistryEvidence {
+  readerSchemas: readonly string[];
+  knownIds: readonly number[];
+}
+
+/** The registry subject of an Avro record schema: its full name (namespace.name). */
+export function subjectOfSchema(schema: string): string | undefined {
+  try {
+    const parsed = JSON.parse(schema) as { type?: unknown; name?: unknown; namespace?: unknown };
+    if (parsed.type !== 'record' || typeof parsed.name !== 'string') return undefined;
+    if (parsed.name.includes('.') || typeof parsed.namespace !== 'string' || parsed.namespace === '') return parsed.name;
+    return `${parsed.namespace}.${parsed.name}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One probe's answer: undefined when the registry served it, else what it lacks. */
+type ProbeAnswer = string | undefined;
+
+/** How long a probe's answer is reused: retries of a held partition cost the registry one request per probe at most this often. */
+export const REGISTRY_PROBE_TTL_MS = 5_000;
+
+const probeCache = new WeakMap<Registry, Map<string, { at: number; answer: Promise<ProbeAnswer> }>>();
+
+function cachedProbe(registry: Registry, key: string, probe: () => Promise<ProbeAnswer>, now = Date.now()): Promise<ProbeAnswer> {
+  let cache = probeCache.get(registry);
+  if (cache === undefined) probeCache.set(registry, (cache = new Map()));
+  const hit = cache.get(key);
+  if (hit !== undefined && now - hit.at < REGISTRY_PROBE_TTL_MS) return hit.answer;
+  const answer = probe().catch((err: unknown) => `no answer (${err instanceof Error ? err.message : String(err)})`);
+  cache.set(key, { at: now, answer });
+  return answer;
+}
+
+async function answered(response: Response, what: string): Promise<ProbeAnswer> {
+  if (response.ok) return undefined;
+  const body = (await response.text().catch(() => '')).slice(0, 200);
+  return `${what} (HTTP ${response.status}${body === '' ? '' : `: ${body}`})`;
+}
+
+function readerSchemaProbe(registry: Registry, schema: string): Promise<ProbeAnswer> {
+  const subject = subjectOfSchema(schema);
+  if (subject === undefined) return Promise.resolve('a reader schema that is not an Avro record');
+  // POST /subjects/<subject> looks the schema up under the subject; it registers nothing.
+  return cachedProbe(registry, `reader\u0000${subject}\u0000${schema}`, async () => {
+    const response = await registryFetch(registry, `/subjects/${encodeURIComponent(subject)}`, { method: 'POST', body: JSON.stringify({ schema }) });
+    return answered(response, `the reader schema of subject ${subject}`);
+  });
+}
+
+function knownIdProbe(registry: Registry, id: number): Promise<ProbeAnswer> {
+  return cachedProbe(registry, `id\u0000${id}`, async () => answered(await registryFetch(registry, `/schemas/ids/${id}`), `schema id ${id}, read from it before`));
+}
+
+/**
+ * Undefined when the registry demonstrably holds the consumer's schemas (every piece of evidence
+ * checks out, and there is some); otherwise what it lacks, in words. Answers are cached briefly.
+ */
+export async function registryMissing(registry: Registry, evidence: RegistryEvidence): Promise<string | undefined> {
+  const probes = [...evidence.readerSchemas.map((schema) => readerSchemaProbe(registry, schema)), ...evidence.knownIds.map((id) => knownIdProbe(registry, id))];
+  if (probes.length === 0) return 'any schema this consumer has read or reads (it has decoded nothing from this registry yet and has no reader schema)';
+  const missing = (await Promise.all(probes)).filter((answer): answer is string => answer !== undefined);
+  return missing.length === 0 ? undefined : missing.join('; ');
 }

@@ -6,7 +6,7 @@
 import avro from 'avsc';
 import { CloudEvent, Kafka } from 'cloudevents';
 import { errorMessage } from '../../lib/errors.js';
-import { type Registry, wireSchemaId } from '../../lib/schema-registry.js';
+import { type Registry, registryAddress, registryMissing, wireSchemaId } from '../../lib/schema-registry.js';
 import { PoisonError, TransientError } from './failures.js';
 import { headersAsStrings } from './headers.js';
 import type { ConsumedEvent, EventTypeSpec, SourceRecord } from './types.js';
@@ -37,16 +37,47 @@ function statusOf(err: unknown): number | undefined {
   return typeof status === 'number' ? status : undefined;
 }
 
-/** Fetches the writer's schema by id (cached by the client): 4xx is poison, anything else transient. */
-async function requireWriterSchema(registry: Registry, schemaId: number): Promise<avro.Type> {
+/** Schema ids each registry has served this process, newest last: evidence that a later 404 is the record's. */
+const servedIds = new WeakMap<Registry, number[]>();
+const SERVED_IDS_KEPT = 4;
+
+function rememberServed(registry: Registry, schemaId: number): void {
+  const ids = servedIds.get(registry) ?? [];
+  if (ids.at(-1) === schemaId) return;
+  const kept = [...ids.filter((id) => id !== schemaId), schemaId].slice(-SERVED_IDS_KEPT);
+  servedIds.set(registry, kept);
+}
+
+/**
+ * Fetches the writer's schema by id (cached by the client). The registry's 4xx (the client also
+ * reports a refused connection as 400) makes the record poison ("unknown schema") only when the
+ * registry demonstrably holds this consumer's schemas: its reader schema is registered under its
+ * subject and the ids it read before still resolve. A registry that answers without them (a
+ * wrong path, wiped, restored from an old backup, another environment's) is the infrastructure's:
+ * the partition is held and the deadline alert fires, instead of the topic being emptied into the
+ * dead letter topic.
+ */
+async function requireWriterSchema(registry: Registry, schemaId: number, readerSchema?: string): Promise<avro.Type> {
   try {
-    return (await registry.client.getSchema(schemaId)) as unknown as avro.Type;
+    const writer = (await registry.client.getSchema(schemaId)) as unknown as avro.Type;
+    rememberServed(registry, schemaId);
+    return writer;
   } catch (cause) {
     const status = statusOf(cause);
-    if (status !== undefined && status >= 400 && status < 500) {
-      throw new PoisonError('unknown schema', `schema id ${schemaId} is not registered (HTTP ${status})`, { cause });
+    if (status === undefined || status < 400 || status >= 500) {
+      throw new TransientError('schema_registry_unavailable', `cannot read schema id ${schemaId}: ${errorMessage(cause)}`, { cause });
     }
-    throw new TransientError('schema_registry_unavailable', `cannot read schema id ${schemaId}: ${errorMessage(cause)}`, { cause });
+    const evidence = { readerSchemas: readerSchema === undefined ? [] : [readerSchema], knownIds: (servedIds.get(registry) ?? []).filter((id) => id !== schemaId) };
+    const missing = await registryMissing(registry, evidence);
+    if (missing === undefined) throw new PoisonError('unknown schema', `schema id ${schemaId} is not registered (HTTP ${status})`, { cause });
+    const where = registryAddress(registry.url);
+    throw new TransientError(
+      'schema_registry_unavailable',
+      `the schema registry at ${where} answers HTTP ${status} for schema id ${schemaId} and lacks ${missing}: it has lost its schemas or is not ` +
+        'the registry the events were written to (a wrong URL or path, wiped, restored from an old backup). The partition is held, nothing is ' +
+        'dead-lettered; point SCHEMA_REGISTRY_URL at the producers\' registry (or restore its storage) and restart the consumer.',
+      { cause, details: { registry: where, schemaId, status } },
+    );
   }
 }
 
@@ -82,7 +113,7 @@ export async function decodeAvroPayload(registry: Registry, value: Buffer | null
   if (value === null || schemaId === undefined) {
     throw new PoisonError('undecodable', 'the value is not in the registry wire format (magic byte 0 + schema id)');
   }
-  const writer = await requireWriterSchema(registry, schemaId);
+  const writer = await requireWriterSchema(registry, schemaId, readerSchema);
   try {
     return { schemaId, payload: decoderFor(registry, schemaId, writer, readerSchema)(value.subarray(WIRE_HEADER_BYTES)) };
   } catch (cause) {
