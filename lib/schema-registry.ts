@@ -156,8 +156,8 @@ export function wireSchemaId(bytes: Buffer): number | undefined {
 
 /**
  * What shows that a registry still holds a consumer's schemas: the reader schemas it was built
- * for (each registered under its subject, the record's full name) and schema ids it read from
- * this registry before (each still resolves).
+ * for (each registered under its subject, the record's full name, after any prefix the producers
+ * use) and schema ids it read from this registry before (each still resolves).
  */
 export interface RegistryEvidence {
   readerSchemas: readonly string[];
@@ -200,13 +200,25 @@ async function answered(response: Response, what: string): Promise<ProbeAnswer> 
   return `${what} (HTTP ${response.status}${body === '' ? '' : `: ${body}`})`;
 }
 
+/** Most subjects a reader schema is looked up under (one per SCHEMA_SUBJECT_PREFIX sharing the registry). */
+const SUBJECTS_LOOKED_UP = 5;
+
 function readerSchemaProbe(registry: Registry, schema: string): Promise<ProbeAnswer> {
-  const subject = subjectOfSchema(schema);
-  if (subject === undefined) return Promise.resolve('a reader schema that is not an Avro record');
-  // POST /subjects/<subject> looks the schema up under the subject; it registers nothing.
-  return cachedProbe(registry, `reader\u0000${subject}\u0000${schema}`, async () => {
-    const response = await registryFetch(registry, `/subjects/${encodeURIComponent(subject)}`, { method: 'POST', body: JSON.stringify({ schema }) });
-    return answered(response, `the reader schema of subject ${subject}`);
+  const name = subjectOfSchema(schema);
+  if (name === undefined) return Promise.resolve('a reader schema that is not an Avro record');
+  return cachedProbe(registry, `reader\u0000${schema}`, async () => {
+    // The producers may prefix subjects (SCHEMA_SUBJECT_PREFIX), which a consumer does not know: any subject ending in the name.
+    const listed = await registryFetch(registry, '/subjects');
+    if (!listed.ok) return answered(listed, 'the list of subjects');
+    const body = (await listed.json().catch(() => undefined)) as unknown;
+    const subjects = (Array.isArray(body) ? body : []).filter((s): s is string => typeof s === 'string' && s.endsWith(name));
+    if (subjects.length === 0) return `any subject for ${name}`;
+    for (const subject of subjects.slice(0, SUBJECTS_LOOKED_UP)) {
+      // POST /subjects/<subject> looks the schema up under the subject; it registers nothing.
+      const found = await registryFetch(registry, `/subjects/${encodeURIComponent(subject)}`, { method: 'POST', body: JSON.stringify({ schema }) });
+      if (found.ok) return undefined;
+    }
+    return `the reader schema of ${name} under ${subjects.slice(0, SUBJECTS_LOOKED_UP).join(', ')}`;
   });
 }
 

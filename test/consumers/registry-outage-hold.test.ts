@@ -3,7 +3,8 @@
  * at the real Apicurio under a wrong path (its root, where the Confluent-compatible API is not)
  * holds its partitions, dead-letters nothing, and applies every event once when it is restarted
  * with the right URL. And the positive control: a schema id that truly does not exist, while the
- * registry serves the consumer's subject, is still dead-lettered as "unknown schema".
+ * registry serves the consumer's subject, is still dead-lettered as "unknown schema"; and a registry
+ * without the consumer's subject holds until the schemas are back.
  */
 import { describe, expect, it } from 'vitest';
 import { deadLetterTopicFor } from '../../events/catalogue.js';
@@ -111,6 +112,39 @@ describe('a schema registry that answers 4xx', () => {
     await consumer.close();
     expect(deadLetters.map((d) => [d.reason, d.ceId, d.attempts])).toEqual([['unknown schema', unknownId, FAST_POLICY.deliveryLimit]]);
     expect((await appliedRows(db.pool, name)).map((r) => r.seq)).toEqual([0, 1]);
+    await Promise.all([db.close(), closeProducer()]);
+  });
+
+  it('a registry without the consumer\'s subject (wiped, or another environment\'s) holds; once the schemas are back (here under a subject prefix) the unknown id is poison', async () => {
+    const name = uniqueName('registrywiped');
+    const topic = `${name}.seat`;
+    const kafka = testKafka(stack, name);
+    const registry = testRegistry(stack);
+    await createTopics(kafka, [topic], 1);
+    const db = await consumerDatabase('registry_wiped');
+    await createAppliedEventsTable(db.pool);
+    const readerSchema = countedSchemaV1(name);
+    const unknownId = '00000000-0000-4000-8000-0000000000b2';
+    const { producer, close: closeProducer } = await connectedProducer(kafka);
+    await producer.send({ topic, acks: -1, messages: [{ key: 'k0', value: Buffer.from([0, 0x7f, 0xff, 0xff, 0x01, 2, 0x61]), headers: routerHeaders({ id: unknownId, type: COUNTED_TYPE, key: 'k0', time: new Date().toISOString() }) }] });
+
+    const consumer = await startTrackedConsumer({ definition: countedConsumer(name, [topic], { readerSchema }), kafka, groupId: name, registry, pool: db.pool, logger: testLogger(name), policy: FAST_POLICY });
+    let retries = 0;
+    const failures: string[] = [];
+    consumer.events.on('retry', () => (retries += 1));
+    consumer.events.on('failing', ({ code, error }) => failures.push(`${code}: ${error}`));
+    await waitFor(() => retries > FAST_POLICY.deliveryLimit * 2, { timeoutMs: 60_000, description: 'retried past the delivery limit' });
+    expect(await readDeadLetters(kafka, deadLetterTopicFor(topic))).toEqual([]);
+    expect(failures.at(-1)).toContain(`schema_registry_unavailable: the schema registry at ${registryAddress(registry.url)} answers HTTP 404 for schema id 2147483393 and lacks any subject for ${name}.Counted`);
+
+    // The schemas are back, under the subject a SCHEMA_SUBJECT_PREFIX gives them: now the id is the record's fault.
+    await registerTestSchema(registry, `staging.${name}.Counted`, readerSchema);
+    const deadLetters = await waitFor(async () => {
+      const found = await readDeadLetters(kafka, deadLetterTopicFor(topic));
+      return found.length > 0 && found;
+    }, { timeoutMs: 60_000, description: 'the unknown schema dead-lettered' });
+    await consumer.close();
+    expect(deadLetters.map((d) => [d.reason, d.ceId])).toEqual([['unknown schema', unknownId]]);
     await Promise.all([db.close(), closeProducer()]);
   });
 });
