@@ -8,28 +8,50 @@ import { CloudEvent, Kafka } from 'cloudevents';
 import { errorMessage } from '../../lib/errors.js';
 import { type Registry, registryAddress, registryMissing, wireSchemaId } from '../../lib/schema-registry.js';
 import { PoisonError, TransientError } from './failures.js';
+import { attributeProblem } from './cloud-event-checks.js';
 import { headersAsStrings } from './headers.js';
 import type { ConsumedEvent, EventTypeSpec, SourceRecord } from './types.js';
 
 /** The record's CloudEvent attributes; throws PoisonError "not a cloudevent" when they are missing or invalid. */
 export function parseCloudEvent(record: SourceRecord): CloudEvent<unknown> {
+  const headers = headersAsStrings(record.headers);
   const message = {
-    headers: headersAsStrings(record.headers),
+    headers,
     key: record.key?.toString('utf8') ?? '',
     value: record.value,
     body: record.value,
     timestamp: record.timestamp,
   };
   try {
+    const problem = attributeProblem(record.headers, headers);
+    if (problem !== undefined) throw new Error(problem);
     const parsed = Kafka.toEvent(message);
     if (Array.isArray(parsed)) throw new Error('a batch of CloudEvents in one record is not supported');
     const event = parsed as CloudEvent<unknown>;
-    event.validate();
+    validateAttributes(event);
     if (event.time === undefined) throw new Error('ce_time is missing');
     return event;
   } catch (cause) {
     throw new PoisonError('not a cloudevent', `the record is not a CloudEvent in binary mode: ${errorMessage(cause)}`, { cause });
   }
+}
+
+/** The SDK's validation, its complaints named by header (`ce_time must match format "date-time"`). */
+function validateAttributes(event: CloudEvent<unknown>): void {
+  try {
+    event.validate();
+  } catch (cause) {
+    const errors = (cause as { errors?: unknown }).errors;
+    const named = Array.isArray(errors)
+      ? errors.map((e: { instancePath?: string; message?: string }) => `ce_${(e.instancePath ?? '').replace(/^\//, '') || 'attributes'} ${e.message ?? 'is invalid'}`)
+      : [];
+    throw named.length > 0 ? new Error(named.join('; '), { cause }) : cause;
+  }
+}
+
+/** The consumer's entry for a ce_type: own properties only, so `constructor` or `__proto__` is a type it does not handle. */
+export function eventTypeSpec(eventTypes: Readonly<Record<string, EventTypeSpec>>, type: string): EventTypeSpec | undefined {
+  return Object.hasOwn(eventTypes, type) ? eventTypes[type] : undefined;
 }
 
 function statusOf(err: unknown): number | undefined {
@@ -142,7 +164,7 @@ export async function decodeCloudEvent(
   eventTypes: Readonly<Record<string, EventTypeSpec>>,
 ): Promise<ConsumedEvent | undefined> {
   const cloudEvent = parseCloudEvent(record);
-  const spec = eventTypes[cloudEvent.type];
+  const spec = eventTypeSpec(eventTypes, cloudEvent.type);
   if (spec === undefined) return undefined;
   const { schemaId, payload } = await decodeAvroPayload(registry, record.value, spec.readerSchema);
   const time = cloudEvent.time ?? '';
