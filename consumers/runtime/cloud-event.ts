@@ -95,9 +95,10 @@ async function requireWriterSchema(registry: Registry, schemaId: number, readerS
     const where = registryAddress(registry.url);
     throw new TransientError(
       'schema_registry_unavailable',
-      `the schema registry at ${where} answers HTTP ${status} for schema id ${schemaId} and lacks ${missing}: it has lost its schemas or is not ` +
-        'the registry the events were written to (a wrong URL or path, wiped, restored from an old backup). The partition is held, nothing is ' +
-        'dead-lettered; point SCHEMA_REGISTRY_URL at the producers\' registry (or restore its storage) and restart the consumer.',
+      `schema id ${schemaId} is not found at the schema registry ${where} (HTTP ${status}), and the registry does not show that it holds ` +
+        `this consumer's schemas: ${missing}. It has lost its schemas, is not the registry the events were written to (a wrong URL or path, ` +
+        'wiped, restored from an old backup), or is away. The partition is held, nothing is dead-lettered; point SCHEMA_REGISTRY_URL at ' +
+        'the producers\' registry (or restore its storage) and restart the consumer.',
       { cause, details: { registry: where, schemaId, status } },
     );
   }

@@ -65,7 +65,7 @@ describe('a schema registry that answers 4xx', () => {
     for (const partition of [0, 1]) {
       const failure = failing.get(partition);
       expect(failure?.code, `partition ${partition}`).toBe('schema_registry_unavailable');
-      expect(failure?.error).toContain(`the schema registry at ${registryAddress(wrong.url)} answers HTTP 404 for schema id ${schemaId}`);
+      expect(failure?.error).toContain(`schema id ${schemaId} is not found at the schema registry ${registryAddress(wrong.url)} (HTTP 404), and the registry does not show that it holds this consumer's schemas: GET /subjects fails (HTTP 404`);
       expect(failure?.error).toContain('point SCHEMA_REGISTRY_URL at the producers\' registry');
     }
 
@@ -135,7 +135,7 @@ describe('a schema registry that answers 4xx', () => {
     consumer.events.on('failing', ({ code, error }) => failures.push(`${code}: ${error}`));
     await waitFor(() => retries > FAST_POLICY.deliveryLimit * 2, { timeoutMs: 60_000, description: 'retried past the delivery limit' });
     expect(await readDeadLetters(kafka, deadLetterTopicFor(topic))).toEqual([]);
-    expect(failures.at(-1)).toContain(`schema_registry_unavailable: the schema registry at ${registryAddress(registry.url)} answers HTTP 404 for schema id 2147483393 and lacks any subject for ${name}.Counted`);
+    expect(failures.at(-1)).toContain(`schema_registry_unavailable: schema id 2147483393 is not found at the schema registry ${registryAddress(registry.url)} (HTTP 404), and the registry does not show that it holds this consumer's schemas: no subject is named ${name}.Counted`);
 
     // The schemas are back, under the subject a SCHEMA_SUBJECT_PREFIX gives them: now the id is the record's fault.
     await registerTestSchema(registry, `staging.${name}.Counted`, readerSchema);
