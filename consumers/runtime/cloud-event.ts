@@ -1,12 +1,17 @@
 /**
  * Turns a Kafka record into a ConsumedEvent: the cloudevents SDK's Kafka binding reads the ce_*
  * headers (binary content mode), the registry decodes the Avro value (any registered version,
- * resolved into the consumer's reader schema), and the event type's parser validates it.
+ * resolved into the consumer's reader schema), and the event type's parser validates it. Every
+ * step is bounded before it allocates (decode-limits.ts): the record and its headers are measured
+ * before the SDK reads them, the Avro body is walked against its writer's schema before avsc
+ * decodes it.
  */
 import avro from 'avsc';
 import { CloudEvent, Kafka } from 'cloudevents';
 import { errorMessage } from '../../lib/errors.js';
 import { type Registry, registryAddress, registryMissing, wireSchemaId } from '../../lib/schema-registry.js';
+import { AvroBoundsError, type AvroBodyLimits, avroBoundsChecker } from './avro-bounds.js';
+import { DEFAULT_DECODE_LIMITS, type DecodeLimits, checkRecordBounds } from './decode-limits.js';
 import { PoisonError, TransientError } from './failures.js';
 import { attributeProblem } from './cloud-event-checks.js';
 import { headersAsStrings } from './headers.js';
@@ -104,7 +109,8 @@ async function requireWriterSchema(registry: Registry, schemaId: number, readerS
   }
 }
 
-type AvroDecode = (payload: Buffer) => unknown;
+/** Checks the body against the limits (throws AvroBoundsError), then decodes it. */
+type AvroDecode = (payload: Buffer, limits: AvroBodyLimits) => unknown;
 
 /**
  * Per registry, writer schema id and reader schema: the decode function, built once. The registry
@@ -117,29 +123,45 @@ function decoderFor(registry: Registry, schemaId: number, writer: avro.Type, rea
   const key = `${registry.url}\u0000${schemaId}\u0000${readerSchema ?? ''}`;
   let decode = decoders.get(key);
   if (decode === undefined) {
+    let read: (payload: Buffer) => unknown;
     if (readerSchema === undefined) {
-      decode = (payload) => writer.fromBuffer(payload);
+      read = (payload) => writer.fromBuffer(payload);
     } else {
       const reader = avro.Type.forSchema(JSON.parse(readerSchema) as avro.Schema);
       // Equal types decode directly; otherwise the writer's fields are resolved into the reader's (defaults, dropped fields).
       const resolver = reader.equals(writer) ? undefined : reader.createResolver(writer);
-      decode = resolver === undefined ? (payload) => reader.fromBuffer(payload) : (payload) => reader.fromBuffer(payload, resolver);
+      read = resolver === undefined ? (payload) => reader.fromBuffer(payload) : (payload) => reader.fromBuffer(payload, resolver);
     }
+    // The bytes are laid out by the writer's schema whatever the reader: that is what the walk follows.
+    const check = avroBoundsChecker(writer);
+    decode = (payload, limits) => {
+      check(payload, limits);
+      return read(payload);
+    };
     decoders.set(key, decode);
   }
   return decode;
 }
 
-/** Decodes wire-format Avro with the writer's schema, resolved into `readerSchema` when given. */
-export async function decodeAvroPayload(registry: Registry, value: Buffer | null, readerSchema?: string): Promise<{ schemaId: number; payload: unknown }> {
+/**
+ * Decodes wire-format Avro with the writer's schema, resolved into `readerSchema` when given; the
+ * body is checked against `limits` first (DEFAULT_DECODE_LIMITS when none are given).
+ */
+export async function decodeAvroPayload(
+  registry: Registry,
+  value: Buffer | null,
+  readerSchema?: string,
+  limits: AvroBodyLimits = DEFAULT_DECODE_LIMITS,
+): Promise<{ schemaId: number; payload: unknown }> {
   const schemaId = value === null ? undefined : wireSchemaId(value);
   if (value === null || schemaId === undefined) {
     throw new PoisonError('undecodable', 'the value is not in the registry wire format (magic byte 0 + schema id)');
   }
   const writer = await requireWriterSchema(registry, schemaId, readerSchema);
   try {
-    return { schemaId, payload: decoderFor(registry, schemaId, writer, readerSchema)(value.subarray(WIRE_HEADER_BYTES)) };
+    return { schemaId, payload: decoderFor(registry, schemaId, writer, readerSchema)(value.subarray(WIRE_HEADER_BYTES), limits) };
   } catch (cause) {
+    if (cause instanceof AvroBoundsError) throw new PoisonError('undecodable', `${cause.message} (schema id ${schemaId})`, { cause });
     throw new PoisonError('undecodable', `the Avro value does not decode with schema id ${schemaId}: ${errorMessage(cause)}`, { cause });
   }
 }
@@ -157,17 +179,19 @@ function validatePayload(spec: EventTypeSpec, payload: unknown, type: string): u
 
 /**
  * The decoded event, or undefined when its type is not one this consumer handles (skipped).
- * Throws PoisonError (the record is at fault) or TransientError (the registry is away).
+ * A record over one of `limits` is poison before anything of it is parsed. Throws PoisonError (the record is at fault) or TransientError (the registry is away).
  */
 export async function decodeCloudEvent(
   registry: Registry,
   record: SourceRecord,
   eventTypes: Readonly<Record<string, EventTypeSpec>>,
+  limits: DecodeLimits = DEFAULT_DECODE_LIMITS,
 ): Promise<ConsumedEvent | undefined> {
+  checkRecordBounds(record, limits);
   const cloudEvent = parseCloudEvent(record);
   const spec = eventTypeSpec(eventTypes, cloudEvent.type);
   if (spec === undefined) return undefined;
-  const { schemaId, payload } = await decodeAvroPayload(registry, record.value, spec.readerSchema);
+  const { schemaId, payload } = await decodeAvroPayload(registry, record.value, spec.readerSchema, limits);
   const time = cloudEvent.time ?? '';
   return {
     id: cloudEvent.id,

@@ -11,6 +11,7 @@ import type { Pool } from '../../lib/postgres.js';
 import type { Registry } from '../../lib/schema-registry.js';
 import { processBatch } from './process-batch.js';
 import type { ProcessingContext } from './context.js';
+import { type DecodeLimits, decodeLimitsWith } from './decode-limits.js';
 import { RuntimeEvents } from './lifecycle.js';
 import { partitionControl } from './partition-control.js';
 import type { ConsumerDefinition, DeliveryPolicy, SourceRecord } from './types.js';
@@ -30,6 +31,8 @@ export interface StartConsumerOptions {
   sessionTimeoutMs?: number;
   /** Where a group without committed offsets starts. Default: the beginning. */
   fromBeginning?: boolean;
+  /** How much of a record is decoded (checked before anything is allocated); the defaults for any left out. */
+  decodeLimits?: Partial<DecodeLimits>;
   /** Pass one in to subscribe (metrics, tests) before the first batch. */
   events?: RuntimeEvents;
 }
@@ -111,6 +114,7 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Runn
     producer,
     logger,
     policy: options.policy,
+    decodeLimits: decodeLimitsWith(options.decodeLimits),
     events,
     claimToken: randomUUID(),
     performedNotStamped: new Set(),

@@ -3,6 +3,7 @@ import type { Producer } from '../../lib/kafka.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Pool } from '../../lib/postgres.js';
 import type { Registry } from '../../lib/schema-registry.js';
+import type { DecodeLimits } from './decode-limits.js';
 import type { RuntimeEvents } from './lifecycle.js';
 import type { ConsumerDefinition, DeliveryPolicy } from './types.js';
 
@@ -15,6 +16,8 @@ export interface ProcessingContext {
   producer: Producer;
   logger: Logger;
   policy: DeliveryPolicy;
+  /** How much of a record is decoded. */
+  decodeLimits: DecodeLimits;
   events: RuntimeEvents;
   /** This consumer instance's claim token: its own open claims can be stamped or retried at once. */
   claimToken: string;

@@ -54,5 +54,6 @@ export { type Config, defineSettings, zBool, zDurationMs, zEnum, zInt, zList, zS
 // The program frame, and the pieces a test runs a consumer with in its own process.
 export { type BuiltConsumer, runConsumerProgram } from './program.js';
 export { type RunningConsumer, type StartConsumerOptions, startConsumer } from './consumer.js';
+export { type DecodeLimits, DEFAULT_DECODE_LIMITS } from './decode-limits.js';
 export { CONSUMER_MIGRATIONS, migrateConsumerDatabase } from './migrations.js';
 export type { Logger } from '../../lib/logger.js';

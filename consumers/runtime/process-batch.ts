@@ -66,7 +66,7 @@ async function decodeRun(ctx: ProcessingContext, records: readonly SourceRecord[
   const deliveries: Delivery[] = [];
   for (const record of records.slice(from)) {
     try {
-      deliveries.push({ record, event: await decodeCloudEvent(ctx.registry, record, ctx.definition.eventTypes) });
+      deliveries.push({ record, event: await decodeCloudEvent(ctx.registry, record, ctx.definition.eventTypes, ctx.decodeLimits) });
     } catch {
       return { deliveries, stoppedAtFailure: true };
     }
@@ -196,7 +196,7 @@ async function processAlone(ctx: ProcessingContext, control: PartitionControl, r
         ctx.countedPartitions.add(partitionKey(record.topic, record.partition));
         if (count.attempts > ctx.policy.deliveryLimit) return deadLetter(ctx, control, record, crashedFacts(count, ctx.policy.deliveryLimit), failing);
       }
-      const event = await decodeCloudEvent(ctx.registry, record, ctx.definition.eventTypes);
+      const event = await decodeCloudEvent(ctx.registry, record, ctx.definition.eventTypes, ctx.decodeLimits);
       if (!(await applyAndCommit(ctx, control, [{ record, event }]))) return settle(ctx, control, failing, 'abandoned');
       return settle(ctx, control, failing, 'done');
     } catch (err) {

@@ -17,7 +17,7 @@ import { startTracing } from '../../lib/tracing.js';
 import { startConsumer } from './consumer.js';
 import { registerConsumerMetrics } from './metrics.js';
 import { migrateConsumerDatabase } from './migrations.js';
-import type { CommonConsumerConfig } from './settings.js';
+import { type CommonConsumerConfig, decodeLimitsOf } from './settings.js';
 import type { ConsumerDefinition } from './types.js';
 
 export interface BuiltConsumer {
@@ -55,6 +55,7 @@ async function startParts<C extends CommonConsumerConfig>(program: string, confi
     partitionsConsumedConcurrently: config.partitionsConcurrently,
     maxBytesPerPartition: config.maxBytesPerPartition,
     sessionTimeoutMs: config.sessionTimeoutMs,
+    decodeLimits: decodeLimitsOf(config),
   });
   releasers.add('consumer', () => running.stop());
   registerConsumerMetrics(metrics, built.definition.name, running.events);

@@ -1,5 +1,6 @@
 /** The settings every consumer program shares; each program adds its own to one table. */
 import { LOG_LEVELS, type LogLevel } from '../../lib/logger.js';
+import { DECODE_LIMIT_ENV, DEFAULT_DECODE_LIMITS, type DecodeLimits } from './decode-limits.js';
 import type { LatePolicy } from './types.js';
 import { zDurationMs, zEnum, zInt, zList, zPort, zString, zUrl } from '../../lib/settings.js';
 import { otlpEndpointSetting } from '../../lib/tracing.js';
@@ -8,6 +9,50 @@ const WHEN_LATE_WORDS: Record<LatePolicy, string> = {
   'dead-letter': 'it is dead-lettered with reason "deadline exceeded"',
   'keep-retrying': 'it is retried until it applies (the effect is right however late)',
 };
+
+/**
+ * How much of a record the consumer agrees to decode; checked before anything is allocated, a
+ * record over one is dead-lettered as "undecodable" with the limit and this setting named.
+ */
+const decodeLimitSettings = {
+  maxRecordBytes: {
+    env: DECODE_LIMIT_ENV.maxRecordBytes,
+    default: String(DEFAULT_DECODE_LIMITS.maxRecordBytes),
+    parser: zInt({ min: 1024, example: '1048576' }),
+    description: "The largest record (key and value bytes) decoded. Default 1 MiB, Kafka's own default record size (message.max.bytes); a catalogue event takes a few hundred bytes.",
+  },
+  maxHeaders: {
+    env: DECODE_LIMIT_ENV.maxHeaders,
+    default: String(DEFAULT_DECODE_LIMITS.maxHeaders),
+    parser: zInt({ min: 16, max: 10_000, example: '64' }),
+    description: 'The most headers a record may carry. A catalogue event has 10 (the router\'s id, the CloudEvents attributes, content-type, ce_dataschema, ce_traceparent) and 11 after a redrive (redriven_at).',
+  },
+  maxHeaderBytes: {
+    env: DECODE_LIMIT_ENV.maxHeaderBytes,
+    default: String(DEFAULT_DECODE_LIMITS.maxHeaderBytes),
+    parser: zInt({ min: 1024, example: '16384' }),
+    description: "The most bytes of a record's header names and values together. A catalogue event's headers take under 500 (ids, type, source, time, subject, the dataschema URL, a traceparent).",
+  },
+  maxCollectionItems: {
+    env: DECODE_LIMIT_ENV.maxCollectionItems,
+    default: String(DEFAULT_DECODE_LIMITS.maxCollectionItems),
+    parser: zInt({ min: 1, max: 100_000_000, example: '131072' }),
+    description:
+      "The most array items and map entries in one event's Avro value, all its collections together. The catalogue's only collection is an order's seat_ids, and the seat service caps no order: 131072 is the most seat ids a record of 1 MiB can hold (the shortest, `x:A-1-1`, takes 8 bytes), so no order that fits a record is refused. Raise it with CONSUMER_MAX_RECORD_BYTES.",
+  },
+  maxStringBytes: {
+    env: DECODE_LIMIT_ENV.maxStringBytes,
+    default: String(DEFAULT_DECODE_LIMITS.maxStringBytes),
+    parser: zInt({ min: 256, example: '65536' }),
+    description: "The longest Avro string or bytes value (a map key too). The catalogue's longest are ids of tens of bytes and an email address (at most 254); 64 KiB leaves room for a show id or a section name of any sensible length.",
+  },
+  maxNestingDepth: {
+    env: DECODE_LIMIT_ENV.maxNestingDepth,
+    default: String(DEFAULT_DECODE_LIMITS.maxNestingDepth),
+    parser: zInt({ min: 2, max: 1_000, example: '32' }),
+    description: "How deep records, arrays and maps may nest in one Avro value (the event's record is level 1). The catalogue nests 2 deep (an order's seat_ids); a recursive schema could nest as deep as its bytes allow and overflow the decoder's stack.",
+  },
+} as const;
 
 export function consumerSettings(defaults: { groupId: string; metricsPort: string; deadlineMs: string; whenLate: LatePolicy }) {
   return {
@@ -53,6 +98,7 @@ export function consumerSettings(defaults: { groupId: string; metricsPort: strin
       description: "How long the group waits for a member that stopped heartbeating (a killed process) before its partitions move; the broker's group.min/max.session.timeout.ms bound it.",
     },
     databasePoolSize: { env: 'CONSUMER_DATABASE_POOL_SIZE', default: '5', parser: zInt({ min: 1, max: 100, example: '5' }), description: 'Connections to the consumer database.' },
+    ...decodeLimitSettings,
     logLevel: { env: 'LOG_LEVEL', default: 'info', parser: zEnum(LOG_LEVELS as [LogLevel, ...LogLevel[]]), description: 'pino log level.' },
     otlpEndpoint: {
       ...otlpEndpointSetting,
@@ -78,7 +124,19 @@ export interface CommonConsumerConfig {
   readonly maxBytesPerPartition: number;
   readonly sessionTimeoutMs: number;
   readonly databasePoolSize: number;
+  readonly maxRecordBytes: number;
+  readonly maxHeaders: number;
+  readonly maxHeaderBytes: number;
+  readonly maxCollectionItems: number;
+  readonly maxStringBytes: number;
+  readonly maxNestingDepth: number;
   readonly logLevel: LogLevel;
   /** OTLP base URL for traces; empty: none. */
   readonly otlpEndpoint: string;
+}
+
+/** The decode limits a program's settings hand the runtime. */
+export function decodeLimitsOf(config: CommonConsumerConfig): DecodeLimits {
+  const { maxRecordBytes, maxHeaders, maxHeaderBytes, maxCollectionItems, maxStringBytes, maxNestingDepth } = config;
+  return { maxRecordBytes, maxHeaders, maxHeaderBytes, maxCollectionItems, maxStringBytes, maxNestingDepth };
 }

@@ -14,6 +14,9 @@ const STOPPED_READER_STEPS = [
   'Watch retained WAL fall on the slot-monitor dashboard or: select slot_name, active, wal_status, safe_wal_size from pg_replication_slots;',
 ];
 
+const RAISE_STEP =
+  'If the disk has room for more WAL, raise the cap to save the slot: alter system set max_slot_wal_keep_size = \'<size>\'; select pg_reload_conf(); (the monitor holds the raise while the slot needs it: SlotKeepSizeRaised). Without the room, do NOT: a full disk stops every sale.';
+
 export const ALERTS = {
   SlotWalExtended: {
     severity: 'warning',
@@ -27,7 +30,7 @@ export const ALERTS = {
     severity: 'critical',
     runbook: [
       'The slot is past max_slot_wal_keep_size: the next checkpoint (at most checkpoint_timeout away, sooner under write load) invalidates it and the events in that WAL are gone from the slot.',
-      'Do NOT raise max_slot_wal_keep_size to save it unless the disk has room for it; a full disk stops every sale.',
+      RAISE_STEP,
       ...STOPPED_READER_STEPS,
       'If the reader catches up, the alert resolves. If the slot becomes lost, follow SlotLost.',
     ],
@@ -58,6 +61,7 @@ export const ALERTS = {
     runbook: [
       'safe_wal_size is below the critical fraction of max_slot_wal_keep_size: minutes of writes are left before the slot passes the cap.',
       ...STOPPED_READER_STEPS,
+      RAISE_STEP,
       'Prepare the lost-slot recovery (SlotLost) in case the reader cannot be fixed in time.',
     ],
   },
@@ -114,15 +118,24 @@ export const ALERTS = {
   SlotKeepSizeCorrected: {
     severity: 'info',
     runbook: [
-      'The monitor found max_slot_wal_keep_size differing from its target and set it with ALTER SYSTEM and pg_reload_conf(). Nothing to do unless the change was unexpected.',
+      'The monitor found max_slot_wal_keep_size differing from its target and set it with ALTER SYSTEM and pg_reload_conf(): to the target, or, for -1 while a slot retains more than the target, to that slot\'s retained WAL plus the margin (SlotKeepSizeRaised fires meanwhile). After an emergency raise it is the target coming back once the slots caught up. Nothing to do unless the change was unexpected.',
       'Find who changed it: ALTER SYSTEM writes postgresql.auto.conf; configuration management may be fighting the monitor.',
+    ],
+  },
+  SlotKeepSizeRaised: {
+    severity: 'warning',
+    runbook: [
+      'max_slot_wal_keep_size stands above the monitor\'s target because a slot retains more WAL than the target minus SLOT_MONITOR_KEEP_SIZE_MARGIN: setting the target now would invalidate that slot at the next checkpoint, so the monitor holds the raise (an operator\'s ALTER SYSTEM, or its own cap in place of -1). The summary names the slot and the size every slot must fall to.',
+      ...STOPPED_READER_STEPS,
+      'Watch the disk that holds pg_wal: the slot may now keep up to the raised cap there. If the disk cannot hold it, lower the cap yourself knowing the slot will be lost (alter system set max_slot_wal_keep_size = \'<size>\'; select pg_reload_conf();) and follow SlotLost.',
+      'Nothing to undo: once every slot retains at most the size the summary names, the monitor sets the target back (SlotKeepSizeCorrected) and this resolves. In check-only mode set it back yourself then. A raise meant to last belongs in SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE.',
     ],
   },
   SlotKeepSizeMismatch: {
     severity: 'warning',
     runbook: [
       'max_slot_wal_keep_size on the seat database differs from the monitor\'s target and the monitor did not change it (check-only mode, or the change failed).',
-      'At -1 (unlimited) a dead slot can fill the disk and stop the database. Set it: alter system set max_slot_wal_keep_size = \'<target>\'; select pg_reload_conf();',
+      'At -1 (unlimited) a dead slot can fill the disk and stop the database. Set it: alter system set max_slot_wal_keep_size = \'<target>\'; select pg_reload_conf(); but when the description names a larger value (a slot retains more than the target), set that one: a cap below a slot\'s retained WAL invalidates the slot.',
       'If the monitor runs in enforce mode, check its role has GRANT ALTER SYSTEM ON PARAMETER max_slot_wal_keep_size and EXECUTE on pg_reload_conf().',
     ],
   },

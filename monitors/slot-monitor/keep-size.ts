@@ -1,7 +1,9 @@
 /**
- * Keeps max_slot_wal_keep_size at its target: in enforce mode it sets a differing value with
- * ALTER SYSTEM + pg_reload_conf() (as the monitor role, through GRANT ALTER SYSTEM ON PARAMETER)
- * and says so with an info alert; in check-only mode, or when setting fails, it raises a warning.
+ * Keeps max_slot_wal_keep_size at its target without ever invalidating a slot to do it
+ * (keep-size-decision.ts decides): in enforce mode it sets the decided value with ALTER SYSTEM +
+ * pg_reload_conf() (as the monitor role, through GRANT ALTER SYSTEM ON PARAMETER) and says so with an
+ * info alert; a cap held above the target for a slot that needs it is a warning (SlotKeepSizeRaised);
+ * in check-only mode, or when setting fails, a differing value is a warning (SlotKeepSizeMismatch).
  */
 import pg from 'pg';
 import { errorMessage } from '../../lib/errors.js';
@@ -9,6 +11,7 @@ import type { Logger } from '../../lib/logger.js';
 import { waitFor } from '../../lib/wait.js';
 import type { AlertCandidate } from './alert-tracker.js';
 import { formatBytes, postgresMegabytes } from './byte-size.js';
+import { keepSizeDecision, type RaiseHeld, type SlotRetention } from './keep-size-decision.js';
 import type { Queryable } from './monitor-role.js';
 import { readMaxSlotWalKeepSize } from './slot-readings.js';
 
@@ -16,15 +19,20 @@ export type KeepSizeMode = 'enforce' | 'check';
 
 export interface KeepSizeGuardOptions {
   targetBytes: number;
+  /** A cap is set only when every slot retains at least this much less (SLOT_MONITOR_KEEP_SIZE_MARGIN). */
+  marginBytes: number;
   mode: KeepSizeMode;
   /** How long the info alert about a correction stays firing. */
   noticeDurationMs: number;
   logger: Logger;
   onCorrected?: (fromBytes: number, toBytes: number) => void;
+  /** Called on every check: the raise held above the target, or undefined when none is. */
+  onRaiseHeld?: (raise: RaiseHeld | undefined) => void;
 }
 
 interface Correction {
   fromBytes: number;
+  toBytes: number;
   at: Date;
 }
 
@@ -39,9 +47,20 @@ export async function setMaxSlotWalKeepSize(db: Queryable, bytes: number): Promi
   });
 }
 
+function slotsRetaining(raise: RaiseHeld): string {
+  return raise.slots
+    .map((slot) => {
+      const safe = slot.safeWalSizeBytes === null ? 'null' : formatBytes(slot.safeWalSizeBytes);
+      return `slot ${slot.slotName} retains ${formatBytes(slot.retainedBytes)} (wal_status ${slot.walStatus ?? 'null'}, safe_wal_size ${safe})`;
+    })
+    .join('; ');
+}
+
 export class KeepSizeGuard {
   readonly #options: KeepSizeGuardOptions;
   #lastCorrection: Correction | undefined;
+  /** The cap the monitor set instead of the target when it found -1 and a slot retaining more. */
+  #ownCap: number | undefined;
   /** The last error of ALTER SYSTEM, logged once rather than on every poll. */
   #lastFailure: string | undefined;
 
@@ -49,38 +68,79 @@ export class KeepSizeGuard {
     this.#options = options;
   }
 
-  /** Compares the database's value with the target, corrects it in enforce mode, and returns the alerts that hold. */
-  async check(db: Queryable, currentBytes: number, now: Date): Promise<AlertCandidate[]> {
-    const { targetBytes, mode } = this.#options;
-    if (currentBytes === targetBytes) return this.#noticeCandidates(now);
-    if (mode === 'check') return [...this.#noticeCandidates(now), this.#mismatch(currentBytes, 'check-only mode: the monitor does not change it')];
+  /** Decides on the database's value, sets it in enforce mode, and returns the alerts that hold. */
+  async check(db: Queryable, currentBytes: number, slots: readonly SlotRetention[], now: Date): Promise<AlertCandidate[]> {
+    const { targetBytes, marginBytes, mode } = this.#options;
+    const decision = keepSizeDecision({ currentBytes, targetBytes, marginBytes, slots });
+    if (decision.action === 'leave') return this.#report(now, undefined);
+    if (decision.action === 'hold') return this.#report(now, decision.raise, this.#raised(decision.raise));
+    if (mode === 'check') {
+      const why = 'check-only mode: the monitor does not change it';
+      return this.#report(now, undefined, this.#mismatch(currentBytes, decision.toBytes, why, decision.raise));
+    }
     try {
-      await setMaxSlotWalKeepSize(db, targetBytes);
+      await setMaxSlotWalKeepSize(db, decision.toBytes);
     } catch (err) {
       const message = errorMessage(err);
-      if (message !== this.#lastFailure) this.#options.logger.error({ err, currentBytes, targetBytes }, 'could not set max_slot_wal_keep_size');
+      if (message !== this.#lastFailure) this.#options.logger.error({ err, currentBytes, toBytes: decision.toBytes }, 'could not set max_slot_wal_keep_size');
       this.#lastFailure = message;
-      return [...this.#noticeCandidates(now), this.#mismatch(currentBytes, `setting it failed: ${errorMessage(err)}`)];
+      return this.#report(now, undefined, this.#mismatch(currentBytes, decision.toBytes, `setting it failed: ${message}`, decision.raise));
     }
     this.#lastFailure = undefined;
-    this.#lastCorrection = { fromBytes: currentBytes, at: now };
-    this.#options.onCorrected?.(currentBytes, targetBytes);
+    this.#ownCap = decision.raise ? decision.toBytes : undefined;
+    this.#lastCorrection = { fromBytes: currentBytes, toBytes: decision.toBytes, at: now };
+    this.#options.onCorrected?.(currentBytes, decision.toBytes);
     this.#options.logger.info(
-      { fromBytes: currentBytes, toBytes: targetBytes },
-      `set max_slot_wal_keep_size from ${formatBytes(currentBytes)} to ${formatBytes(targetBytes)}`,
+      { fromBytes: currentBytes, toBytes: decision.toBytes, targetBytes },
+      `set max_slot_wal_keep_size from ${formatBytes(currentBytes)} to ${formatBytes(decision.toBytes)}`,
     );
-    return this.#noticeCandidates(now);
+    return this.#report(now, decision.raise, ...(decision.raise ? [this.#raised(decision.raise)] : []));
   }
 
-  #mismatch(currentBytes: number, why: string): AlertCandidate {
+  #report(now: Date, raise: RaiseHeld | undefined, ...alerts: AlertCandidate[]): AlertCandidate[] {
+    this.#options.onRaiseHeld?.(raise);
+    return [...this.#noticeCandidates(now), ...alerts];
+  }
+
+  #raised(raise: RaiseHeld): AlertCandidate {
+    const { targetBytes, marginBytes, mode } = this.#options;
+    const cap = formatBytes(raise.capBytes);
+    const target = formatBytes(targetBytes);
+    const above = formatBytes(raise.aboveTargetBytes);
+    const restoreAt = formatBytes(raise.restoreAtBytes);
+    const largest = raise.slots[0];
+    const why = largest ? `slot ${largest.slotName} retains ${formatBytes(largest.retainedBytes)}` : 'a slot retains more than the target allows';
+    const ownCap = this.#ownCap === raise.capBytes;
+    const restore = mode === 'check'
+      ? `check-only mode: set it back to ${target} by hand once every slot retains at most ${restoreAt}`
+      : `the monitor restores ${target} by itself once every slot retains at most ${restoreAt}`;
+    const summary = ownCap
+      ? `The slot monitor capped the unlimited max_slot_wal_keep_size at ${cap}, ${above} above its target ${target}, because ${why}; ${restore}.`
+      : `max_slot_wal_keep_size is raised to ${cap}, ${above} above the target ${target}, and kept there because ${why}; ${restore}.`;
+    return {
+      name: 'SlotKeepSizeRaised',
+      labels: {},
+      summary,
+      description: [
+        `max_slot_wal_keep_size is ${cap}; the target (SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE) is ${target}.`,
+        `Setting the target now would invalidate these slots at the next checkpoint: ${slotsRetaining(raise)}.`,
+        `The target comes back when every slot retains at most the target minus the margin ${formatBytes(marginBytes)} (SLOT_MONITOR_KEEP_SIZE_MARGIN), ${restoreAt}.`,
+      ].join(' '),
+    };
+  }
+
+  #mismatch(currentBytes: number, toBytes: number, why: string, raise: RaiseHeld | undefined): AlertCandidate {
     const target = formatBytes(this.#options.targetBytes);
     const current = formatBytes(currentBytes);
     const risk = currentBytes < 0 ? ' With no cap, a dead slot can fill the disk and stop the seat database.' : '';
+    const value = raise
+      ? ` Set it to ${formatBytes(toBytes)}, not the target: ${slotsRetaining(raise)}, and a cap below a slot's retained WAL invalidates it at the next checkpoint.`
+      : '';
     return {
       name: 'SlotKeepSizeMismatch',
       labels: {},
       summary: `max_slot_wal_keep_size is ${current} on the seat database, not the required ${target}.${risk}`,
-      description: `max_slot_wal_keep_size is ${current}; the monitor's target is ${target} (SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE); ${why}.`,
+      description: `max_slot_wal_keep_size is ${current}; the monitor's target is ${target} (SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE); ${why}.${value}`,
     };
   }
 
@@ -88,13 +148,13 @@ export class KeepSizeGuard {
     const correction = this.#lastCorrection;
     if (!correction || now.getTime() - correction.at.getTime() >= this.#options.noticeDurationMs) return [];
     const from = formatBytes(correction.fromBytes);
-    const to = formatBytes(this.#options.targetBytes);
+    const to = formatBytes(correction.toBytes);
     return [
       {
         name: 'SlotKeepSizeCorrected',
         labels: {},
         summary: `The slot monitor changed max_slot_wal_keep_size from ${from} to ${to} on the seat database.`,
-        description: `At ${correction.at.toISOString()} max_slot_wal_keep_size was ${from}; the monitor ran ALTER SYSTEM SET max_slot_wal_keep_size = '${postgresMegabytes(this.#options.targetBytes)}' and pg_reload_conf().`,
+        description: `At ${correction.at.toISOString()} max_slot_wal_keep_size was ${from}; the monitor ran ALTER SYSTEM SET max_slot_wal_keep_size = '${postgresMegabytes(correction.toBytes)}' and pg_reload_conf() (its target is ${formatBytes(this.#options.targetBytes)}).`,
       },
     ];
   }

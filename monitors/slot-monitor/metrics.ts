@@ -25,6 +25,8 @@ export class SlotMonitorMetrics extends PollMetrics<'slot_name'> {
   readonly #keepSize: Gauge;
   readonly #keepSizeTarget: Gauge;
   readonly #corrections: Counter;
+  readonly #keepSizeMargin: Gauge;
+  readonly #raiseHeld: Gauge;
   readonly #outboxInserts: Gauge;
   readonly #walPosition: Gauge;
   readonly #walPeakRate: Gauge;
@@ -34,7 +36,7 @@ export class SlotMonitorMetrics extends PollMetrics<'slot_name'> {
   readonly #standbySynced: Gauge<'slot_name' | 'standby'>;
   readonly #standbyLag: Gauge<'slot_name' | 'standby'>;
 
-  constructor(registry: Registry, targetKeepSizeBytes: number) {
+  constructor(registry: Registry, targetKeepSizeBytes: number, keepSizeMarginBytes: number) {
     super(registry, { prefix: 'slot_monitor', monitor: 'monitor', reads: 'the slots', alertLabel: 'slot_name' });
     const registers = [registry];
     const perSlot = (name: string, help: string) => new Gauge({ name, help, labelNames: ['slot_name'] as const, registers });
@@ -49,6 +51,8 @@ export class SlotMonitorMetrics extends PollMetrics<'slot_name'> {
     this.#keepSize = single('slot_monitor_max_slot_wal_keep_size_bytes', 'max_slot_wal_keep_size of the seat database in bytes (-1: unlimited).');
     this.#keepSizeTarget = single('slot_monitor_max_slot_wal_keep_size_target_bytes', 'The max_slot_wal_keep_size the monitor requires.');
     this.#corrections = new Counter({ name: 'slot_monitor_keep_size_corrections_total', help: 'Times the monitor set max_slot_wal_keep_size back to its target.', registers });
+    this.#keepSizeMargin = single('slot_monitor_keep_size_margin_bytes', 'SLOT_MONITOR_KEEP_SIZE_MARGIN in bytes: the monitor restores the target after a raise once every slot retains at most the target minus this.');
+    this.#raiseHeld = single('slot_monitor_keep_size_raise_held', '1 while max_slot_wal_keep_size stands above the target because a slot retains more than the target minus the margin (SlotKeepSizeRaised); 0 otherwise.');
     this.#outboxInserts = single('slot_monitor_outbox_rows_inserted', 'pg_stat_user_tables.n_tup_ins of the outbox table (absent when the table does not exist).');
     this.#walPosition = single('slot_monitor_wal_position_bytes', 'pg_current_wal_lsn() in bytes: WAL written since the cluster was created (rate() of it is the WAL write rate).');
     this.#walPeakRate = single('slot_monitor_wal_peak_write_rate_bytes_per_second', 'Highest WAL write rate between two polls within SLOT_MONITOR_WAL_RATE_WINDOW_MS (absent before two polls).');
@@ -58,6 +62,8 @@ export class SlotMonitorMetrics extends PollMetrics<'slot_name'> {
     this.#standbySynced = new Gauge({ name: 'slot_monitor_standby_slot_synced', help: '1 when the standby holds a synchronized, sync-ready, valid copy of the primary\'s failover slot; 0 otherwise (StandbySlotNotSynchronized).', labelNames: ['slot_name', 'standby'] as const, registers });
     this.#standbyLag = new Gauge({ name: 'slot_monitor_standby_slot_lag_bytes', help: 'The primary\'s confirmed_flush_lsn minus the standby copy\'s, in bytes (StandbySlotBehind).', labelNames: ['slot_name', 'standby'] as const, registers });
     this.#keepSizeTarget.set(targetKeepSizeBytes);
+    this.#keepSizeMargin.set(keepSizeMarginBytes);
+    this.#raiseHeld.set(0);
   }
 
   recordStandbySlots(primary: string, states: readonly StandbySlotState[]): void {
@@ -108,5 +114,9 @@ export class SlotMonitorMetrics extends PollMetrics<'slot_name'> {
 
   recordCorrection(): void {
     this.#corrections.inc();
+  }
+
+  recordRaiseHeld(held: boolean): void {
+    this.#raiseHeld.set(held ? 1 : 0);
   }
 }

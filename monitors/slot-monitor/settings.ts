@@ -6,6 +6,7 @@ import { LOG_LEVELS, type LogLevel } from '../../lib/logger.js';
 import {
   ConfigError,
   defineSettings,
+  parseBytes,
   parseSettings,
   zBytes,
   zDurationMs,
@@ -42,6 +43,24 @@ function zFraction(example: string): SettingParser<number> {
   return { schema, expected: 'a fraction between 0 and 1, such as 0.25', example };
 }
 
+/** Room between a slot's retained WAL and a cap the monitor sets: a share of the target, or a size. */
+export type KeepSizeMargin = { percentOfTarget: number } | { bytes: number };
+
+const PERCENT = /^(\d{1,2})%$/;
+
+/** "25%" (of the target, 1 to 99) or a size such as "512MB". */
+function zKeepSizeMargin(example: string): SettingParser<KeepSizeMargin> {
+  const schema = z
+    .string()
+    .trim()
+    .refine((text) => (PERCENT.test(text) && Number(PERCENT.exec(text)?.[1]) >= 1) || (parseBytes(text) ?? 0) > 0)
+    .transform((text): KeepSizeMargin => {
+      const percent = PERCENT.exec(text)?.[1];
+      return percent === undefined ? { bytes: parseBytes(text) ?? 0 } : { percentOfTarget: Number(percent) };
+    });
+  return { schema, expected: 'a percentage of the target from 1% to 99%, such as 25%, or a size above 0 with a unit (B, kB, MB, GB, TB)', example };
+}
+
 const logLevel: SettingParser<LogLevel> = zEnum(LOG_LEVELS as [LogLevel, ...LogLevel[]]);
 const identifier = zString({ minLength: 1, pattern: /^[^\s]+$/, expected: 'a Postgres identifier (no spaces)', example: 'outbox' });
 
@@ -53,7 +72,8 @@ export const slotMonitorSettings = defineSettings(PROGRAM, {
   headroomWarningFraction: { env: 'SLOT_MONITOR_HEADROOM_WARNING_FRACTION', default: '0.5', parser: zFraction('0.5'), description: 'SlotHeadroomLow fires when safe_wal_size falls below this fraction of max_slot_wal_keep_size.' },
   headroomCriticalFraction: { env: 'SLOT_MONITOR_HEADROOM_CRITICAL_FRACTION', default: '0.2', parser: zFraction('0.2'), description: 'SlotHeadroomCritical fires when safe_wal_size falls below this fraction of max_slot_wal_keep_size.' },
   maxSlotWalKeepSize: { env: 'SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE', default: STACK_MAX_SLOT_WAL_KEEP_SIZE, parser: zBytes({ example: '10GB' }), description: 'The max_slot_wal_keep_size the seat database must have: whole megabytes, at least 1MB (-1, unlimited, is refused). The default is the value the stack writes (STACK_POSTGRES_MAX_SLOT_WAL_KEEP_SIZE, stack/postgres.conf), so a fresh stack is left as it is.' },
-  keepSizeMode: { env: 'SLOT_MONITOR_KEEP_SIZE_MODE', default: 'enforce', parser: zEnum(['enforce', 'check'] as const), description: 'enforce sets a differing max_slot_wal_keep_size with ALTER SYSTEM and says so; check only raises a warning.' },
+  keepSizeMargin: { env: 'SLOT_MONITOR_KEEP_SIZE_MARGIN', default: '25%', parser: zKeepSizeMargin('25%'), description: 'Room the monitor leaves between a slot\'s retained WAL and any cap it sets: it lowers max_slot_wal_keep_size (back to the target after a raise, or from -1) only to a value every slot retains at least this much less than, so lowering never invalidates a slot. A size, or a percentage of the target; the default, a quarter (1GB of the stack\'s 4GB), is more than an active slot holds through a write burst (233 MB measured at 13 MB/s) and leaves a slot that just caught up room for the WAL written before its next confirmation.' },
+  keepSizeMode: { env: 'SLOT_MONITOR_KEEP_SIZE_MODE', default: 'enforce', parser: zEnum(['enforce', 'check'] as const), description: 'enforce sets a differing max_slot_wal_keep_size with ALTER SYSTEM and says so, but holds a cap raised above the target (with a warning) while a slot needs it; check only raises a warning.' },
   outboxSchema: { env: 'SLOT_MONITOR_OUTBOX_SCHEMA', default: 'public', parser: identifier, description: 'Schema of the outbox table the connector captures.' },
   outboxTable: { env: 'SLOT_MONITOR_OUTBOX_TABLE', default: 'outbox', parser: identifier, description: 'The outbox table; retained WAL growing while it gets no inserts means the connector heartbeat is not working.' },
   growthWindowPolls: { env: 'SLOT_MONITOR_GROWTH_WINDOW_POLLS', default: '6', parser: zInt({ min: 2, max: 1000, example: '6' }), description: 'Polls over which retained WAL must keep growing, with no outbox inserts, before SlotWalGrowingWithoutOutboxWrites fires.' },
@@ -86,6 +106,18 @@ function keepSizeProblems(target: number): string[] {
   return [];
 }
 
+/** The margin in bytes: a percentage of the target rounded up to whole megabytes, or the size given. */
+export function keepSizeMarginBytes(config: Pick<SlotMonitorConfig, 'keepSizeMargin' | 'maxSlotWalKeepSize'>): number {
+  const margin = config.keepSizeMargin;
+  return 'bytes' in margin ? margin.bytes : Math.ceil((config.maxSlotWalKeepSize * margin.percentOfTarget) / 100 / MB) * MB;
+}
+
+function marginProblems(config: SlotMonitorConfig): string[] {
+  if (config.maxSlotWalKeepSize <= 0 || keepSizeMarginBytes(config) < config.maxSlotWalKeepSize) return [];
+  const { keepSizeMargin: margin, maxSlotWalKeepSize: target } = slotMonitorSettings.settings;
+  return [`${margin.env} must be smaller than ${target.env}: the monitor restores the target only once every slot retains at most the target minus the margin; use a percentage such as 25%.`];
+}
+
 function fractionProblems(config: SlotMonitorConfig): string[] {
   if (config.headroomCriticalFraction < config.headroomWarningFraction) return [];
   const { headroomCriticalFraction: critical, headroomWarningFraction: warning } = slotMonitorSettings.settings;
@@ -95,7 +127,7 @@ function fractionProblems(config: SlotMonitorConfig): string[] {
 /** Parses and cross-checks the settings; throws one ConfigError naming every bad variable and its fix. */
 export function parseSlotMonitorConfig(env: Readonly<Record<string, string | undefined>> = process.env): SlotMonitorConfig {
   const config = parseSettings(slotMonitorSettings, env);
-  const problems = [...keepSizeProblems(config.maxSlotWalKeepSize), ...fractionProblems(config)];
+  const problems = [...keepSizeProblems(config.maxSlotWalKeepSize), ...marginProblems(config), ...fractionProblems(config)];
   if (problems.length > 0) throw new ConfigError(PROGRAM, problems);
   return config;
 }

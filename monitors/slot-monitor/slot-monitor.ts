@@ -8,7 +8,7 @@ import { startPollingMonitor, type PollingMonitorSpec, type RunningMonitor } fro
 import { ALERTS, type AlertName } from './alert-catalog.js';
 import { KeepSizeGuard } from './keep-size.js';
 import { SlotMonitorMetrics } from './metrics.js';
-import { PROGRAM, type SlotMonitorConfig } from './settings.js';
+import { keepSizeMarginBytes, PROGRAM, type SlotMonitorConfig } from './settings.js';
 import { SlotConditionSource } from './slot-source.js';
 
 export type RunningSlotMonitor = RunningMonitor<AlertName>;
@@ -20,14 +20,16 @@ function slotMonitorSpec(config: SlotMonitorConfig, logger: Logger): PollingMoni
     monitorName: 'slot monitor',
     catalog: ALERTS,
     messages: { unreachable: 'cannot poll the seat database', reachable: 'polling the seat database' },
-    createMetrics: (registry) => new SlotMonitorMetrics(registry, config.maxSlotWalKeepSize),
+    createMetrics: (registry) => new SlotMonitorMetrics(registry, config.maxSlotWalKeepSize, keepSizeMarginBytes(config)),
     createSource: ({ db, databaseLabel, metrics }) => {
       const keepSize = new KeepSizeGuard({
         targetBytes: config.maxSlotWalKeepSize,
+        marginBytes: keepSizeMarginBytes(config),
         mode: config.keepSizeMode,
         noticeDurationMs: config.noticeDurationMs,
         logger,
         onCorrected: () => metrics.recordCorrection(),
+        onRaiseHeld: (raise) => metrics.recordRaiseHeld(raise !== undefined),
       });
       const outbox = { schema: config.outboxSchema, table: config.outboxTable };
       const standby = { standbyUrls: config.standbyUrls, standbySlotMaxLagBytes: config.standbySlotMaxLag, slots: config.slots };

@@ -1,6 +1,6 @@
 /**
  * What the slot monitor reads on each poll: the slots, max_slot_wal_keep_size (corrected when it
- * drifted), the WAL position (its peak rate) and the outbox, turned into the conditions that hold now. The loop around it (alert
+ * drifted, never below what a slot retains), the WAL position (its peak rate) and the outbox, turned into the conditions that hold now. The loop around it (alert
  * starts and ends, re-sending, the heartbeat) is monitors/alerting/poll-loop.ts.
  */
 import { errorMessage } from '../../lib/errors.js';
@@ -58,7 +58,7 @@ export class SlotConditionSource implements ConditionSource<AlertName> {
   async #readPrimary(db: Queryable, now: Date): Promise<AlertCandidate[]> {
     const { outbox, keepSize, rules, metrics } = this.#options;
     const reading = await readDatabase(db, outbox);
-    const keepSizeCandidates = await keepSize.check(db, reading.maxSlotWalKeepSizeBytes, now);
+    const keepSizeCandidates = await keepSize.check(db, reading.maxSlotWalKeepSizeBytes, reading.slots, now);
     this.#history.observe(reading);
     this.#walRate.observe(reading.takenAt, reading.walPositionBytes);
     const peakRate = this.#walRate.peakBytesPerSecond();

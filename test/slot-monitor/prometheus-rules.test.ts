@@ -33,7 +33,7 @@ describe('Prometheus rules of the slot monitor', () => {
 
   it('use only metrics the monitor exports', async () => {
     const registry = new Registry();
-    new SlotMonitorMetrics(registry, 1024);
+    new SlotMonitorMetrics(registry, 1024, 256);
     const exported = new Set((await registry.getMetricsAsJSON()).map((metric) => metric.name));
     const used = new Set(readFileSync(join(rulesDir, 'slot-alerts.rules.yml'), 'utf8').match(/slot_monitor_[a-z_]+/g));
     expect([...used].filter((name) => !exported.has(name))).toEqual([]);

@@ -2,7 +2,10 @@
  * A real Debezium Postgres connector on the stack's Kafka Connect, reading the slot-test cluster,
  * so the slot under test is held by a real reader.
  */
+import { createKafka } from '../../../lib/kafka.js';
 import { waitFor } from '../../../lib/wait.js';
+import { testLogger } from '../../support/seat-pipeline.js';
+import { endpoints } from '../../support/stack.js';
 import type { SlotCluster } from './slot-cluster.js';
 
 export interface OutboxConnectorOptions {
@@ -13,6 +16,29 @@ export interface OutboxConnectorOptions {
   slotName: string;
   publicationName: string;
   topicPrefix: string;
+  /**
+   * Let Connect create the outbox topic (one partition), so outbox rows reach Kafka and the slot's
+   * position is confirmed; remove it with deleteOutboxTopic. Without it the events are never sent
+   * (the stack's broker does not create topics) and the slot never moves.
+   */
+  createTopic?: boolean;
+}
+
+/** The topic the connector writes outbox rows to. */
+export function outboxTopic(topicPrefix: string): string {
+  return `${topicPrefix}.public.outbox`;
+}
+
+/** Deletes the outbox topic a connector made with createTopic, if it exists. */
+export async function deleteOutboxTopic(topicPrefix: string): Promise<void> {
+  const admin = createKafka({ brokers: endpoints().kafkaBrokers, clientId: 'slot-monitor-test', logger: testLogger }).admin();
+  await admin.connect();
+  try {
+    const topic = outboxTopic(topicPrefix);
+    if ((await admin.listTopics()).includes(topic)) await admin.deleteTopics({ topics: [topic] });
+  } finally {
+    await admin.disconnect();
+  }
 }
 
 async function connectRequest(url: string, method: string, body?: unknown): Promise<Response> {
@@ -42,12 +68,18 @@ export async function createOutboxConnector(options: OutboxConnectorOptions): Pr
     'publication.autocreate.mode': 'disabled',
     'table.include.list': 'public.outbox',
     'snapshot.mode': 'no_data',
+    ...(options.createTopic ? { 'topic.creation.default.partitions': '1', 'topic.creation.default.replication.factor': '-1' } : {}),
   });
 }
 
 /** PUT /stop shuts the tasks down (pause would keep the replication connection, and the slot, active). */
 export async function stopConnector(connectUrl: string, name: string): Promise<void> {
   await connectRequest(`${connectUrl}/connectors/${name}/stop`, 'PUT');
+}
+
+/** PUT /resume starts a stopped (or paused) connector's tasks again, from its committed offsets. */
+export async function resumeConnector(connectUrl: string, name: string): Promise<void> {
+  await connectRequest(`${connectUrl}/connectors/${name}/resume`, 'PUT');
 }
 
 export async function deleteConnector(connectUrl: string, name: string): Promise<void> {

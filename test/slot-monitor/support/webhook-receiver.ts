@@ -20,7 +20,7 @@ export interface ReceivedAlert {
 
 export interface GenericWebhookCall {
   receivedAt: number;
-  body: { status: string; alertname: string; summary: string; labels: Record<string, string>; runbook: string[] };
+  body: { status: string; alertname: string; summary: string; description: string; labels: Record<string, string>; runbook: string[] };
 }
 
 export interface WebhookReceiver {
