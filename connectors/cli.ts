@@ -1,6 +1,8 @@
 import { startProgram } from '../lib/cli.js';
 import type { Logger } from '../lib/logger.js';
-import { deleteConnector, restartFailed } from './connect-client.js';
+import { parseArgs } from 'node:util';
+import { restartFailed } from './connect-client.js';
+import { type DeleteOptions, runDelete } from './connector-delete.js';
 import { connectorHealth } from './connector-health.js';
 import { KUBERNETES_CONNECT_CLUSTER, applyOutboxConnector, renderOutboxConnector, renderOutboxKafkaConnector, type ConnectorConfig } from './outbox-connector.js';
 import { connectorSettings } from './settings.js';
@@ -18,7 +20,19 @@ const USAGE = `Usage: npm run connector -- <command>
            --kubernetes[=<KafkaConnect>]: the same as a Strimzi KafkaConnector resource (JSON,
            which is YAML) for that KafkaConnect (default ${KUBERNETES_CONNECT_CLUSTER}); npm run
            k8s:render writes it into deploy/kubernetes/
-  delete   remove the connector (its slot stays: drop it in Postgres if it is not coming back)`;
+  delete   say what it would remove (the connector, its replication slot and the WAL the slot
+           retains) and refuse (exit 2) unless --yes is given: then delete the connector and drop
+           its slot once the task has let go of it, so no orphan slot retains WAL
+           --yes: do it; --keep-slot: leave the slot (a connector re-created at once resumes from it)`;
+
+function deleteFlags(args: string[]): DeleteOptions | undefined {
+  try {
+    const { values } = parseArgs({ args, options: { yes: { type: 'boolean', default: false }, 'keep-slot': { type: 'boolean', default: false } } });
+    return { yes: values.yes, keepSlot: values['keep-slot'] };
+  } catch {
+    return undefined;
+  }
+}
 
 async function main(config: ConnectorConfig, args: string[], logger: Logger): Promise<number> {
   switch (args[0]) {
@@ -50,9 +64,14 @@ async function main(config: ConnectorConfig, args: string[], logger: Logger): Pr
       console.log(JSON.stringify(renderOutboxKafkaConnector(config, connectCluster), null, 2));
       return 0;
     }
-    case 'delete':
-      await deleteConnector(config.connectUrl, config.connectorName);
-      return 0;
+    case 'delete': {
+      const flags = deleteFlags(args.slice(1));
+      if (flags === undefined) {
+        console.error(USAGE);
+        return 2;
+      }
+      return runDelete(config, flags, logger, (line) => console.log(line));
+    }
     default:
       console.error(USAGE);
       return 2;

@@ -22,6 +22,7 @@ function headerSchema(header: HeaderFact): Json {
     type: 'string',
     description: header.meaning,
     ...(header.format === undefined ? {} : { format: header.format }),
+    ...(header.pattern === undefined ? {} : { pattern: header.pattern }),
     ...(header.value === undefined ? {} : { const: header.value }),
     ...(header.values === undefined ? {} : { enum: header.values }),
   };
@@ -48,7 +49,7 @@ function eventMessage(contract: EventContract, message: MessageFact): Json {
     summary: message.meaning,
     contentType: contract.contentType,
     correlationId: { location: '$message.header#/ce_id', description: 'The event id; every delivery of the same event carries the same one.' },
-    headers: headersSchema(contract.headers, { ce_type: { const: message.type } }),
+    headers: { description: contract.headerRules, ...headersSchema(contract.headers, { ce_type: { const: message.type } }) },
     payload: { schemaFormat: AVRO_SCHEMA_FORMAT, schema: message.schema },
     bindings: {
       kafka: { key: keyBinding(topic), schemaIdLocation: 'payload', schemaIdPayloadEncoding: 'confluent', bindingVersion: KAFKA_BINDING_VERSION },

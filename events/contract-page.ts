@@ -71,6 +71,8 @@ function headersSection(contract: EventContract): string[] {
     '',
     ...headerTable(contract.headers, true),
     '',
+    contract.headerRules,
+    '',
     'Debezium also adds `__debezium.context.*` headers (the connector\'s name, task and run): they describe the pipeline, not the',
     'event, and are not part of the contract. Ignore them, and any other header you do not know.',
     '',

@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { connectorSettings } from '../connectors/settings.js';
 import { OUTBOX_CONNECTOR_FILE } from '../connectors/outbox-connector.js';
+import { ATTRIBUTE_RULES, CE_ID_PATTERN } from '../consumers/runtime/cloud-event-checks.js';
 import { DEAD_LETTER_RETENTION_MS } from '../consumers/runtime/consumer.js';
 import { deadLetterHeaders } from '../consumers/runtime/dead-letter.js';
 import type { DeadLetterReason } from '../consumers/runtime/failures.js';
@@ -33,6 +34,8 @@ export interface HeaderFact {
   values?: readonly string[];
   /** JSON Schema format of the value, when there is one. */
   format?: 'uri' | 'uri-reference' | 'date-time' | 'uuid';
+  /** A regular expression the value matches, when the format alone says too little. */
+  pattern?: string;
   /** False when some records lack it (see the meaning). */
   always: boolean;
 }
@@ -87,6 +90,8 @@ export interface EventContract {
   source: string;
   /** The headers of every event record, in the order the connector places them. */
   headers: HeaderFact[];
+  /** What a consumer on this runtime refuses in those headers (consumers/runtime/cloud-event-checks.ts). */
+  headerRules: string;
   topics: TopicFact[];
   messages: MessageFact[];
   deadLetterTopics: DeadLetterTopicFact[];
@@ -100,13 +105,14 @@ export const PREFIX_PARAMETER = 'prefix';
 /** What each header means. A header the connector places that is missing here stops the build. */
 const EVENT_HEADER_MEANINGS: Readonly<Record<string, Omit<HeaderFact, 'name' | 'column' | 'value'>>> = {
   ce_id: {
-    meaning: 'The event id: a UUIDv7 chosen when the business transaction wrote the outbox row, never regenerated. A redelivery, a re-emit after a recovery and a redrive all carry the same ce_id: deduplicate on it.',
+    meaning: 'The event id: a UUIDv7 chosen when the business transaction wrote the outbox row, never regenerated, in lower-case canonical form (8-4-4-4-12 hex digits). A redelivery, a re-emit after a recovery and a redrive all carry the same ce_id: deduplicate on it.',
     format: 'uuid',
+    pattern: CE_ID_PATTERN,
     always: true,
   },
   ce_type: { meaning: 'The event type: picks the Avro schema and the meaning. Skip types you do not handle; new ones may appear.', always: true },
-  ce_source: { meaning: 'Who emitted the event: always the seat service.', format: 'uri-reference', always: true },
-  ce_specversion: { meaning: 'CloudEvents version.', always: true },
+  ce_source: { meaning: 'Who emitted the event, a non-empty URI-reference: always the seat service.', format: 'uri-reference', always: true },
+  ce_specversion: { meaning: 'CloudEvents version: 1.0, the only one this contract speaks.', always: true },
   ce_time: { meaning: 'When the business transaction wrote the event (RFC 3339, UTC). Deadlines and event age count from it.', format: 'date-time', always: true },
   ce_subject: { meaning: 'The aggregate id: the same value as the record key (the seat id or the order id).', always: true },
   ce_dataschema: {
@@ -252,6 +258,7 @@ export function buildEventContract(): EventContract {
     contentType: EVENT_CONTENT_TYPE,
     source: EVENT_SOURCE,
     headers: eventHeaders(),
+    headerRules: ATTRIBUTE_RULES,
     topics,
     messages,
     deadLetterTopics: topics.map((topic) => ({

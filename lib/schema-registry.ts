@@ -18,15 +18,34 @@ export function createSchemaRegistry(url: string): Registry {
 
 const JSON_TYPE = 'application/vnd.schemaregistry.v1+json';
 
-async function registryFetch(registry: Registry, path: string, init: RequestInit = {}): Promise<Response> {
+/** The registry URL for messages and logs: without user name and password. */
+export function registryAddress(url: string): string {
   try {
-    return await fetch(`${registry.url}${path}`, {
-      ...init,
-      headers: { 'content-type': JSON_TYPE, accept: JSON_TYPE },
-      signal: AbortSignal.timeout(10_000),
-    });
+    const parsed = new URL(url);
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.toString().replace(/\/$/, '');
+  } catch {
+    return '(an unparsable registry URL)';
+  }
+}
+
+/**
+ * One call to the registry's API. User info in the URL becomes a basic Authorization header, as the
+ * registry client sends it (fetch refuses a URL with credentials).
+ */
+async function registryFetch(registry: Registry, path: string, init: RequestInit = {}): Promise<Response> {
+  const headers: Record<string, string> = { 'content-type': JSON_TYPE, accept: JSON_TYPE };
+  const url = new URL(`${registry.url}${path}`);
+  if (url.username !== '' || url.password !== '') {
+    headers.authorization = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
+    url.username = '';
+    url.password = '';
+  }
+  try {
+    return await fetch(url, { ...init, headers, signal: AbortSignal.timeout(10_000) });
   } catch (cause) {
-    throw new PipelineError('schema_registry_unreachable', `the schema registry at ${registry.url} does not answer; start it (npm run stack -- start) or fix the registry URL`, { cause });
+    throw new PipelineError('schema_registry_unreachable', `the schema registry at ${registryAddress(registry.url)} does not answer; start it (npm run stack -- start) or fix the registry URL`, { cause });
   }
 }
 
@@ -138,4 +157,93 @@ export function decodeWithSchema<T = unknown>(registry: Registry, bytes: Buffer)
 export function wireSchemaId(bytes: Buffer): number | undefined {
   if (bytes.length < 5 || bytes[0] !== 0) return undefined;
   return bytes.readInt32BE(1);
+}
+
+// ── is the registry the one the events were written to, with its schemas? ─────────────────────
+
+/**
+ * What shows that a registry still holds a consumer's schemas: the reader schemas it was built
+ * for (each registered under its subject, the record's full name, after any prefix the producers
+ * use) and schema ids it read from this registry before (each still resolves).
+ */
+export interface RegistryEvidence {
+  readerSchemas: readonly string[];
+  knownIds: readonly number[];
+}
+
+/** The registry subject of an Avro record schema: its full name (namespace.name). */
+export function subjectOfSchema(schema: string): string | undefined {
+  try {
+    const parsed = JSON.parse(schema) as { type?: unknown; name?: unknown; namespace?: unknown };
+    if (parsed.type !== 'record' || typeof parsed.name !== 'string') return undefined;
+    if (parsed.name.includes('.') || typeof parsed.namespace !== 'string' || parsed.namespace === '') return parsed.name;
+    return `${parsed.namespace}.${parsed.name}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One probe's answer: undefined when the registry served it, else what it lacks. */
+type ProbeAnswer = string | undefined;
+
+/** How long a probe's answer is reused: retries of a held partition cost the registry one request per probe at most this often. */
+export const REGISTRY_PROBE_TTL_MS = 5_000;
+
+const probeCache = new WeakMap<Registry, Map<string, { at: number; answer: Promise<ProbeAnswer> }>>();
+
+function cachedProbe(registry: Registry, key: string, probe: () => Promise<ProbeAnswer>, now = Date.now()): Promise<ProbeAnswer> {
+  let cache = probeCache.get(registry);
+  if (cache === undefined) probeCache.set(registry, (cache = new Map()));
+  const hit = cache.get(key);
+  if (hit !== undefined && now - hit.at < REGISTRY_PROBE_TTL_MS) return hit.answer;
+  const answer = probe().catch((err: unknown) => {
+    const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
+    return `it does not answer (${cause instanceof Error ? (cause.cause instanceof Error ? cause.cause.message : cause.message) : String(cause)})`;
+  });
+  cache.set(key, { at: now, answer });
+  return answer;
+}
+
+/** Undefined for a 2xx; else `<what> (HTTP <status>: <the body's start>)`. */
+async function answered(response: Response, what: string): Promise<ProbeAnswer> {
+  if (response.ok) return undefined;
+  const body = (await response.text().catch(() => '')).slice(0, 160);
+  return `${what} (HTTP ${response.status}${body === '' ? '' : `: ${body}`})`;
+}
+
+/** Most subjects a reader schema is looked up under (one per SCHEMA_SUBJECT_PREFIX sharing the registry). */
+const SUBJECTS_LOOKED_UP = 5;
+
+function readerSchemaProbe(registry: Registry, schema: string): Promise<ProbeAnswer> {
+  const name = subjectOfSchema(schema);
+  if (name === undefined) return Promise.resolve('a reader schema that is not an Avro record');
+  return cachedProbe(registry, `reader\u0000${schema}`, async () => {
+    // The producers may prefix subjects (SCHEMA_SUBJECT_PREFIX), which a consumer does not know: any subject ending in the name.
+    const listed = await registryFetch(registry, '/subjects');
+    if (!listed.ok) return answered(listed, 'GET /subjects fails');
+    const body = (await listed.json().catch(() => undefined)) as unknown;
+    const subjects = (Array.isArray(body) ? body : []).filter((s): s is string => typeof s === 'string' && s.endsWith(name));
+    if (subjects.length === 0) return `no subject is named ${name} (with or without a prefix)`;
+    for (const subject of subjects.slice(0, SUBJECTS_LOOKED_UP)) {
+      // POST /subjects/<subject> looks the schema up under the subject; it registers nothing.
+      const found = await registryFetch(registry, `/subjects/${encodeURIComponent(subject)}`, { method: 'POST', body: JSON.stringify({ schema }) });
+      if (found.ok) return undefined;
+    }
+    return `the reader schema of ${name} is not registered under ${subjects.slice(0, SUBJECTS_LOOKED_UP).join(', ')}`;
+  });
+}
+
+function knownIdProbe(registry: Registry, id: number): Promise<ProbeAnswer> {
+  return cachedProbe(registry, `id\u0000${id}`, async () => answered(await registryFetch(registry, `/schemas/ids/${id}`), `schema id ${id}, read from it before, is gone`));
+}
+
+/**
+ * Undefined when the registry demonstrably holds the consumer's schemas (every piece of evidence
+ * checks out, and there is some); otherwise what speaks against it, in words. Answers are cached briefly.
+ */
+export async function registryMissing(registry: Registry, evidence: RegistryEvidence): Promise<string | undefined> {
+  const probes = [...evidence.readerSchemas.map((schema) => readerSchemaProbe(registry, schema)), ...evidence.knownIds.map((id) => knownIdProbe(registry, id))];
+  if (probes.length === 0) return 'this consumer has no reader schema and has decoded nothing from it yet, so nothing shows it is the right registry';
+  const missing = (await Promise.all(probes)).filter((answer): answer is string => answer !== undefined);
+  return missing.length === 0 ? undefined : missing.join('; ');
 }

@@ -12,6 +12,7 @@ import { type Pool, withTransaction } from '../../lib/postgres.js';
 import { sleep } from '../../lib/wait.js';
 import { withoutDeadLetterHeaders } from '../runtime/dead-letter.js';
 import { REDRIVEN_AT_HEADER } from '../runtime/headers.js';
+import { printable } from './printable.js';
 import { type DeadLetter, readDeadLetters } from './read-dead-letters.js';
 import { type DeadLetterSelection, type ReasonGroup, groupByReason, selectDeadLetters } from './select.js';
 
@@ -84,7 +85,12 @@ async function sendAll(options: RedriveOptions, chosen: readonly DeadLetter[], r
       if (redriven.length > 0) await sleep(1000 / options.ratePerSecond);
       const sent = await redriveOne(options.pool, producer, dead, runId, options);
       (sent ? redriven : skipped).push(dead);
-      options.logger.info({ run_id: runId, ce_id: dead.ceId, dlq_topic: dead.topic, dlq_partition: dead.partition, dlq_offset: dead.offset, source_topic: dead.sourceTopic, reason: dead.reason }, sent ? 'redriven' : 'redriven before; skipped (use --again)');
+      // Header text, escaped: JSON leaves DEL and the C1 controls as they are, and this log goes to a terminal.
+      const fromRecord = (text: string | undefined) => (text === undefined ? undefined : printable(text));
+      options.logger.info(
+        { run_id: runId, ce_id: fromRecord(dead.ceId), dlq_topic: dead.topic, dlq_partition: dead.partition, dlq_offset: dead.offset, source_topic: fromRecord(dead.sourceTopic), reason: fromRecord(dead.reason) },
+        sent ? 'redriven' : 'redriven before; skipped (use --again)',
+      );
     }
   } finally {
     await producer.disconnect();

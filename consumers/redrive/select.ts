@@ -1,4 +1,5 @@
 /** Choosing dead letters (by reason, ce_id, offset range) and summarising them by reason. */
+import { printable } from './printable.js';
 import type { DeadLetter } from './read-dead-letters.js';
 
 export interface DeadLetterSelection {
@@ -52,12 +53,15 @@ export function groupByReason(deadLetters: readonly DeadLetter[]): ReasonGroup[]
     });
 }
 
+/** The summary `redrive list` prints; every value that came from a record goes through printable(). */
 export function describeReasonGroups(topic: string, groups: readonly ReasonGroup[]): string {
-  if (groups.length === 0) return `${topic} is empty.\n`;
-  const lines = [`${topic}: ${groups.reduce((sum, g) => sum + g.count, 0)} dead letters`];
+  const shown = (texts: readonly (string | undefined)[]) => texts.map((t) => (t === undefined ? '?' : printable(t)));
+  if (groups.length === 0) return `${printable(topic)} is empty.\n`;
+  const lines = [`${printable(topic)}: ${groups.reduce((sum, g) => sum + g.count, 0)} dead letters`];
   for (const g of groups) {
-    lines.push(`  ${g.reason}: ${g.count} (from ${g.sourceTopics.join(', ')}; ${g.firstDeadLetteredAt ?? '?'} … ${g.lastDeadLetteredAt ?? '?'})`);
-    lines.push(`    e.g. ce_id ${g.sampleCeIds.join(', ')}`);
+    const [first, last] = shown([g.firstDeadLetteredAt, g.lastDeadLetteredAt]);
+    lines.push(`  ${printable(g.reason)}: ${g.count} (from ${shown(g.sourceTopics).join(', ')}; ${first} … ${last})`);
+    lines.push(`    e.g. ce_id ${shown(g.sampleCeIds).join(', ')}`);
   }
   return `${lines.join('\n')}\n`;
 }

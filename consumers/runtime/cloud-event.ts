@@ -9,27 +9,31 @@
 import avro from 'avsc';
 import { CloudEvent, Kafka } from 'cloudevents';
 import { errorMessage } from '../../lib/errors.js';
-import { type Registry, wireSchemaId } from '../../lib/schema-registry.js';
+import { type Registry, registryAddress, registryMissing, wireSchemaId } from '../../lib/schema-registry.js';
 import { AvroBoundsError, type AvroBodyLimits, avroBoundsChecker } from './avro-bounds.js';
 import { DEFAULT_DECODE_LIMITS, type DecodeLimits, checkRecordBounds } from './decode-limits.js';
 import { PoisonError, TransientError } from './failures.js';
+import { attributeProblem } from './cloud-event-checks.js';
 import { headersAsStrings } from './headers.js';
 import type { ConsumedEvent, EventTypeSpec, SourceRecord } from './types.js';
 
 /** The record's CloudEvent attributes; throws PoisonError "not a cloudevent" when they are missing or invalid. */
 export function parseCloudEvent(record: SourceRecord): CloudEvent<unknown> {
+  const headers = headersAsStrings(record.headers);
   const message = {
-    headers: headersAsStrings(record.headers),
+    headers,
     key: record.key?.toString('utf8') ?? '',
     value: record.value,
     body: record.value,
     timestamp: record.timestamp,
   };
   try {
+    const problem = attributeProblem(record.headers, headers);
+    if (problem !== undefined) throw new Error(problem);
     const parsed = Kafka.toEvent(message);
     if (Array.isArray(parsed)) throw new Error('a batch of CloudEvents in one record is not supported');
     const event = parsed as CloudEvent<unknown>;
-    event.validate();
+    validateAttributes(event);
     if (event.time === undefined) throw new Error('ce_time is missing');
     return event;
   } catch (cause) {
@@ -37,21 +41,71 @@ export function parseCloudEvent(record: SourceRecord): CloudEvent<unknown> {
   }
 }
 
+/** The SDK's validation, its complaints named by header (`ce_time must match format "date-time"`). */
+function validateAttributes(event: CloudEvent<unknown>): void {
+  try {
+    event.validate();
+  } catch (cause) {
+    const errors = (cause as { errors?: unknown }).errors;
+    const named = Array.isArray(errors)
+      ? errors.map((e: { instancePath?: string; message?: string }) => `ce_${(e.instancePath ?? '').replace(/^\//, '') || 'attributes'} ${e.message ?? 'is invalid'}`)
+      : [];
+    throw named.length > 0 ? new Error(named.join('; '), { cause }) : cause;
+  }
+}
+
+/** The consumer's entry for a ce_type: own properties only, so `constructor` or `__proto__` is a type it does not handle. */
+export function eventTypeSpec(eventTypes: Readonly<Record<string, EventTypeSpec>>, type: string): EventTypeSpec | undefined {
+  return Object.hasOwn(eventTypes, type) ? eventTypes[type] : undefined;
+}
+
 function statusOf(err: unknown): number | undefined {
   const status = (err as { status?: unknown } | null)?.status;
   return typeof status === 'number' ? status : undefined;
 }
 
-/** Fetches the writer's schema by id (cached by the client): 4xx is poison, anything else transient. */
-async function requireWriterSchema(registry: Registry, schemaId: number): Promise<avro.Type> {
+/** Schema ids each registry has served this process, newest last: evidence that a later 404 is the record's. */
+const servedIds = new WeakMap<Registry, number[]>();
+const SERVED_IDS_KEPT = 4;
+
+function rememberServed(registry: Registry, schemaId: number): void {
+  const ids = servedIds.get(registry) ?? [];
+  if (ids.at(-1) === schemaId) return;
+  const kept = [...ids.filter((id) => id !== schemaId), schemaId].slice(-SERVED_IDS_KEPT);
+  servedIds.set(registry, kept);
+}
+
+/**
+ * Fetches the writer's schema by id (cached by the client). The registry's 4xx (the client also
+ * reports a refused connection as 400) makes the record poison ("unknown schema") only when the
+ * registry demonstrably holds this consumer's schemas: its reader schema is registered under its
+ * subject and the ids it read before still resolve. A registry that answers without them (a
+ * wrong path, wiped, restored from an old backup, another environment's) is the infrastructure's:
+ * the partition is held and the deadline alert fires, instead of the topic being emptied into the
+ * dead letter topic.
+ */
+async function requireWriterSchema(registry: Registry, schemaId: number, readerSchema?: string): Promise<avro.Type> {
   try {
-    return (await registry.client.getSchema(schemaId)) as unknown as avro.Type;
+    const writer = (await registry.client.getSchema(schemaId)) as unknown as avro.Type;
+    rememberServed(registry, schemaId);
+    return writer;
   } catch (cause) {
     const status = statusOf(cause);
-    if (status !== undefined && status >= 400 && status < 500) {
-      throw new PoisonError('unknown schema', `schema id ${schemaId} is not registered (HTTP ${status})`, { cause });
+    if (status === undefined || status < 400 || status >= 500) {
+      throw new TransientError('schema_registry_unavailable', `cannot read schema id ${schemaId}: ${errorMessage(cause)}`, { cause });
     }
-    throw new TransientError('schema_registry_unavailable', `cannot read schema id ${schemaId}: ${errorMessage(cause)}`, { cause });
+    const evidence = { readerSchemas: readerSchema === undefined ? [] : [readerSchema], knownIds: (servedIds.get(registry) ?? []).filter((id) => id !== schemaId) };
+    const missing = await registryMissing(registry, evidence);
+    if (missing === undefined) throw new PoisonError('unknown schema', `schema id ${schemaId} is not registered (HTTP ${status})`, { cause });
+    const where = registryAddress(registry.url);
+    throw new TransientError(
+      'schema_registry_unavailable',
+      `schema id ${schemaId} is not found at the schema registry ${where} (HTTP ${status}), and the registry does not show that it holds ` +
+        `this consumer's schemas: ${missing}. It has lost its schemas, is not the registry the events were written to (a wrong URL or path, ` +
+        'wiped, restored from an old backup), or is away. The partition is held, nothing is dead-lettered; point SCHEMA_REGISTRY_URL at ' +
+        'the producers\' registry (or restore its storage) and restart the consumer.',
+      { cause, details: { registry: where, schemaId, status } },
+    );
   }
 }
 
@@ -103,7 +157,7 @@ export async function decodeAvroPayload(
   if (value === null || schemaId === undefined) {
     throw new PoisonError('undecodable', 'the value is not in the registry wire format (magic byte 0 + schema id)');
   }
-  const writer = await requireWriterSchema(registry, schemaId);
+  const writer = await requireWriterSchema(registry, schemaId, readerSchema);
   try {
     return { schemaId, payload: decoderFor(registry, schemaId, writer, readerSchema)(value.subarray(WIRE_HEADER_BYTES), limits) };
   } catch (cause) {
@@ -135,7 +189,7 @@ export async function decodeCloudEvent(
 ): Promise<ConsumedEvent | undefined> {
   checkRecordBounds(record, limits);
   const cloudEvent = parseCloudEvent(record);
-  const spec = eventTypes[cloudEvent.type];
+  const spec = eventTypeSpec(eventTypes, cloudEvent.type);
   if (spec === undefined) return undefined;
   const { schemaId, payload } = await decodeAvroPayload(registry, record.value, spec.readerSchema, limits);
   const time = cloudEvent.time ?? '';

@@ -1,4 +1,5 @@
 /** A record with its decoded event, and the deadline facts the retry logic needs. */
+import { eventTypeSpec } from './cloud-event.js';
 import { headerValue, REDRIVEN_AT_HEADER } from './headers.js';
 import type { ConsumedEvent, ConsumerDefinition, DeliveryPolicy, LatePolicy, SourceRecord } from './types.js';
 
@@ -43,7 +44,7 @@ export interface Lateness {
 export function latenessOf(definition: ConsumerDefinition, policy: DeliveryPolicy, records: readonly SourceRecord[], failingSinceMs: number, now = Date.now()): Lateness {
   const lateness: Lateness = { oldestAgeMs: 0, pastDeadline: false, deadLetterNow: false, msUntilNextChange: Infinity };
   for (const record of records) {
-    const spec = definition.eventTypes[headerValue(record.headers, 'ce_type') ?? ''];
+    const spec = eventTypeSpec(definition.eventTypes, headerValue(record.headers, 'ce_type') ?? '');
     const start = deadlineStartMs(record);
     const deadline = start + (spec?.deadlineMs ?? policy.deadlineMs);
     const whenLate: LatePolicy = spec?.whenLate ?? 'keep-retrying';

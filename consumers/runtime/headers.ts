@@ -9,18 +9,22 @@ function headerText(value: IHeaders[string] | null): string | undefined {
   return typeof first === 'string' ? first : first.toString('utf8');
 }
 
-/** Every header as a UTF-8 string (the first value of a repeated header). */
+/**
+ * Every header as a UTF-8 string (the first value of a repeated header: parseCloudEvent refuses a
+ * record whose attribute headers repeat). Own properties only, so a header named `__proto__` is a
+ * header like any other.
+ */
 export function headersAsStrings(headers: IHeaders | undefined): Record<string, string> {
-  const strings: Record<string, string> = {};
+  const strings: [string, string][] = [];
   for (const [name, value] of Object.entries(headers ?? {})) {
     const text = headerText(value);
-    if (text !== undefined) strings[name] = text;
+    if (text !== undefined) strings.push([name, text]);
   }
-  return strings;
+  return Object.fromEntries(strings);
 }
 
 export function headerValue(headers: IHeaders | undefined, name: string): string | undefined {
-  return headerText(headers?.[name]);
+  return headers !== undefined && Object.hasOwn(headers, name) ? headerText(headers[name]) : undefined;
 }
 
 /** Header added by redrive: the deadline of a redriven event counts from here, not from ce_time. */

@@ -3,6 +3,8 @@ package com.stagefront.interop;
 import java.nio.charset.StandardCharsets;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
+import java.util.Map;
+import java.util.TreeMap;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
 
@@ -20,6 +22,7 @@ record BinaryCloudEvent(String id, String type, String source, String specversio
                         String datacontenttype, String dataschema, byte[] data) {
 
   static BinaryCloudEvent from(ConsumerRecord<String, byte[]> record) {
+    refuseRepeatedAttributes(record);
     String contentType = header(record, "content-type");
     if (contentType != null && contentType.startsWith("application/cloudevents")) {
       throw problem(record, "is a structured-mode CloudEvent (content-type " + contentType + "); these topics carry binary mode only: leave this topic out of --topics");
@@ -65,7 +68,25 @@ record BinaryCloudEvent(String id, String type, String source, String specversio
     return value;
   }
 
-  /** The last header of that name (a later header overrides an earlier one), as UTF-8 text. */
+  /**
+   * A CloudEvent attribute (a ce_* header, or content-type) appears once. Twice, readers disagree on
+   * its value (the TypeScript runtime used to read the first, Kafka's lastHeader the last), so the
+   * record is refused, as the TypeScript consumers refuse it.
+   */
+  private static void refuseRepeatedAttributes(ConsumerRecord<String, byte[]> record) {
+    Map<String, Integer> counts = new TreeMap<>();
+    for (Header header : record.headers()) {
+      if (header.key().startsWith("ce_") || header.key().equals("content-type")) counts.merge(header.key(), 1, Integer::sum);
+    }
+    for (Map.Entry<String, Integer> count : counts.entrySet()) {
+      if (count.getValue() > 1) {
+        throw problem(record, "has the header " + count.getKey() + " " + count.getValue() + " times: a CloudEvent attribute must appear once, "
+            + "or readers disagree on its value; fix the producer");
+      }
+    }
+  }
+
+  /** The header of that name (refuseRepeatedAttributes has made sure an attribute is there once), as UTF-8 text. */
   private static String header(ConsumerRecord<String, byte[]> record, String name) {
     Header header = record.headers().lastHeader(name);
     return header == null || header.value() == null ? null : new String(header.value(), StandardCharsets.UTF_8);
