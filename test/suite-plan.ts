@@ -25,6 +25,10 @@ export const LONG_FAULT_DRILLS: readonly string[] = [
   'test/failover/**/*.test.ts', // a primary killed with -9 and its standby promoted, on Postgres 17 and 15
   'test/connectors/connector-status.test.ts',
   'test/stack/lifecycle.test.ts',
+  'test/consumers/hostile-records.test.ts', // a consumer process restarted as its supervisor would
+  'test/consumers/registry-outage-hold.test.ts', // partitions held by a registry that lost its schemas
+  'test/slot-monitor/keep-size-raise.test.ts', // a slot in trouble saved by an operator's raise of the cap
+  'test/seat-service/purge-lost-slot.test.ts', // a cluster of its own whose slot is lost
 ];
 
 /**
@@ -39,6 +43,7 @@ export const NODE_INDEPENDENT_SLOW: readonly string[] = [
   'test/stack/postgres-endpoint.test.ts',
   'test/consumers/new-consumer.test.ts',
   'test/consumers/guide-example.test.ts',
+  'test/seat-service/purge-interlock.test.ts', // reconcile as a child process per case
 ];
 
 /** What the started-with Node leaves to Node 24 when both run. */
