@@ -227,7 +227,8 @@ function walkCollection(plan: CollectionPlan, c: Cursor, depth: number): void {
     if (count === 0) return;
     // A negative count is followed by the block's size in bytes.
     const sizeAt = c.pos;
-    const size = count < 0 ? readLong(c) : 0;
+    const sized = count < 0;
+    const size = sized ? readLong(c) : 0;
     count = Math.abs(count);
     declared += count;
     blocks += 1;
@@ -241,9 +242,15 @@ function walkCollection(plan: CollectionPlan, c: Cursor, depth: number): void {
     }
     const needs = count * plan.minItemBytes;
     if (needs > c.buf.length - c.pos) throw truncated(c, `${what} of ${atLeast}${declared} ${unit} (${plan.minItemBytes} bytes or more each)`, needs, at);
+    const itemsAt = c.pos;
     for (let i = 0; i < count; i += 1) {
       if (plan.kind === 'map') skipLength(c, 'string');
       walk(item, c, depth);
+    }
+    // A reader that skips the block (a field its schema dropped) jumps by the declared size: the
+    // items must take exactly that, or it would read on from bytes this walk never checked.
+    if (sized && c.pos - itemsAt !== size) {
+      throw new AvroBoundsError(`the Avro value is corrupt: its ${plan.kind} block at byte ${at} declares ${size} bytes, its items take ${c.pos - itemsAt}`, at);
     }
   }
 }

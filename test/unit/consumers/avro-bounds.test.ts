@@ -116,6 +116,17 @@ describe('Avro bounds: hostile bodies', () => {
     expect(() => check(arrayOf('string'), bytesOf(long(-2), long(4), long(1), [0x61], long(1), [0x62], long(0)))).not.toThrow();
   });
 
+  it('refuses a negative-count block whose items do not take exactly its declared size (a reader that skips the block would read other bytes)', () => {
+    // A resolver that drops `skipme` jumps over the block by its declared size (3 bytes here), and would then
+    // read the bytes the walk took for the block's one item as the start of `b`: an array of 2^31 nulls.
+    const writer: avro.Schema = { type: 'record', name: 'Drift', fields: [{ name: 'skipme', type: arrayOf('bytes') }, { name: 'b', type: arrayOf('null') }] };
+    const hidden = bytesOf([0x00], long(2 ** 31), [0x00]);
+    const body = bytesOf(long(-1), long(1), long(hidden.length), hidden, [0x00], [0x00]);
+    expect(refusal(writer, body)).toMatch(/corrupt: its array block at byte 0 declares 1 bytes, its items take \d+/);
+    // The same shape with a size that matches its items passes.
+    expect(() => check(writer, bytesOf(long(-1), long(1), long(0), [0x00], [0x00]))).not.toThrow();
+  });
+
   it('adds up the blocks of one collection, and the collections of one value', () => {
     const limits = { ...LIMITS, maxCollectionItems: 10 };
     expect(refusal(arrayOf('null'), bytesOf(long(6), long(6), long(0)), limits)).toMatch(/declares an array of at least 12 items, over the limit of 10/);
