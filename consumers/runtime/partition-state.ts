@@ -106,6 +106,14 @@ export function afterRecordFailure(input: {
   return { kind: 'retry', backoffAttempt: attempt, maxDelayMs: late?.msUntilNextChange ?? Infinity, countNext: false };
 }
 
+/**
+ * Whether a held unit's durable attempt stands for its next try: only when this try's count was
+ * really written (a count that itself failed wrote nothing) and the retry does not ask for a new one.
+ */
+export function countStands(countedThisTry: boolean, retry: Pick<Retry, 'countNext'>): boolean {
+  return countedThisTry && !retry.countNext;
+}
+
 /** After a group's durable count: an earlier try of it, or of its first record alone, never came back (the process died). */
 export function crashedBefore(count: { attempts: number; headRecordAttempts: number }): boolean {
   return count.attempts > 1 || count.headRecordAttempts > 0;

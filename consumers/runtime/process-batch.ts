@@ -31,7 +31,7 @@ import { type AttemptCount, type AttemptKey, clearAttempts, countAttempt, record
 import { type Delivery, latenessOf, recordIds } from './delivery.js';
 import { type Failure, classifyFailure } from './failures.js';
 import { headerValue } from './headers.js';
-import { type DeadLetterFacts, type Hold, type PartitionState, type Step, afterGroupFailure, afterRecordFailure, crashedBefore, nextStep } from './partition-state.js';
+import { type DeadLetterFacts, type Hold, type PartitionState, type Step, afterGroupFailure, afterRecordFailure, countStands, crashedBefore, nextStep } from './partition-state.js';
 import type { SourceRecord } from './types.js';
 
 /** `held`: a retry wait is due and the partition is paused; the batch ends here. */
@@ -220,7 +220,7 @@ async function processAlone(ctx: ProcessingContext, control: PartitionControl, s
     if (next.kind === 'dead-letter') return deadLetter(ctx, control, state, record, { reason: next.reason, error: failure.message, attempts: next.attempts }, hold, failingSinceMs);
     const delayMs = retryWait(ctx, next.backoffAttempt, next.maxDelayMs);
     logRetry(ctx, control, recordIds(record, ctx.definition.name), failure, attempt + 1, delayMs);
-    const counts = { counted: !next.countNext, ...(attempts === undefined ? {} : { attempts }) };
+    const counts = { counted: countStands(counted, next), ...(attempts === undefined ? {} : { attempts }) };
     return holdPartition(ctx, control, state, { offset: record.offset, unit: 'record', failingSinceMs, attempt: attempt + 1, ...counts }, delayMs);
   }
 }

@@ -2,7 +2,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Lateness } from '../../../consumers/runtime/delivery.js';
 import type { Failure } from '../../../consumers/runtime/failures.js';
-import { type Hold, type PartitionState, PartitionStates, afterGroupFailure, afterRecordFailure, crashedBefore, nextStep } from '../../../consumers/runtime/partition-state.js';
+import { type Hold, type PartitionState, PartitionStates, afterGroupFailure, afterRecordFailure, countStands, crashedBefore, nextStep } from '../../../consumers/runtime/partition-state.js';
 
 const infrastructure: Failure = { kind: 'infrastructure', code: '25006', message: 'read-only' };
 const poison: Failure = { kind: 'poison', reason: 'undecodable', message: 'bad bytes' };
@@ -86,6 +86,18 @@ describe('afterRecordFailure', () => {
   ];
   it.each(cases)('$name', ({ failure, late, attempt, attempts, expected }) => {
     expect(afterRecordFailure({ failure, late, attempt, attempts, deliveryLimit: 3 })).toEqual(expected);
+  });
+});
+
+describe('countStands: a held unit keeps its durable attempt only when it was written', () => {
+  it.each([
+    { countedThisTry: true, countNext: false, stands: true },
+    { countedThisTry: true, countNext: true, stands: false },
+    // The count itself failed (the database dropped the connection): nothing was written, so the next try counts again.
+    { countedThisTry: false, countNext: false, stands: false },
+    { countedThisTry: false, countNext: true, stands: false },
+  ])('counted $countedThisTry, countNext $countNext → $stands', ({ countedThisTry, countNext, stands }) => {
+    expect(countStands(countedThisTry, { countNext })).toBe(stands);
   });
 });
 
