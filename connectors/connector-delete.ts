@@ -73,6 +73,10 @@ export function describeDelete(plan: DeletePlan, options: DeleteOptions): string
   const steps: string[] = [];
   if (plan.connectorState !== undefined) steps.push(`delete connector ${plan.connector}`);
   if (plan.slot !== undefined && !options.keepSlot) steps.push(`drop replication slot ${plan.slotName} once the task has let go of it, releasing its WAL`);
+  if (plan.slot !== undefined && !options.keepSlot) {
+    // A connector made again starts with no snapshot (snapshot.mode no_data) at the new slot's position.
+    lines.push(`if the slot is behind, outbox rows committed since its last confirmation are not on Kafka and, once it is dropped, reach Kafka only through npm run slot-recovery (docs/recovery.md); --keep-slot keeps them streamable`);
+  }
   if (plan.slot !== undefined && options.keepSlot) {
     lines.push(`--keep-slot: slot ${plan.slotName} stays and keeps retaining WAL until a connector reads it again or it is dropped (npm run connector -- delete --yes)`);
   }
