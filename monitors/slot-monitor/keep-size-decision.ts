@@ -36,6 +36,11 @@ export interface KeepSizeInputs {
   targetBytes: number;
   /** A slot must retain at least this much less than a cap before the monitor sets that cap. */
   marginBytes: number;
+  /**
+   * The cluster's wal_segment_size: Postgres invalidates a slot by whole segments, so a margin
+   * smaller than one segment is taken as one segment.
+   */
+  walSegmentBytes?: number;
   slots: readonly SlotRetention[];
 }
 
@@ -71,8 +76,13 @@ export function wholeMegabytesAtLeast(bytes: number): number {
   return Math.ceil(bytes / MB) * MB;
 }
 
+/** The margin the decision keeps: the setting, but never less than one WAL segment. */
+export function effectiveMarginBytes(inputs: Pick<KeepSizeInputs, 'marginBytes' | 'walSegmentBytes'>): number {
+  return Math.max(inputs.marginBytes, inputs.walSegmentBytes ?? 0);
+}
+
 function slotsInNeed(inputs: KeepSizeInputs): SlotInNeed[] {
-  const restoreAt = inputs.targetBytes - inputs.marginBytes;
+  const restoreAt = inputs.targetBytes - effectiveMarginBytes(inputs);
   return inputs.slots
     .filter((slot) => slot.walStatus !== null && slot.walStatus !== 'lost' && slot.retainedBytes !== null)
     .map((slot) => ({ slotName: slot.slotName, retainedBytes: slot.retainedBytes ?? 0, walStatus: slot.walStatus, safeWalSizeBytes: slot.safeWalSizeBytes }))
@@ -81,11 +91,12 @@ function slotsInNeed(inputs: KeepSizeInputs): SlotInNeed[] {
 }
 
 function raiseHeld(inputs: KeepSizeInputs, capBytes: number, slots: SlotInNeed[]): RaiseHeld {
-  return { capBytes, aboveTargetBytes: capBytes - inputs.targetBytes, restoreAtBytes: inputs.targetBytes - inputs.marginBytes, slots };
+  return { capBytes, aboveTargetBytes: capBytes - inputs.targetBytes, restoreAtBytes: inputs.targetBytes - effectiveMarginBytes(inputs), slots };
 }
 
 export function keepSizeDecision(inputs: KeepSizeInputs): KeepSizeDecision {
-  const { currentBytes, targetBytes, marginBytes } = inputs;
+  const { currentBytes, targetBytes } = inputs;
+  const marginBytes = effectiveMarginBytes(inputs);
   if (currentBytes === targetBytes) return { action: 'leave' };
   if (currentBytes >= 0 && currentBytes < targetBytes) return { action: 'set', toBytes: targetBytes };
   const inNeed = slotsInNeed(inputs);

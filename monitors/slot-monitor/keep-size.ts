@@ -11,7 +11,7 @@ import type { Logger } from '../../lib/logger.js';
 import { waitFor } from '../../lib/wait.js';
 import type { AlertCandidate } from './alert-tracker.js';
 import { formatBytes, postgresMegabytes } from './byte-size.js';
-import { keepSizeDecision, type RaiseHeld, type SlotRetention } from './keep-size-decision.js';
+import { effectiveMarginBytes, keepSizeDecision, type RaiseHeld, type SlotRetention } from './keep-size-decision.js';
 import type { Queryable } from './monitor-role.js';
 import { readMaxSlotWalKeepSize } from './slot-readings.js';
 
@@ -37,6 +37,12 @@ interface Correction {
 }
 
 /** ALTER SYSTEM cannot take parameters; the value is a number we formatted, quoted as a literal anyway. */
+/** wal_segment_size in bytes (pg_settings gives it in bytes since Postgres 11). */
+async function walSegmentSize(db: Queryable): Promise<number> {
+  const result = await db.query(/* sql */ `SELECT setting AS bytes FROM pg_settings WHERE name = 'wal_segment_size'`);
+  return Number((result.rows[0] as { bytes?: string } | undefined)?.bytes ?? 0);
+}
+
 export async function setMaxSlotWalKeepSize(db: Queryable, bytes: number): Promise<void> {
   await db.query(/* sql */ `alter system set max_slot_wal_keep_size = ${pg.escapeLiteral(postgresMegabytes(bytes))}`);
   await db.query(/* sql */ `select pg_catalog.pg_reload_conf()`);
@@ -61,6 +67,8 @@ export class KeepSizeGuard {
   #lastCorrection: Correction | undefined;
   /** The cap the monitor set instead of the target when it found -1 and a slot retaining more. */
   #ownCap: number | undefined;
+  /** The cluster's WAL segment size (fixed when it was created), read once. */
+  #walSegmentBytes: number | undefined;
   /** The last error of ALTER SYSTEM, logged once rather than on every poll. */
   #lastFailure: string | undefined;
 
@@ -71,7 +79,8 @@ export class KeepSizeGuard {
   /** Decides on the database's value, sets it in enforce mode, and returns the alerts that hold. */
   async check(db: Queryable, currentBytes: number, slots: readonly SlotRetention[], now: Date): Promise<AlertCandidate[]> {
     const { targetBytes, marginBytes, mode } = this.#options;
-    const decision = keepSizeDecision({ currentBytes, targetBytes, marginBytes, slots });
+    this.#walSegmentBytes ??= await walSegmentSize(db);
+    const decision = keepSizeDecision({ currentBytes, targetBytes, marginBytes, walSegmentBytes: this.#walSegmentBytes, slots });
     if (decision.action === 'leave') return this.#report(now, undefined);
     if (decision.action === 'hold') return this.#report(now, decision.raise, this.#raised(decision.raise));
     if (mode === 'check') {
@@ -103,7 +112,8 @@ export class KeepSizeGuard {
   }
 
   #raised(raise: RaiseHeld): AlertCandidate {
-    const { targetBytes, marginBytes, mode } = this.#options;
+    const { targetBytes, mode } = this.#options;
+    const marginBytes = effectiveMarginBytes({ marginBytes: this.#options.marginBytes, walSegmentBytes: this.#walSegmentBytes });
     const cap = formatBytes(raise.capBytes);
     const target = formatBytes(targetBytes);
     const above = formatBytes(raise.aboveTargetBytes);

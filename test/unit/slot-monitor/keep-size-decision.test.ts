@@ -69,6 +69,18 @@ describe('keepSizeDecision (target 64 MB, margin 16 MB)', () => {
   });
 });
 
+describe('keepSizeDecision with a margin smaller than a WAL segment', () => {
+  // Postgres invalidates a slot by whole segments: a 1 MB margin on 16 MB segments is no margin at all.
+  const inputs = { targetBytes: TARGET, marginBytes: 1 * MB, walSegmentBytes: 16 * MB };
+  it('keeps one segment instead: a raise stays while a slot is within a segment of the target', () => {
+    expect(brief(keepSizeDecision({ ...inputs, currentBytes: 256 * MB, slots: [slot('a', 60)] }))).toBe('hold 256 (a)');
+    expect(brief(keepSizeDecision({ ...inputs, currentBytes: 256 * MB, slots: [slot('a', 48)] }))).toBe('set 64');
+  });
+  it('caps -1 a whole segment above what the slot retains', () => {
+    expect(brief(keepSizeDecision({ ...inputs, currentBytes: -1, slots: [slot('a', 100, 'extended')] }))).toBe('set 116 (a)');
+  });
+});
+
 describe('SLOT_MONITOR_KEEP_SIZE_MARGIN', () => {
   const parse = (env: Record<string, string>) => parseSlotMonitorConfig({ SLOT_MONITOR_DATABASE_URL: 'postgres://m:p@127.0.0.1:5432/seats', ...env });
 
