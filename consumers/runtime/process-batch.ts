@@ -137,6 +137,8 @@ async function processGroup(
     const attempt = hold?.attempt ?? 0;
     const next = afterGroupFailure(failure, late, attempt);
     if (next.kind !== 'retry') return isolate(state, (held.at(-1) ?? first).offset, failingSinceMs); // each record meets its own fate
+    // The try came back, failed by the infrastructure: not one the process died in. Its count goes.
+    if (counted && (await takeBackCount(ctx, attemptKey(ctx, first, 'group')))) counted = false;
     const delayMs = retryWait(ctx, next.backoffAttempt, next.maxDelayMs);
     logRetry(ctx, control, { size: held.length }, failure, attempt + 1, delayMs);
     const outcome = await holdPartition(ctx, control, state, { offset: first.offset, unit: 'group', failingSinceMs, attempt: attempt + 1, counted }, delayMs);
@@ -189,9 +191,9 @@ async function committed(ctx: ProcessingContext, control: PartitionControl, stat
 
 /**
  * Decodes and applies `record` alone until it is applied, skipped or dead-lettered, the partition
- * held, or the batch abandoned. Every attempt is counted durably before it starts, except one
- * that follows an infrastructure failure (that failure was not the record's): so the count is
- * poison failures plus attempts during which the process died.
+ * held, or the batch abandoned. Every attempt is counted durably before it starts, and an attempt
+ * that the infrastructure failed takes its count back (that failure was not the record's, and the
+ * process did not die in it): so the count is poison failures plus attempts the process died in.
  */
 async function processAlone(ctx: ProcessingContext, control: PartitionControl, state: PartitionState, record: SourceRecord, step: Step & { kind: 'alone' }): Promise<Outcome> {
   const key = attemptKey(ctx, record, 'record');
@@ -218,6 +220,7 @@ async function processAlone(ctx: ProcessingContext, control: PartitionControl, s
     const late = failure.kind === 'infrastructure' ? reportFailing(ctx, control, [record], failure, failingSinceMs) : undefined;
     const next = afterRecordFailure({ failure, late, attempt, attempts: attempts ?? 1, deliveryLimit: ctx.policy.deliveryLimit });
     if (next.kind === 'dead-letter') return deadLetter(ctx, control, state, record, { reason: next.reason, error: failure.message, attempts: next.attempts }, hold, failingSinceMs);
+    if (failure.kind === 'infrastructure' && counted && (await takeBackCount(ctx, key))) counted = false;
     const delayMs = retryWait(ctx, next.backoffAttempt, next.maxDelayMs);
     logRetry(ctx, control, recordIds(record, ctx.definition.name), failure, attempt + 1, delayMs);
     const counts = { counted: countStands(counted, next), ...(attempts === undefined ? {} : { attempts }) };
@@ -300,6 +303,21 @@ function logRetry(ctx: ProcessingContext, control: PartitionControl, ids: Record
     failure.kind === 'poison' ? 'the record failed as poison; retrying it up to the delivery limit' : 'the infrastructure failed; retrying, the partition held in order',
   );
   ctx.events.emit('retry', { topic: control.topic, partition: control.partition, kind: failure.kind, attempt, delayMs });
+}
+
+/**
+ * Takes back the count of a try that came back failed by the infrastructure, so a process killed
+ * while the partition waits leaves nothing against the record; false (the count stands, as if the
+ * try had not come back) when the consumer database refuses.
+ */
+async function takeBackCount(ctx: ProcessingContext, key: AttemptKey): Promise<boolean> {
+  try {
+    await uncountAttempt(ctx.pool, key);
+    return true;
+  } catch (err) {
+    ctx.logger.warn({ consumer: ctx.definition.name, error: errorMessage(err) }, 'could not take back a delivery attempt count');
+    return false;
+  }
 }
 
 /** Bookkeeping that must not turn one failure into another: logged, never thrown. */

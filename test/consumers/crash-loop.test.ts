@@ -112,4 +112,33 @@ describe('a record that crashes the process', () => {
     expect(dead?.attempts).toBe(DELIVERY_LIMIT);
     await drill.close();
   }, TEST_TIMEOUT_MS);
+
+  it('is not what a process killed while an infrastructure failure holds the partition leaves behind: the good record is applied, not dead-lettered', async () => {
+    const drill = await startDrill({ stack, prefix: 'crash_held', policy: { deadlineMs: 300_000, lateRetryWindowMs: 5_000, deliveryLimit: DELIVERY_LIMIT, retryBaseMs: 100, retryCapMs: 1_000 }, partitions: 1 });
+    const good = await produceCloudEvents(drill.producer, drill.registry, drill.topic, drill.nextEvents(5));
+    // The registry's origin answers 404 on every ccompat path: not the record's fault, so the partition is held.
+    const away = childEnv(drill, stack, { SCHEMA_REGISTRY_URL: new URL(stack.registryUrl).origin });
+    // One kill more than the delivery limit allows: each during a hold, none during an attempt that the record could be blamed for.
+    for (let kill = 0; kill < DELIVERY_LIMIT; kill += 1) {
+      const child = startChildProgram(PROGRAM, away);
+      try {
+        await waitFor(() => child.output().includes('the infrastructure failed; retrying'), { timeoutMs: 60_000, intervalMs: 100, description: `the held partition's retry (kill ${kill + 1})` });
+        await child.killHard();
+      } catch (err) {
+        throw new Error(`${String(err)}\nchild output:\n${child.output().slice(-4_000)}`, { cause: err });
+      } finally {
+        await child.close();
+      }
+    }
+    const child = startChildProgram(PROGRAM, childEnv(drill, stack));
+    try {
+      await drill.expectAllAppliedOnce(good);
+    } catch (err) {
+      throw new Error(`${String(err)}\nchild output:\n${child.output().slice(-4_000)}`, { cause: err });
+    } finally {
+      await child.close();
+    }
+    expect(await drill.deadLetters()).toEqual([]);
+    await drill.close();
+  }, TEST_TIMEOUT_MS);
 });
