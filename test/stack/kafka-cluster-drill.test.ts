@@ -30,11 +30,11 @@ const SEATS_PER_ROW = 50;
 /** Holds per second while the drill runs: steady, small enough for a 2-core machine shared with others. */
 const HOLDS_PER_SECOND = 10;
 
-/** The ce_ids on Kafka that appear more than once (with the bytes of each copy). */
+/** The ce_ids written to Kafka more than once, each with the partition/offset of every copy. */
 function doubled(records: readonly CollectedRecord[]): string[] {
-  const seen = new Map<string, number>();
-  for (const r of records) seen.set(r.headers.ce_id ?? '', (seen.get(r.headers.ce_id ?? '') ?? 0) + 1);
-  return [...seen].filter(([, n]) => n > 1).map(([id]) => id);
+  const seen = new Map<string, string[]>();
+  for (const r of records) seen.set(r.headers.ce_id ?? '', [...(seen.get(r.headers.ce_id ?? '') ?? []), `${r.partition}/${r.offset}`]);
+  return [...seen].filter(([, at]) => at.length > 1).map(([id, at]) => `${id} at ${at.join(', ')}`);
 }
 
 /** Replicas and min.insync.replicas of each topic, as the cluster reports them. */

@@ -101,16 +101,26 @@ export interface CollectedRecord {
   message: KafkaMessage;
 }
 
-/** Reads topics from the beginning into an array until stopped (from the stack's Kafka unless `brokers` names another). */
+/**
+ * Reads topics from the beginning into an array until stopped (from the stack's Kafka unless `brokers`
+ * names another): one entry per record on Kafka. The collector's own group may be handed a record a
+ * second time (its coordinator died before the offset commit, or it rejoined): that is the same
+ * record, at the same topic, partition and offset, and is kept once, so a ce_id seen twice in
+ * `records` is a record written twice.
+ */
 export async function collectRecords(topics: string[], brokers: string[] = endpoints().kafkaBrokers): Promise<{ records: CollectedRecord[]; stop: () => Promise<void> }> {
   const kafka = createKafka({ brokers, clientId: 'test-collector', logger: testLogger });
   const consumer = kafka.consumer({ groupId: uniqueName('collector'), maxWaitTimeInMs: 100 });
   const records: CollectedRecord[] = [];
+  const positions = new Set<string>();
   await consumer.connect();
   const stop = track('record collector', () => consumer.disconnect());
   await consumer.subscribe({ topics, fromBeginning: true });
   await consumer.run({
     eachMessage: async ({ topic, partition, message }) => {
+      const position = `${topic}/${partition}/${message.offset}`;
+      if (positions.has(position)) return;
+      positions.add(position);
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(message.headers ?? {})) headers[k] = Buffer.isBuffer(v) ? v.toString('utf8') : String(v);
       records.push({ topic, partition, offset: message.offset, key: message.key?.toString('utf8') ?? '', headers, value: message.value ?? Buffer.alloc(0), message });
