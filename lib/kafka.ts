@@ -5,6 +5,7 @@
  */
 import { Kafka, Partitioners, logLevel } from 'kafkajs';
 import type { Admin, ConfigResourceTypes, LogEntry, Producer, ProducerConfig, RetryOptions, logCreator } from 'kafkajs';
+import type { KafkaClientSecurity } from './kafka-security.js';
 import type { Logger } from './logger.js';
 
 export { logLevel };
@@ -31,6 +32,8 @@ export interface CreateKafkaOptions {
   retry?: RetryOptions;
   connectionTimeoutMs?: number;
   requestTimeoutMs?: number;
+  /** TLS and SASL from the program's KAFKA_SECURITY_* settings (kafkaClientSecurity); absent: plaintext. */
+  security?: KafkaClientSecurity;
 }
 
 /** Client-level retries: about a minute of capped backoff before an operation gives up. */
@@ -89,6 +92,8 @@ export function createKafka(options: CreateKafkaOptions): Kafka {
     retry: options.retry ?? DEFAULT_KAFKA_RETRY,
     logLevel: kafkaLogLevel(logger),
     logCreator: kafkaLogCreator(logger),
+    ...(options.security?.ssl === undefined ? {} : { ssl: options.security.ssl }),
+    ...(options.security?.sasl === undefined ? {} : { sasl: options.security.sasl }),
   });
 }
 
