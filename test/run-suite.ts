@@ -3,7 +3,8 @@
  * test against the real processes on the Node it was started with and again on Node 24 (see
  * test/suite-plan.ts for what each run holds), stops what it started (everything, under CI=true),
  * and ends with the totals of all of it on a line of their own: `N passed, N failed`
- * (`, N skipped` when any), after one line per Node with its counts and how long it took.
+ * (`, N skipped` in a run narrowed by arguments; in the whole suite an unrun test fails, see
+ * test/suite-totals.ts), after one line per Node with its counts and how long it took.
  * `--node current` or `--node 24` runs one Node only; other arguments go to vitest (file
  * filters, -t).
  */
@@ -17,53 +18,24 @@ import { ensurePrerequisites } from '../stack/prerequisites.js';
 import { ensureNodeRuntime, nodeRuntimeEnv } from '../stack/node-runtime.js';
 import { outsideDataRoot } from '../stack/postgres.js';
 import { parseSuiteArgs, SUITE_NODE_ENV, suiteRuns, type SuiteRun } from './suite-plan.js';
-
-interface Totals {
-  passed: number;
-  failed: number;
-  skipped: number;
-}
-
-interface VitestJson {
-  testResults: { status: string; name: string; message?: string; assertionResults: { status: string }[] }[];
-}
+import { add, countReport, totalsLine, type Totals, type VitestJson } from './suite-totals.js';
 
 function runStep(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): boolean {
   const result = spawnSync(command, args, { cwd: projectRoot, stdio: 'inherit', env });
   return result.status === 0;
 }
 
-/** A failed file (a beforeAll that threw) marks its unrun tests failed: nothing that needs the stack is skipped. */
-function countVitest(reportFile: string, vitestOk: boolean): Totals {
-  const totals: Totals = { passed: 0, failed: 0, skipped: 0 };
+/** The report's counts; a report vitest never wrote (it crashed) is one failure. */
+function countVitest(reportFile: string, vitestOk: boolean, strict: boolean): Totals {
   let report: VitestJson;
   try {
     report = JSON.parse(readFileSync(reportFile, 'utf8')) as VitestJson;
   } catch {
-    return { passed: 0, failed: 1, skipped: 0 }; // vitest itself crashed
+    return { passed: 0, failed: 1, skipped: 0 };
   }
-  for (const file of report.testResults) {
-    const fileFailed = file.status === 'failed';
-    if (fileFailed && file.assertionResults.length === 0) totals.failed += 1;
-    for (const test of file.assertionResults) {
-      if (test.status === 'passed') totals.passed += 1;
-      else if (test.status === 'failed' || fileFailed) totals.failed += 1;
-      else totals.skipped += 1;
-    }
-  }
-  if (!vitestOk && totals.failed === 0) totals.failed = 1;
+  const { totals, problems } = countReport(report, vitestOk, { strict, root: projectRoot });
+  for (const problem of problems) console.error(`not run: ${problem}`);
   return totals;
-}
-
-function add(into: Totals, more: Totals): void {
-  into.passed += more.passed;
-  into.failed += more.failed;
-  into.skipped += more.skipped;
-}
-
-function totalsLine(totals: Totals): string {
-  const skipped = totals.skipped > 0 ? `, ${totals.skipped} skipped` : '';
-  return `${totals.passed} passed, ${totals.failed} failed${skipped}`;
 }
 
 function tookText(ms: number): string {
@@ -86,7 +58,8 @@ function runVitest(run: SuiteRun, vitestArgs: string[], home: string): { version
   if (exclude.length > 0) exclude.push('--passWithNoTests');
   const args = [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${reportFile}`, ...exclude, ...vitestArgs];
   const ok = runStep(runtime.bin, args, env);
-  return { version: runtime.version, totals: countVitest(reportFile, ok), took: tookText(Date.now() - startedAt) };
+  // Only the whole suite must run every test: arguments (a file filter, -t) skip tests on purpose.
+  return { version: runtime.version, totals: countVitest(reportFile, ok, vitestArgs.length === 0), took: tookText(Date.now() - startedAt) };
 }
 
 async function main(): Promise<number> {
