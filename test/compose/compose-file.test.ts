@@ -110,7 +110,11 @@ describe('every service command is an npm script whose programs get the settings
   it.each(programServices)('%s: its environment is complete and valid for each program it runs', (_name, s) => {
     const env = serviceEnv(s);
     // parse throws the program's own ConfigError: one sentence per missing or bad setting.
-    for (const script of commandScripts(s.command)) expect(() => SCRIPT_PROGRAMS[script]?.parse(env)).not.toThrow();
+    for (const script of commandScripts(s.command)) {
+      const program = SCRIPT_PROGRAMS[script];
+      if (program === undefined) throw new Error(`${script} has no settings in test/compose/compose-model.ts SCRIPT_PROGRAMS`);
+      expect(() => program.parse(env)).not.toThrow();
+    }
   });
 
   it.each(programServices)('%s: sets only variables its programs read', (_name, s) => {
