@@ -61,14 +61,14 @@ export const rehearsalSettings = defineSettings('rehearsal', {
     parser: optionalUrl(['http', 'https'], 'http://alertmanager:9093'),
     description: 'External mode (required there): Alertmanager, sampled every second for the alerts of the run. Native mode uses the stack\'s.',
   },
-  // Native mode: how the connector step and every program the rehearsal starts reach Kafka.
-  ...kafkaSecuritySettings,
   mailpitUrl: {
     env: 'REHEARSAL_MAILPIT_URL',
     default: '',
     parser: optionalUrl(['http', 'https'], 'http://mailpit:8025'),
     description: 'External mode (required there): the Mailpit web API the confirmation emails are counted from (/api/v1/messages). Native mode runs its own SMTP sink.',
   },
+  // Native mode: how the connector step and every program the rehearsal starts reach Kafka.
+  ...kafkaSecuritySettings,
 });
 
 export type RehearsalConfig = Config<typeof rehearsalSettings.settings>;
