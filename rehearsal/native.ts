@@ -5,6 +5,7 @@
  */
 import { applyOutboxConnector } from '../connectors/outbox-connector.js';
 import { connectorSettings } from '../connectors/settings.js';
+import { kafkaSecurityEnv } from '../lib/kafka-security.js';
 import type { Logger } from '../lib/logger.js';
 import { createPool } from '../lib/postgres.js';
 import { parseSettings } from '../lib/settings.js';
@@ -32,7 +33,7 @@ function withCredentials(url: string, user: string, password: string): string {
   return parsed.toString();
 }
 
-interface ProgramUrls {
+export interface ProgramUrls {
   /** KAFKA_BROKERS and SCHEMA_REGISTRY_URL of the stack the rehearsal started (its ports may be moved). */
   stackEnv: Record<string, string>;
   consumerDbUrl: string;
@@ -46,9 +47,13 @@ interface ProgramUrls {
   seatNodePorts?: number[];
 }
 
-/** The consumers, the hold sweeper and the two watchers, with their settings; ports are the programs' defaults (Prometheus scrapes them). */
-function programSpecs(urls: ProgramUrls, config: RehearsalConfig): Record<string, ProgramSpec> {
-  const common = { ...urls.stackEnv, CONSUMER_DATABASE_URL: urls.consumerDbUrl, LOG_LEVEL: 'warn' };
+/**
+ * The consumers, the hold sweeper and the two watchers, with their settings; ports are the
+ * programs' defaults (Prometheus scrapes them). The consumers reach Kafka as the rehearsal's
+ * KAFKA_SECURITY_* settings say.
+ */
+export function programSpecs(urls: ProgramUrls, config: RehearsalConfig): Record<string, ProgramSpec> {
+  const common = { ...urls.stackEnv, ...kafkaSecurityEnv(config), CONSUMER_DATABASE_URL: urls.consumerDbUrl, LOG_LEVEL: 'warn' };
   const asRole = (role: string) => withCredentials(urls.seatAdminUrl, role, role);
   const onNode = (url: string, port: number) => {
     const parsed = new URL(url);
@@ -127,7 +132,7 @@ export async function openNativeEnvironment(config: RehearsalConfig, logger: Log
     passwords: { ...LOCAL_ROLE_PASSWORDS, slotMonitor: REHEARSAL_ROLES.slotMonitor, jobWatchdog: REHEARSAL_ROLES.jobWatchdog },
     applicationName: 'rehearsal-setup',
   }, logger);
-  const connector = parseSettings(connectorSettings, { ...process.env, ...localEnv });
+  const connector = parseSettings(connectorSettings, { ...process.env, ...localEnv, ...kafkaSecurityEnv(config) });
   await applyOutboxConnector(connector, logger);
 
   const mail = await startMailSink(config.smtpPort);
