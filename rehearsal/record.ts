@@ -87,3 +87,19 @@ export interface RehearsalRecord {
   alerts: AlertRecord[];
   checks: Check[];
 }
+
+/**
+ * The run's verdict in one line, as the text and HTML reports head their checks: ok only when
+ * checks were recorded, every one passed and every drill held.
+ */
+export function recordVerdict(record: RehearsalRecord): { ok: boolean; headline: string } {
+  const failed = record.checks.filter((c) => !c.ok);
+  const drillsFailed = record.drills.filter((d) => !d.verdict.ok);
+  const checksPart = record.checks.length === 0
+    ? 'No checks were recorded'
+    : failed.length === 0 ? `All ${record.checks.length} checks passed` : `${failed.length} of ${record.checks.length} checks failed`;
+  const drillsPart = record.drills.length === 0
+    ? []
+    : [drillsFailed.length === 0 ? `${record.drills.length} drills held` : `${drillsFailed.length} of ${record.drills.length} drills did not hold`];
+  return { ok: failed.length === 0 && drillsFailed.length === 0 && record.checks.length > 0, headline: [checksPart, ...drillsPart].join(', ') };
+}

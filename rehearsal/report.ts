@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
 import { projectRoot } from '../stack/config.js';
 import { renderHtmlReport } from './html-report.js';
-import type { AlertRecord, RehearsalRecord } from './record.js';
+import { recordVerdict, type AlertRecord, type RehearsalRecord } from './record.js';
 
 export interface ReportExtras {
   mode: 'native' | 'external';
@@ -54,6 +54,12 @@ function stageLines(record: RehearsalRecord): string[] {
   ];
 }
 
+/** The run's verdict under its checks: the same headline as the HTML report's. */
+function verdictLine(record: RehearsalRecord): string {
+  const { ok, headline } = recordVerdict(record);
+  return `  ${ok ? 'PASS' : 'FAIL'}: ${headline}`;
+}
+
 export function renderTextReport(record: RehearsalRecord, extras: ReportExtras): string {
   const { crowd } = record;
   const drills = record.settings.drills.length === 0 ? 'no drills' : `drills: ${record.settings.drills.join(', ')}`;
@@ -72,6 +78,7 @@ export function renderTextReport(record: RehearsalRecord, extras: ReportExtras):
     ...drillLines(record),
     '',
     ...record.checks.map((c) => `  ${c.ok ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.detail}`),
+    verdictLine(record),
     '',
     record.alerts.length === 0 ? '  alerts active during the run: none' : `  alerts active during the run (${record.alerts.length}):`,
     ...record.alerts.map(alertLine),

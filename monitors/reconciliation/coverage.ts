@@ -27,6 +27,7 @@ export async function readSnapshotXmin(seatPool: Pool, logger: Logger): Promise<
 /** Why this run's result says nothing for the purge, or undefined when it covers its window. */
 export function notCovering(result: Reconciliation, consumers: readonly ReconciledConsumer[]): string | undefined {
   if (result.gaps) return 'it found gaps';
+  if (result.unsent) return 'it found effects claimed and never stamped sent (their outbox rows may be needed to send them)';
   if (result.to.getTime() <= result.from.getTime()) return 'its window is empty';
   const left = CONSUMER_KINDS.filter((kind) => !consumers.some((c) => c.kind === kind));
   if (left.length > 0) return `RECONCILE_CONSUMERS leaves out ${left.join(', ')}, and the purge counts only runs that checked every consumer`;

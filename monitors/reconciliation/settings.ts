@@ -41,7 +41,7 @@ export const consumerInboxSettings = {
     env: 'RECONCILE_GRACE_MS',
     default: '60000',
     parser: zDurationMs({ min: 0, example: '60000' }),
-    description: 'Outbox rows younger than this are left out: they may still be on their way to the consumers.',
+    description: 'Outbox rows younger than this are left out: they may still be on their way to the consumers. In npm run reconcile, an email claimed longer ago than this and never stamped sent also counts as unsent (exit 3).',
   },
 } as const;
 

@@ -2,7 +2,7 @@
  * The top of the HTML report as markup: the verdict and its checks, the crowd's numbers, the
  * drills, the alerts and the per-stage latency table. Every value from the record is escaped.
  */
-import type { AlertRecord, DrillRecord, RehearsalRecord, StageLatency } from '../record.js';
+import { recordVerdict, type AlertRecord, type DrillRecord, type RehearsalRecord, type StageLatency } from '../record.js';
 
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -30,16 +30,7 @@ export function clockTime(at: number): string {
 const count = (n: number) => n.toLocaleString('en-US');
 
 export function verdictSection(record: RehearsalRecord): string {
-  const failed = record.checks.filter((c) => !c.ok);
-  const drillsFailed = record.drills.filter((d) => !d.verdict.ok);
-  const ok = failed.length === 0 && drillsFailed.length === 0 && record.checks.length > 0;
-  const checksPart = record.checks.length === 0
-    ? 'No checks were recorded'
-    : failed.length === 0 ? `All ${record.checks.length} checks passed` : `${failed.length} of ${record.checks.length} checks failed`;
-  const drillsPart = record.drills.length === 0
-    ? []
-    : [drillsFailed.length === 0 ? `${record.drills.length} drills held` : `${drillsFailed.length} of ${record.drills.length} drills did not hold`];
-  const headline = [checksPart, ...drillsPart].join(', ');
+  const { ok, headline } = recordVerdict(record);
   const rows = record.checks.map((c) => `<tr class="${c.ok ? 'ok' : 'fail'}"><td class="mark">${c.ok ? 'ok' : 'FAIL'}</td><td>${escapeHtml(c.name)}</td><td>${escapeHtml(c.detail)}</td></tr>`);
   return `<section id="verdict" class="verdict ${ok ? 'ok' : 'fail'}">
   <h2>${escapeHtml(headline)}</h2>

@@ -75,7 +75,9 @@ async function openPurgeDatabase(): Promise<PurgeDatabase> {
   try {
     await migrateSeatDatabase(admin, testLogger);
     await setupRoles(admin, LOCAL_ROLE_PASSWORDS);
-    await admin.query('create table inbox (consumer text not null, event_id text not null, primary key (consumer, event_id))');
+    // The inbox columns reconciliation reads (consumers/migrations/000001_inbox.sql), in the seat database for the test.
+    await admin.query(`create table inbox (consumer text not null, event_id text not null, status text not null default 'applied',
+                         received_at timestamptz not null default now(), claimed_at timestamptz, primary key (consumer, event_id))`);
   } finally {
     await admin.end();
   }
