@@ -45,6 +45,7 @@ async function ensureRunning(component: Component, layout: StackLayout, logger: 
   if (await component.healthy()) {
     if (component.pid() === undefined || component.outdated?.() !== true) {
       log.info('already running and healthy');
+      if (component.pid() !== undefined) await component.configure?.();
       return;
     }
     log.warn('running with an older configuration of this project; restarting it');
@@ -63,6 +64,7 @@ async function ensureRunning(component: Component, layout: StackLayout, logger: 
     log.info({ pid: component.pid() }, 'process is up; waiting until it is healthy');
   }
   await waitHealthy(component, layout.settings.readyTimeoutMs);
+  await component.configure?.();
   log.info({ pid: component.pid() }, 'healthy');
 }
 

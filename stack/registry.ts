@@ -5,6 +5,7 @@ import { httpGet, ownedPid } from './component.js';
 import { stackEndpoints, type StackLayout } from './config.js';
 import { ensureDatabase } from '../lib/postgres.js';
 import { jvmPidFile, launchJvm, stopJvm } from './jvm.js';
+import { restrictConnect } from './postgres.js';
 import { registryJavaCommand } from './prerequisites.js';
 
 export const REGISTRY_DATABASE = 'stagefront_registry';
@@ -29,6 +30,7 @@ export function registryComponent(layout: StackLayout): Component {
     },
     async launch() {
       await ensureDatabase(stackEndpoints(layout).postgresAdminUrl, REGISTRY_DATABASE);
+      await restrictConnect(stackEndpoints(layout).postgresAdminUrl);
       launchJvm(layout, {
         name: 'registry',
         heapMb: s.registryHeapMb,
