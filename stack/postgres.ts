@@ -5,7 +5,7 @@ import type { Component } from './component.js';
 import { ownedPid } from './component.js';
 import { projectRoot, type StackLayout } from './config.js';
 import { REGISTRY_DATABASE } from './registry.js';
-import { asServerUser, chownToServerUser, dataDirMajor, digest, outsideDataRoot, pgBin, serverBinDir, serverMajor, serverUserCanReach, SLOT_SYNC_MIN_MAJOR } from './postgres-server.js';
+import { asServerUser, chownToServerUser, dataDirMajor, digest, pgBin, privateOutsideDataRoot, serverBinDir, serverMajor, serverUserCanReach, SLOT_SYNC_MIN_MAJOR } from './postgres-server.js';
 
 export { outsideDataRoot } from './postgres-server.js';
 
@@ -146,7 +146,7 @@ function serverSettings(layout: StackLayout, port: number, extra: string[]): str
 export function postgresHome(layout: StackLayout): string {
   const preferred = join(layout.home, 'postgres');
   if (process.getuid?.() !== 0 || serverUserCanReach(layout.home)) return preferred;
-  return join(outsideDataRoot(), digest(layout.home, 8), 'postgres');
+  return join(privateOutsideDataRoot(), digest(layout.home, 8), 'postgres');
 }
 
 function initCluster(layout: StackLayout, dataDir: string): void {
