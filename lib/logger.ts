@@ -4,6 +4,7 @@
  */
 import { pino } from 'pino';
 import type { DestinationStream, Level, LevelWithSilent, Logger as PinoLogger } from 'pino';
+import { redactUserInfo, withoutUserInfo } from './redact.js';
 
 export type Logger = PinoLogger;
 export type LogLevel = LevelWithSilent;
@@ -21,7 +22,8 @@ export interface CreateLoggerOptions {
 /**
  * One JSON object per line: `time` (ISO 8601), `level` as a word, `name`, `msg`,
  * plus whatever fields the call adds (`ce_id`, `topic`, `partition`, `offset` …).
- * Errors logged under `err` are serialized with message, stack and code.
+ * Errors logged under `err` are serialized with message, stack and code. A password in a URL
+ * (message, field or error) is written as `***` (lib/redact.ts).
  */
 export function createLogger({ name, level = 'info', destination }: CreateLoggerOptions): Logger {
   const options = {
@@ -29,10 +31,21 @@ export function createLogger({ name, level = 'info', destination }: CreateLogger
     level,
     base: { name },
     timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label: string) => ({ level: label }) },
-    serializers: { err: pino.stdSerializers.err, error: pino.stdSerializers.err },
+    formatters: { level: (label: string) => ({ level: label }), log: (object: Record<string, unknown>) => redactUserInfo(object) },
+    serializers: { err: redactedError, error: redactedError },
+    hooks: {
+      logMethod(this: PinoLogger, args: Parameters<PinoLogger['info']>, method: (...args: unknown[]) => void) {
+        method.apply(this, args.map((arg: unknown) => (typeof arg === 'string' ? withoutUserInfo(arg) : arg)));
+      },
+    },
   };
   return destination ? pino(options, destination) : pino(options);
+}
+
+function redactedError(error: Error): Record<string, unknown> {
+  // Plain data first (the serializer's objects have a prototype of their own, causes nested).
+  const serialized = JSON.parse(JSON.stringify(pino.stdSerializers.err(error))) as Record<string, unknown>;
+  return redactUserInfo(serialized, 8);
 }
 
 /** True when `value` is a level name `createLogger` accepts. */

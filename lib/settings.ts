@@ -7,6 +7,7 @@
  * An environment variable set to the empty string counts as unset.
  */
 import type { SettingParser } from './setting-parsers.js';
+import { redactUserInfo, withoutUserInfo } from './redact.js';
 
 export * from './setting-parsers.js';
 
@@ -82,7 +83,7 @@ function fixHint(setting: Setting<unknown>): string {
 }
 
 function invalidSentence(setting: Setting<unknown>, raw: string): string {
-  const shown = setting.secret ? `${setting.env} (secret, value not shown)` : `${setting.env}=${JSON.stringify(raw)}`;
+  const shown = setting.secret ? `${setting.env} (secret, value not shown)` : `${setting.env}=${JSON.stringify(withoutUserInfo(raw))}`;
   return `${shown} is not valid: expected ${setting.parser.expected}; ${fixHint(setting)}.`;
 }
 
@@ -115,11 +116,11 @@ export function parseSettings<T extends SettingsTable>(
   return config as Config<T>;
 }
 
-/** The configuration as a plain object safe to log: secrets replaced by "[secret]". */
+/** The configuration as a plain object safe to log: secrets replaced by "[secret]", passwords taken out of URLs. */
 export function configForLog<T extends SettingsTable>(def: SettingsDefinition<T>, config: Config<T>): Record<string, unknown> {
   const shown: Record<string, unknown> = {};
   for (const [key, setting] of Object.entries(def.settings)) {
-    shown[key] = setting.secret ? '[secret]' : (config as Record<string, unknown>)[key];
+    shown[key] = setting.secret ? '[secret]' : redactUserInfo((config as Record<string, unknown>)[key]);
   }
   return shown;
 }

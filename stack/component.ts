@@ -18,6 +18,11 @@ export interface Component {
    * now (the project changed under a running stack): `start` restarts it. Absent: never.
    */
   outdated?(): boolean;
+  /**
+   * Brings what a running instance reloads without a restart up to date (access rules, grants);
+   * the launcher calls it once the component is healthy, after a start and on one already running.
+   */
+  configure?(): Promise<void>;
   /** Names of components that must be healthy before this one starts. */
   dependsOn: string[];
 }

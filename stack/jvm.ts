@@ -14,7 +14,27 @@ logger.reflections.name = org.reflections
 logger.reflections.level = ERROR
 `;
 
-/** Starts a JVM of the stack detached, with a bounded heap and its output in the stack's log folder. */
+/**
+ * What a stack JVM takes from the launcher's environment: where to find programs and its home, the
+ * locale, the time zone, the Java install and the temporary folder. Nothing else: a secret in the
+ * launcher's environment (a cloud token, another program's password) stays out of the JVM's
+ * /proc/<pid>/environ and out of reach of what runs in it (a connector configuration, a plugin).
+ */
+export const JVM_ENVIRONMENT: readonly (string | RegExp)[] = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', /^LC_[A-Z]+$/, 'TZ', 'JAVA_HOME', 'TMPDIR'];
+
+/** The allowlisted part of `inherited`, then the component's own variables (which win). */
+export function jvmEnvironment(inherited: NodeJS.ProcessEnv, own: Record<string, string> = {}): Record<string, string> {
+  const kept = Object.entries(inherited).filter(
+    (entry): entry is [string, string] => entry[1] !== undefined && JVM_ENVIRONMENT.some((allowed) => (typeof allowed === 'string' ? allowed === entry[0] : allowed.test(entry[0]))),
+  );
+  return { ...Object.fromEntries(kept), ...own };
+}
+
+/**
+ * Starts a JVM of the stack detached, with a bounded heap and its output in the stack's log folder.
+ * Its command line is readable by every local user (/proc/<pid>/cmdline): no secret in `args` or
+ * `systemProperties`; pass secrets in `env` or in an owner-only file.
+ */
 export function launchJvm(layout: StackLayout, opts: {
   name: string;
   heapMb: number;
@@ -26,7 +46,10 @@ export function launchJvm(layout: StackLayout, opts: {
   cwd?: string;
   /** The java command; the default `java` unless the component needs a newer one. */
   java?: string;
-  /** Added to the launcher's environment, e.g. a secret the component reads from its environment. */
+  /**
+   * The component's own environment, on top of the allowlisted part of the launcher's
+   * (JVM_ENVIRONMENT): a secret it reads from its environment goes here, never on its command line.
+   */
   env?: Record<string, string>;
 }): void {
   const log4j = join(layout.home, 'log4j2.properties');
@@ -55,7 +78,7 @@ export function launchJvm(layout: StackLayout, opts: {
     logFile: join(layout.logDir, `${opts.name}.log`),
     pidFile: jvmPidFile(layout, opts.name),
     cwd: opts.cwd,
-    env: { ...process.env, ...opts.env },
+    env: jvmEnvironment(process.env, opts.env),
   });
 }
 

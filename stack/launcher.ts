@@ -12,6 +12,7 @@ import { prometheusComponent } from './prometheus.js';
 import { ensurePrerequisites } from './prerequisites.js';
 import { sleep as pause } from '../lib/wait.js';
 import { portOpen, residentBytes, tailFile } from './processes.js';
+import { ensurePrivateDir } from './private-dir.js';
 import { registryComponent } from './registry.js';
 
 export function stackComponents(layout: StackLayout): Component[] {
@@ -20,10 +21,20 @@ export function stackComponents(layout: StackLayout): Component[] {
 }
 
 /**
+ * The stack home, created owner-only (as root 0711: the postgres OS user reaches its cluster folder
+ * inside it, lists nothing), or refused when another user could have made it. A symbolic link to a
+ * folder of ours is fine (checkouts sharing one stack).
+ */
+export function ensureStackHome(layout: StackLayout): void {
+  ensurePrivateDir(layout.home, { mode: process.getuid?.() === 0 ? 0o711 : 0o700, followSymlink: true });
+}
+
+/**
  * Brings the whole stack up, idempotently: what is healthy is reused, what is starting is waited
  * for, what is missing is started. Components start as soon as their dependencies are healthy.
  */
 export async function startStack(logger: Logger, layout: StackLayout = stackLayout()): Promise<void> {
+  ensureStackHome(layout);
   ensurePrerequisites(logger, { installMissing: layout.settings.installMissing });
   await ensureArtifacts(layout, logger);
   await ensurePostgresBinaries(layout, logger);
@@ -45,6 +56,7 @@ async function ensureRunning(component: Component, layout: StackLayout, logger: 
   if (await component.healthy()) {
     if (component.pid() === undefined || component.outdated?.() !== true) {
       log.info('already running and healthy');
+      if (component.pid() !== undefined) await component.configure?.();
       return;
     }
     log.warn('running with an older configuration of this project; restarting it');
@@ -63,6 +75,7 @@ async function ensureRunning(component: Component, layout: StackLayout, logger: 
     log.info({ pid: component.pid() }, 'process is up; waiting until it is healthy');
   }
   await waitHealthy(component, layout.settings.readyTimeoutMs);
+  await component.configure?.();
   log.info({ pid: component.pid() }, 'healthy');
 }
 

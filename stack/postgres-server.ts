@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { projectRoot, type StackLayout } from './config.js';
 import { postgresBinDir } from './prerequisites.js';
+import { ensurePrivateDir } from './private-dir.js';
 import { runCommand } from './processes.js';
 
 /** The oldest Postgres whose logical slots follow a standby (sync_replication_slots, failover slots). */
@@ -29,7 +30,7 @@ export function postgresBinariesSource(layout: StackLayout): 'system' | 'maven' 
 export function mavenBinariesRoot(layout: StackLayout): string {
   const name = `postgres-${layout.versions.postgresBinaries}`;
   if (process.getuid?.() !== 0 || serverUserCanReach(layout.dist)) return join(layout.dist, name);
-  return join(outsideDataRoot(), name);
+  return join(privateOutsideDataRoot(), name);
 }
 
 /** The bin folder of the binaries this layout runs; undefined when they are not there (yet). */
@@ -69,6 +70,17 @@ export function dataDirMajor(dataDir: string): number | undefined {
 /** The one folder (per project checkout) holding clusters that could not live in the project. */
 export function outsideDataRoot(): string {
   return join('/var/tmp', `stagefront-${digest(projectRoot, 12)}`);
+}
+
+/**
+ * outsideDataRoot(), created (0711: the postgres OS user traverses it to its own folders, lists
+ * nothing) or checked before anything in it is used: its name is predictable and /var/tmp is
+ * writable by every user, so a folder someone else made there first is refused.
+ */
+export function privateOutsideDataRoot(): string {
+  const root = outsideDataRoot();
+  ensurePrivateDir(root, { mode: 0o711 });
+  return root;
 }
 
 export function digest(text: string, length: number): string {

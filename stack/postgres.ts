@@ -4,12 +4,21 @@ import pg from 'pg';
 import type { Component } from './component.js';
 import { ownedPid } from './component.js';
 import { projectRoot, type StackLayout } from './config.js';
-import { asServerUser, chownToServerUser, dataDirMajor, digest, outsideDataRoot, pgBin, serverBinDir, serverMajor, serverUserCanReach, SLOT_SYNC_MIN_MAJOR } from './postgres-server.js';
+import { REGISTRY_DATABASE } from './registry.js';
+import { asServerUser, chownToServerUser, dataDirMajor, digest, pgBin, privateOutsideDataRoot, serverBinDir, serverMajor, serverUserCanReach, SLOT_SYNC_MIN_MAJOR } from './postgres-server.js';
 
 export { outsideDataRoot } from './postgres-server.js';
 
 const ADMIN_PASSWORD = 'postgres';
 const SHARED_SETTINGS = join(projectRoot, 'stack', 'postgres.conf');
+/** Who may connect how (also used by docker compose): physical replication for the admin role only. */
+export const SHARED_HBA = join(projectRoot, 'stack', 'pg_hba.conf');
+
+/**
+ * The cluster's databases that are not seat databases: PUBLIC (so the Debezium role too) has no
+ * CONNECT on them. A role that needs one gets CONNECT by name (the superuser needs none).
+ */
+export const NON_SEAT_DATABASES = ['postgres', 'template1', REGISTRY_DATABASE] as const;
 
 /** Name of the physical slot the standby streams through (and the primary waits for before logical decoding sends). */
 export const STANDBY_SLOT = 'stagefront_standby';
@@ -61,8 +70,16 @@ export function clusterComponent(layout: StackLayout, options: ClusterOptions): 
       await options.prepare(dataDir);
       writeFileSync(join(dataDir, 'stagefront.conf'), serverSettings(layout, options.port, options.settings));
       chownToServerUser(join(dataDir, 'stagefront.conf'));
+      writeHba(dataDir);
       prepareLog(logFile);
       asServerUser(pgBin(layout, 'pg_ctl'), ['-D', dataDir, '-l', logFile, '-w', '-t', '60', 'start']);
+    },
+    // A cluster started by an older launcher (initdb's `host replication all` lines) gets the
+    // stack's pg_hba.conf with a reload, no restart; the primary revokes PUBLIC's CONNECT again.
+    async configure() {
+      const adminUrl = `postgres://postgres:${ADMIN_PASSWORD}@127.0.0.1:${options.port}/postgres`;
+      if (writeHba(dataDir)) await adminSql(adminUrl, 'select pg_reload_conf()');
+      await restrictConnect(adminUrl);
     },
     async stop() {
       if (!existsSync(pidFile)) return;
@@ -129,7 +146,7 @@ function serverSettings(layout: StackLayout, port: number, extra: string[]): str
 export function postgresHome(layout: StackLayout): string {
   const preferred = join(layout.home, 'postgres');
   if (process.getuid?.() !== 0 || serverUserCanReach(layout.home)) return preferred;
-  return join(outsideDataRoot(), digest(layout.home, 8), 'postgres');
+  return join(privateOutsideDataRoot(), digest(layout.home, 8), 'postgres');
 }
 
 function initCluster(layout: StackLayout, dataDir: string): void {
@@ -157,6 +174,45 @@ function prepareLog(logFile: string): void {
   mkdirSync(dirname(logFile), { recursive: true });
   if (!existsSync(logFile)) writeFileSync(logFile, '');
   chownToServerUser(logFile);
+}
+
+/** Writes the stack's pg_hba.conf into the data folder; true when it changed (a running server needs a reload). */
+function writeHba(dataDir: string): boolean {
+  const file = join(dataDir, 'pg_hba.conf');
+  const wanted = readFileSync(SHARED_HBA, 'utf8');
+  if (existsSync(file) && readFileSync(file, 'utf8') === wanted) return false;
+  writeFileSync(file, wanted, { mode: 0o600 });
+  chownToServerUser(file);
+  return true;
+}
+
+/**
+ * REVOKE CONNECT FROM PUBLIC on the cluster's non-seat databases that exist (idempotent; a standby
+ * gets it from its primary). New databases get PUBLIC's CONNECT back by default (CREATE DATABASE
+ * does not copy the template's privileges): the consumer databases revoke it when their role is set up.
+ */
+export async function restrictConnect(adminUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 5000 });
+  await client.connect();
+  try {
+    if ((await client.query('select pg_is_in_recovery() as standby')).rows[0]?.standby === true) return;
+    const { rows } = await client.query('select datname from pg_database where datname = any($1)', [[...NON_SEAT_DATABASES]]);
+    for (const { datname } of rows as { datname: string }[]) {
+      await client.query(`revoke connect, temporary on database ${client.escapeIdentifier(datname)} from public`);
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+async function adminSql(adminUrl: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 5000 });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
 }
 
 /** True when a Postgres at this URL (a node, or the endpoint in front of them) answers `select 1` within 2 s. */

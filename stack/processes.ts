@@ -119,3 +119,13 @@ export function residentBytes(pid: number): number | undefined {
     return undefined;
   }
 }
+
+/** A process's command line, its arguments joined by spaces (from /proc); '' when unknown. */
+export function commandLine(pid: number | undefined): string {
+  if (pid === undefined) return '';
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
+}

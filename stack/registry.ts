@@ -4,10 +4,19 @@ import type { Component } from './component.js';
 import { httpGet, ownedPid } from './component.js';
 import { stackEndpoints, type StackLayout } from './config.js';
 import { ensureDatabase } from '../lib/postgres.js';
+import { commandLine } from './processes.js';
 import { jvmPidFile, launchJvm, stopJvm } from './jvm.js';
+import { restrictConnect } from './postgres.js';
 import { registryJavaCommand } from './prerequisites.js';
 
 export const REGISTRY_DATABASE = 'stagefront_registry';
+
+/**
+ * The registry's database login, in its environment (Quarkus reads apicurio.datasource.username and
+ * .password from these names, as docker compose sets them): a system property would put the password
+ * on the JVM's command line, which every local user can read.
+ */
+export const REGISTRY_DATABASE_CREDENTIALS = { APICURIO_DATASOURCE_USERNAME: 'postgres', APICURIO_DATASOURCE_PASSWORD: 'postgres' } as const;
 
 /**
  * Apicurio Registry (Quarkus app) serving the Confluent-compatible API, storing its schemas in the
@@ -29,6 +38,7 @@ export function registryComponent(layout: StackLayout): Component {
     },
     async launch() {
       await ensureDatabase(stackEndpoints(layout).postgresAdminUrl, REGISTRY_DATABASE);
+      await restrictConnect(stackEndpoints(layout).postgresAdminUrl);
       launchJvm(layout, {
         name: 'registry',
         heapMb: s.registryHeapMb,
@@ -45,14 +55,15 @@ export function registryComponent(layout: StackLayout): Component {
           'apicurio.storage.kind': 'sql',
           'apicurio.storage.sql.kind': 'postgresql',
           'apicurio.datasource.url': `jdbc:postgresql://127.0.0.1:${stackEndpoints(layout).postgresPort}/${REGISTRY_DATABASE}`,
-          'apicurio.datasource.username': 'postgres',
-          'apicurio.datasource.password': 'postgres',
           'apicurio.datasource.jdbc.initial-size': '2',
           'apicurio.datasource.jdbc.min-size': '2',
           'apicurio.datasource.jdbc.max-size': '10',
         },
+        env: REGISTRY_DATABASE_CREDENTIALS,
       });
     },
     stop: () => stopJvm(ownedPid(pidFile, layout.home)),
+    // A registry an older launcher started has its database password on its command line.
+    outdated: () => commandLine(ownedPid(pidFile, layout.home)).includes('-Dapicurio.datasource.password='),
   };
 }

@@ -41,6 +41,7 @@ export const NODE_INDEPENDENT_SLOW: readonly string[] = [
   'test/interop/**/*.test.ts',
   'test/slot-monitor/standby-slots.test.ts',
   'test/stack/postgres-endpoint.test.ts',
+  'test/stack/postgres-access.test.ts', // a cluster of its own: who may replicate and connect
   'test/consumers/new-consumer.test.ts',
   'test/consumers/guide-example.test.ts',
   'test/seat-service/purge-interlock.test.ts', // reconcile as a child process per case

@@ -1,6 +1,6 @@
 /** The order confirmation email consumer: order.confirmed → one email, claimed before, stamped after. */
 import type { Transporter } from 'nodemailer';
-import { catalogueEventTypes, type ConsumerDefinition, consumerSettings, defineSettings, type LatePolicy, topicFor, zBool, zDurationMs, zInt, zString } from '../runtime/index.js';
+import { catalogueEventTypes, type ConsumerDefinition, consumerSettings, defineSettings, type LatePolicy, topicFor, zBool, zDurationMs, zEnum, zInt, zString } from '../runtime/index.js';
 import { sendConfirmation } from './send-confirmation.js';
 
 /** A confirmation email hours late is wrong: past its deadline it is dead-lettered for a person to decide. */
@@ -10,7 +10,14 @@ export const confirmationEmailSettings = defineSettings('confirmation-email', {
   ...consumerSettings({ groupId: 'confirmation-email', metricsPort: '9472', deadlineMs: '1800000', whenLate: WHEN_LATE }),
   smtpHost: { env: 'SMTP_HOST', default: '127.0.0.1', parser: zString({ minLength: 1, example: 'smtp.example.com' }), description: 'SMTP server host.' },
   smtpPort: { env: 'SMTP_PORT', default: '587', parser: zInt({ min: 1, max: 65_535, example: '587' }), description: 'SMTP server port.' },
-  smtpSecure: { env: 'SMTP_SECURE', default: 'false', parser: zBool(), description: 'TLS from the first byte (port 465); false uses STARTTLS when offered.' },
+  smtpSecure: { env: 'SMTP_SECURE', default: 'false', parser: zBool(), description: 'TLS from the first byte (port 465); false uses STARTTLS (required or when offered: SMTP_REQUIRE_TLS).' },
+  smtpRequireTls: {
+    env: 'SMTP_REQUIRE_TLS',
+    default: 'auto',
+    parser: zEnum(['auto', 'yes', 'no'] as const),
+    description:
+      'Without SMTP_SECURE, whether STARTTLS is required (a server that does not offer it gets no password and no email): auto requires it whenever SMTP_PASSWORD is set; no sends in plain text when STARTTLS is not offered, and is refused together with SMTP_PASSWORD.',
+  },
   smtpUser: { env: 'SMTP_USER', default: '', parser: zString(), description: 'SMTP user; empty for no authentication.' },
   smtpPassword: { env: 'SMTP_PASSWORD', default: '', parser: zString(), description: 'SMTP password.', secret: true },
   smtpTimeoutMs: { env: 'SMTP_TIMEOUT_MS', default: '15000', parser: zDurationMs({ min: 100, example: '15000' }), description: 'Connection, greeting and socket timeout; a timeout is an infrastructure failure (retried, never dead-lettered as poison).' },

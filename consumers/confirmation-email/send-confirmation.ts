@@ -7,6 +7,7 @@
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { OrderConfirmed } from '../../events/catalogue.js';
 import { errorMessage } from '../../lib/errors.js';
+import { ConfigError } from '../../lib/settings.js';
 import { PoisonError, TransientError } from '../runtime/failures.js';
 import type { ConsumedEvent } from '../runtime/types.js';
 
@@ -14,6 +15,8 @@ export interface SmtpSettings {
   smtpHost: string;
   smtpPort: number;
   smtpSecure: boolean;
+  /** SMTP_REQUIRE_TLS; absent: auto. */
+  smtpRequireTls?: 'auto' | 'yes' | 'no';
   smtpUser: string;
   smtpPassword: string;
   smtpTimeoutMs: number;
@@ -28,11 +31,31 @@ export function messageIdFor(eventId: string): string {
   return `<${eventId}@events.stagefront>`;
 }
 
+/**
+ * Whether the connection must be encrypted before anything else is said (STARTTLS required): always
+ * when a password is set, so a network that strips STARTTLS from the server's answer gets no
+ * password; with SMTP_SECURE the connection is TLS from the first byte anyway.
+ */
+export function requiresStartTls(settings: Pick<SmtpSettings, 'smtpSecure' | 'smtpRequireTls' | 'smtpPassword'>): boolean {
+  if (settings.smtpSecure) return false;
+  const choice = settings.smtpRequireTls ?? 'auto';
+  return choice === 'yes' || (choice === 'auto' && settings.smtpPassword !== '');
+}
+
+/** The settings' contradiction, if any: a password with TLS explicitly off. */
+export function smtpTlsProblem(settings: Pick<SmtpSettings, 'smtpSecure' | 'smtpRequireTls' | 'smtpPassword'>): string | undefined {
+  if (settings.smtpPassword === '' || settings.smtpSecure || settings.smtpRequireTls !== 'no') return undefined;
+  return 'SMTP_PASSWORD is set but SMTP_REQUIRE_TLS=no (with SMTP_SECURE=false) lets it go over an unencrypted connection: unset SMTP_REQUIRE_TLS (auto requires STARTTLS with a password) or set SMTP_SECURE=true for TLS from the first byte.';
+}
+
 export function createSmtpTransport(settings: SmtpSettings): Transporter {
+  const problem = smtpTlsProblem(settings);
+  if (problem !== undefined) throw new ConfigError('confirmation-email', [problem]);
   return nodemailer.createTransport({
     host: settings.smtpHost,
     port: settings.smtpPort,
     secure: settings.smtpSecure,
+    requireTLS: requiresStartTls(settings),
     // One SMTP connection per email costs a handshake each; at an on-sale, keep a few open.
     pool: true,
     maxConnections: settings.sendConcurrency,
@@ -59,6 +82,14 @@ export function confirmationText(order: OrderConfirmed): string {
 
 function classifySmtpFailure(err: unknown): Error {
   const { responseCode } = err as { responseCode?: number };
+  // Before the 5xx rule: a refused STARTTLS answers 5xx too, but it is about the server, not the message.
+  if ((err as { code?: string }).code === 'ETLS') {
+    return new TransientError(
+      'smtp_unavailable',
+      `the SMTP connection could not be encrypted (STARTTLS refused or failed) and this consumer requires it (SMTP_REQUIRE_TLS; auto with SMTP_PASSWORD set): nothing was sent, the password neither; check the server's STARTTLS and certificate, or a network stripping STARTTLS: ${errorMessage(err)}`,
+      { cause: err },
+    );
+  }
   if (responseCode !== undefined && responseCode >= 500 && responseCode < 600 && !SERVER_SIDE_5XX.has(responseCode)) {
     return new PoisonError('data error', `the SMTP server refused this message for good: ${errorMessage(err)}`, { cause: err });
   }

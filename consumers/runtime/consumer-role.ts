@@ -1,7 +1,7 @@
 /**
  * The role a consumer logs in as: the owner of its consumer database and of everything in it (the
  * inbox, the read models, the redrive records), so its migrations can create and change its own
- * tables. Nothing more: no superuser, no other database, no seat data.
+ * tables. Nothing more: no superuser, no other database, no seat data; and no other role has CONNECT on it.
  */
 import pg from 'pg';
 import { type Queryable, ensureLoginRole } from '../../lib/postgres.js';
@@ -16,6 +16,8 @@ export async function ensureConsumerRole(admin: Queryable, { role, password }: {
   await ensureLoginRole(admin, role, password);
   const database = (await admin.query(/* sql */ `select current_database() as name`)).rows[0] as { name: string };
   await admin.query(/* sql */ `alter database ${pg.escapeIdentifier(database.name)} owner to ${name}`);
+  // The owner's alone: no other role (the seat database's Debezium role, say) may enter it.
+  await admin.query(/* sql */ `revoke connect, temporary on database ${pg.escapeIdentifier(database.name)} from public`);
   // Tables and views first: a table's own sequences (serial columns) follow it; then any left.
   for (const kinds of [['r', 'p', 'v'], ['S']]) {
     const others = await admin.query(

@@ -22,6 +22,7 @@ import { parseSettings, settingsMarkdownTable } from '../../lib/settings.js';
 import { seatServiceSettings } from '../../seat-service/settings.js';
 import { CONNECT_SECRET_ENV, workerProperties } from '../../stack/connect.js';
 import { projectRoot, readVersions, stackLayout } from '../../stack/config.js';
+import { NON_SEAT_DATABASES } from '../../stack/postgres.js';
 import { debeziumWorkerProperties } from './debezium-entrypoint.js';
 import {
   SCRIPT_PROGRAMS,
@@ -246,6 +247,13 @@ describe('everything starts in order, each part waited for until it really works
     expect(check).toMatch(/-h 127\.0\.0\.1/);
     expect(check).toMatch(/-d stagefront_registry/);
     expect(readFileSync(join(projectRoot, 'stack/postgres-docker-init.sh'), 'utf8')).toMatch(/create database stagefront_registry/);
+  });
+
+  it('Postgres gets the native stack\'s access rules: its pg_hba.conf, and PUBLIC\'s CONNECT revoked on the same databases', () => {
+    expect(JSON.stringify(service('postgres'))).toContain('./stack/pg_hba.conf:/etc/stagefront/pg_hba.conf:ro');
+    const init = readFileSync(join(projectRoot, 'stack/postgres-docker-init.sh'), 'utf8');
+    expect(init).toMatch(/cp \/etc\/stagefront\/pg_hba\.conf "\$PGDATA\/pg_hba\.conf"/);
+    expect(/for database in ([^;]+);/.exec(init)?.[1]?.split(' ')).toEqual([...NON_SEAT_DATABASES]);
   });
 
   it.each(longRunning)('%s: listens on 0.0.0.0 and is healthy when its /readyz answers', (_name, s) => {
