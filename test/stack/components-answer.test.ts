@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { connectFetch } from '../../connectors/connect-client.js';
 import { createKafka } from '../../lib/kafka.js';
 import { createSchemaRegistry, decodeWithSchema, encodeWithSchema, registerAvroSchema } from '../../lib/schema-registry.js';
 import { projectRoot } from '../../stack/config.js';
@@ -31,7 +32,7 @@ describe('every component of the native stack answers its own protocol', () => {
   });
 
   it('Connect lists the Debezium Postgres connector and the Outbox Event Router', async () => {
-    const plugins = (await (await fetch(`${stack.connectUrl}/connector-plugins?connectorsOnly=false`)).json()) as { class: string }[];
+    const plugins = (await (await connectFetch(stack.connect, '/connector-plugins?connectorsOnly=false')).json()) as { class: string }[];
     const classes = plugins.map((p) => p.class);
     expect(classes).toContain('io.debezium.connector.postgresql.PostgresConnector');
     expect(classes).toContain('io.debezium.transforms.outbox.EventRouter');
