@@ -3,7 +3,8 @@
  * runs its task is killed with -9 under a steady stream of holds. The other worker must take the
  * task over on its own (no restart of anything), streaming must resume, and every outbox row must
  * be on Kafka (duplicates allowed, each the same event again). Then the killed worker comes back
- * and the group is whole again.
+ * and the group is whole again. Before that, on the same two workers, the REST API's credentials
+ * (test/connectors/support/rest-auth-cases.ts).
  */
 import { basename } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +21,7 @@ import { STACK_CONNECT_CLUSTER, connectComponents, workerProperties } from '../.
 import { stackStatus } from '../../stack/launcher.js';
 import { isAlive } from '../../stack/processes.js';
 import { type ConnectWorkerCluster, startConnectCluster } from '../support/connect-worker.js';
+import { restAuthCases } from './support/rest-auth-cases.js';
 import { installLeakGuard } from '../support/leak-guard.js';
 import { collectRecords, testLogger, useSeatPipeline } from '../support/seat-pipeline.js';
 import { freePort } from '../slot-monitor/support/alertmanager-process.js';
@@ -119,6 +121,9 @@ describe('a Connect cluster of two workers: the worker running the outbox task k
   };
   // CONNECT_URL names both workers: the connector command and the teardown reach whichever answers.
   const pipeline = useSeatPipeline(SHOW, { section: 'D', rows: ROWS, seatsPerRow: SEATS_PER_ROW, priceCents: 4000 }, () => ({ CONNECT_URL: connect().connectUrl, ...LOCAL_CONNECT_ENV }));
+
+  // The REST API's credentials, on these two workers before one is killed (issue 20).
+  restAuthCases(connect, pipeline);
 
   it('the other worker takes the task over, streaming resumes, nothing is lost; the killed worker rejoins', async () => {
     const sharedBefore = await sharedConnect();
