@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { connectorStatus } from '../connectors/connect-client.js';
 import type { Component } from '../stack/component.js';
 import { sleep, waitFor } from '../lib/wait.js';
-import { stackLayout } from '../stack/config.js';
+import { localConnectApi, stackLayout } from '../stack/config.js';
 import { type ConnectCluster, connectComponent } from '../stack/connect.js';
 import { freePort } from './connect-crash.js';
 import type { BenchContext, Scenario } from './context.js';
@@ -82,7 +82,7 @@ async function killTaskWorker(ctx: BenchContext, label: string, workers: number,
       const written: Written = new Map();
       const load = harness.generate(rate, loadMs, written);
       await sleep(KILL_AFTER_MS);
-      const status = await connectorStatus(cluster.connectUrl, ctx.name(label));
+      const status = await connectorStatus(localConnectApi(cluster.connectUrl), ctx.name(label));
       const runningOn = status?.tasks[0]?.worker_id;
       const victim = cluster.workers.find((w) => w.workerId === runningOn);
       const pid = victim?.component.pid();

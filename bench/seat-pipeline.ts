@@ -3,7 +3,7 @@
  * roles), its outbox connector on a Connect worker (the shared one unless told), and the seat
  * service's event writer, on the stack's local passwords.
  */
-import { connectorStatus, deleteConnector } from '../connectors/connect-client.js';
+import { connectFetch, connectorStatus, deleteConnector } from '../connectors/connect-client.js';
 import { type ConnectorConfig, applyOutboxConnector } from '../connectors/outbox-connector.js';
 import { connectorSettings } from '../connectors/settings.js';
 import { topicFor } from '../events/catalogue.js';
@@ -13,7 +13,7 @@ import { waitFor } from '../lib/wait.js';
 import { migrateSeatDatabase, setupRoles } from '../seat-service/database-setup.js';
 import { type SeatService, openSeatService } from '../seat-service/service.js';
 import { seatServiceSettings } from '../seat-service/settings.js';
-import { LOCAL_ROLE_PASSWORDS } from '../stack/config.js';
+import { LOCAL_CONNECT_ENV, LOCAL_ROLE_PASSWORDS } from '../stack/config.js';
 import { type BenchContext, adminSql, freshDatabase } from './context.js';
 
 export interface BenchSeatPipeline {
@@ -30,10 +30,10 @@ export interface BenchSeatPipeline {
 }
 
 async function setState(ctx: BenchContext, connector: ConnectorConfig, action: 'pause' | 'resume', state: string): Promise<void> {
-  const response = await fetch(`${connector.connectUrl}/connectors/${encodeURIComponent(connector.connectorName)}/${action}`, { method: 'PUT' });
+  const response = await connectFetch(connector, `/connectors/${encodeURIComponent(connector.connectorName)}/${action}`, { method: 'PUT' });
   if (!response.ok) throw new Error(`${action} ${connector.connectorName}: HTTP ${response.status} ${await response.text()}`);
   await waitFor(async () => {
-    const status = await connectorStatus(connector.connectUrl, connector.connectorName);
+    const status = await connectorStatus(connector, connector.connectorName);
     return status?.connector.state === state && status.tasks.every((t) => t.state === state);
   }, { timeoutMs: 60_000, intervalMs: 100, description: `connector ${connector.connectorName} ${state}` });
   ctx.logger.info({ connector: connector.connectorName, state }, 'connector state');
@@ -65,6 +65,7 @@ export async function startBenchSeatPipeline(ctx: BenchContext, label: string, c
   const { name, service } = database;
   const connector = parseSettings(connectorSettings, {
     CONNECT_URL: connectUrl,
+    ...LOCAL_CONNECT_ENV,
     CONNECTOR_NAME: name,
     KAFKA_BROKERS: ctx.stack.kafkaBrokers.join(','),
     SEAT_DB_PORT: String(ctx.stack.postgresPort),
@@ -87,7 +88,7 @@ export async function startBenchSeatPipeline(ctx: BenchContext, label: string, c
     resume: () => setState(ctx, connector, 'resume', 'RUNNING'),
     teardown: async () => {
       await service.close();
-      await deleteConnector(connector.connectUrl, name);
+      await deleteConnector(connector, name);
       await waitFor(async () => {
         const { rows } = await adminSql(ctx, 'select active from pg_replication_slots where slot_name = $1', [name]);
         if (rows.length === 0) return true;

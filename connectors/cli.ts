@@ -51,7 +51,7 @@ async function main(config: ConnectorConfig, args: string[], logger: Logger): Pr
       return 1;
     }
     case 'restart':
-      await restartFailed(config.connectUrl, config.connectorName);
+      await restartFailed(config, config.connectorName);
       console.log(JSON.stringify(await applyOutboxConnector(config, logger), null, 2));
       return 0;
     case 'render': {

@@ -1,7 +1,7 @@
 /** Kafka Connect's REST API: the few calls the connector command needs. */
 import { z } from 'zod';
 import { PipelineError } from '../lib/errors.js';
-import type { SettingParser } from '../lib/setting-parsers.js';
+import { type Setting, type SettingParser, zString } from '../lib/settings.js';
 import { waitFor } from '../lib/wait.js';
 
 export interface ConnectorStatus {
@@ -9,6 +9,17 @@ export interface ConnectorStatus {
   /** worker_id: the worker (advertised host:port) that runs the connector or the task. */
   connector: { state: string; trace?: string; worker_id?: string };
   tasks: { id: number; state: string; trace?: string; worker_id?: string }[];
+}
+
+/**
+ * How a program reaches Kafka Connect: its workers (CONNECT_URL) and the user it signs in as
+ * (CONNECT_USERNAME, CONNECT_PASSWORD), checked by the workers' basic-auth REST extension. A
+ * program's parsed settings have exactly these fields, so they are passed as they are.
+ */
+export interface ConnectApi {
+  readonly connectUrl: string;
+  readonly connectUsername: string;
+  readonly connectPassword: string;
 }
 
 /**
@@ -30,23 +41,80 @@ export function zConnectUrls(): SettingParser<string> {
 }
 
 /**
+ * The settings every program that calls Connect has, in one place (spread into each table): the
+ * workers and the credentials of a user in the workers' REST users file.
+ */
+export function connectApiSettings(program: string) {
+  return {
+    connectUrl: {
+      env: 'CONNECT_URL',
+      default: 'http://127.0.0.1:18083',
+      parser: zConnectUrls(),
+      description: `Kafka Connect REST API; several workers of one Connect cluster separated by commas: each call goes to the first that answers, so ${program} works while a worker is down.`,
+    },
+    connectUsername: {
+      env: 'CONNECT_USERNAME',
+      default: undefined,
+      // Basic authentication sends "user:password": a colon would end the user name early.
+      parser: zString({ minLength: 1, pattern: /^[^:\s]+$/, expected: 'a user name without colons or spaces', example: 'stagefront-connect' }),
+      description: 'User that signs in to the Kafka Connect REST API (HTTP basic authentication, checked by the workers\' BasicAuthSecurityRestExtension against their REST users file).',
+    },
+    connectPassword: {
+      env: 'CONNECT_PASSWORD',
+      default: undefined,
+      parser: zString({ minLength: 1, example: 'change-me' }),
+      description: 'Password of CONNECT_USERNAME in the Connect workers\' REST users file.',
+      secret: true,
+    },
+  } as const satisfies Record<string, Setting<string>>;
+}
+
+/** The Authorization header of HTTP basic authentication (RFC 7617, UTF-8) for this user. */
+export function basicAuthorization(username: string, password: string): string {
+  return `Basic ${Buffer.from(`${username}:${password}`, 'utf8').toString('base64')}`;
+}
+
+/**
+ * The error for a 401 from Connect: which settings to fix and how, never their values (the
+ * user name included: it is half of the credentials).
+ */
+export function connectUnauthorized(url: string): PipelineError {
+  return new PipelineError(
+    'connect_unauthorized',
+    `Kafka Connect at ${url} refused the credentials (HTTP 401): CONNECT_USERNAME and CONNECT_PASSWORD must name a user and its password in the workers' REST users file; set both to such a user (the native stack's: docs/operations.md, "Kafka Connect's REST API")`,
+    { details: { url } },
+  );
+}
+
+/**
  * One REST call, to the first worker that answers: a worker that refuses the connection or times
  * out is passed over for the next (a worker's death must not stop the command); an HTTP answer,
  * error or not, is the cluster's answer. Every call made through here may be repeated (PUT of a
  * configuration, restart, stop, resume, delete), so one that timed out is safe to send again to the
- * next worker. When none answers, one error names them all.
+ * next worker. When none answers, one error names them all. Every call carries the credentials
+ * (basic authentication); a 401 is a PipelineError naming CONNECT_USERNAME and CONNECT_PASSWORD.
  */
-export async function connectFetch(connectUrl: string, path: string, init: RequestInit = {}): Promise<Response> {
+export async function connectFetch(connect: ConnectApi, path: string, init: RequestInit = {}): Promise<Response> {
   const failures: string[] = [];
-  const urls = connectUrls(connectUrl);
+  const urls = connectUrls(connect.connectUrl);
+  const headers = new Headers(init.headers);
+  headers.set('authorization', basicAuthorization(connect.connectUsername, connect.connectPassword));
   let lastCause: unknown;
   for (const url of urls) {
+    let response: Response;
     try {
-      return await fetch(`${url}${path}`, { ...init, signal: AbortSignal.timeout(30_000) });
+      response = await fetch(`${url}${path}`, { ...init, headers, signal: AbortSignal.timeout(30_000) });
     } catch (cause) {
       lastCause = cause;
       failures.push(`${url}: ${cause instanceof Error ? (cause.cause instanceof Error ? cause.cause.message : cause.message) : String(cause)}`);
+      continue;
     }
+    // Every worker checks the same users file: one that refuses the credentials speaks for all.
+    if (response.status === 401) {
+      await response.body?.cancel();
+      throw connectUnauthorized(url);
+    }
+    return response;
   }
   const which = urls.length === 1 ? `Kafka Connect at ${urls[0]} does not answer` : `none of the ${urls.length} Kafka Connect workers answers (${failures.join('; ')})`;
   throw new PipelineError('connect_unreachable', `${which}; start the stack (npm run stack -- start) or set CONNECT_URL (several workers: comma separated)`, {
@@ -55,8 +123,8 @@ export async function connectFetch(connectUrl: string, path: string, init: Reque
   });
 }
 
-function connectRequest(connectUrl: string, path: string, init: RequestInit = {}): Promise<Response> {
-  return connectFetch(connectUrl, path, { ...init, headers: { 'content-type': 'application/json', accept: 'application/json' } });
+function connectRequest(connect: ConnectApi, path: string, init: RequestInit = {}): Promise<Response> {
+  return connectFetch(connect, path, { ...init, headers: { 'content-type': 'application/json', accept: 'application/json' } });
 }
 
 async function expectOk(response: Response, what: string): Promise<Response> {
@@ -66,8 +134,8 @@ async function expectOk(response: Response, what: string): Promise<Response> {
 }
 
 /** Creates the connector or updates its configuration (PUT is idempotent). */
-export async function putConnectorConfig(connectUrl: string, name: string, config: Record<string, string>): Promise<void> {
-  const response = await connectRequest(connectUrl, `/connectors/${encodeURIComponent(name)}/config`, {
+export async function putConnectorConfig(connect: ConnectApi, name: string, config: Record<string, string>): Promise<void> {
+  const response = await connectRequest(connect, `/connectors/${encodeURIComponent(name)}/config`, {
     method: 'PUT',
     body: JSON.stringify(config),
   });
@@ -75,9 +143,9 @@ export async function putConnectorConfig(connectUrl: string, name: string, confi
 }
 
 /** Asks Connect to validate a configuration; returns one line per field error. */
-export async function validateConnectorConfig(connectUrl: string, config: Record<string, string>): Promise<string[]> {
+export async function validateConnectorConfig(connect: ConnectApi, config: Record<string, string>): Promise<string[]> {
   const plugin = (config['connector.class'] ?? '').split('.').pop() ?? '';
-  const response = await connectRequest(connectUrl, `/connector-plugins/${plugin}/config/validate`, {
+  const response = await connectRequest(connect, `/connector-plugins/${plugin}/config/validate`, {
     method: 'PUT',
     body: JSON.stringify(config),
   });
@@ -87,8 +155,8 @@ export async function validateConnectorConfig(connectUrl: string, config: Record
   return body.configs.flatMap((c) => (c.value?.errors ?? []).map((e) => `${c.value?.name}: ${e}`));
 }
 
-export async function connectorStatus(connectUrl: string, name: string): Promise<ConnectorStatus | undefined> {
-  const response = await connectRequest(connectUrl, `/connectors/${encodeURIComponent(name)}/status`);
+export async function connectorStatus(connect: ConnectApi, name: string): Promise<ConnectorStatus | undefined> {
+  const response = await connectRequest(connect, `/connectors/${encodeURIComponent(name)}/status`);
   if (response.status === 404) return undefined;
   return (await (await expectOk(response, `status of ${name}`)).json()) as ConnectorStatus;
 }
@@ -105,10 +173,10 @@ function failureTrace(status: ConnectorStatus | undefined): string | undefined {
 }
 
 /** Waits until the connector and every task are RUNNING; a FAILED one ends the wait at once, with its trace. */
-export async function waitUntilRunning(connectUrl: string, name: string, timeoutMs: number): Promise<ConnectorStatus> {
+export async function waitUntilRunning(connect: ConnectApi, name: string, timeoutMs: number): Promise<ConnectorStatus> {
   const settled = await waitFor(
     async () => {
-      const status = await connectorStatus(connectUrl, name);
+      const status = await connectorStatus(connect, name);
       return isRunning(status) || failureTrace(status) !== undefined ? status : undefined;
     },
     { timeoutMs, intervalMs: 250, description: `connector ${name} and its task to be RUNNING` },
@@ -128,19 +196,19 @@ export class ConnectorFailed extends PipelineError {
  * Restarts the connector and only its failed tasks, and returns once Connect has taken the restart
  * (no task still FAILED with the old trace), so a wait that follows does not read the old failure.
  */
-export async function restartFailed(connectUrl: string, name: string): Promise<void> {
-  const before = failureTrace(await connectorStatus(connectUrl, name));
-  const response = await connectRequest(connectUrl, `/connectors/${encodeURIComponent(name)}/restart?includeTasks=true&onlyFailed=true`, { method: 'POST' });
+export async function restartFailed(connect: ConnectApi, name: string): Promise<void> {
+  const before = failureTrace(await connectorStatus(connect, name));
+  const response = await connectRequest(connect, `/connectors/${encodeURIComponent(name)}/restart?includeTasks=true&onlyFailed=true`, { method: 'POST' });
   await expectOk(response, `restarting ${name}`);
   if (before === undefined) return;
-  await waitFor(async () => failureTrace(await connectorStatus(connectUrl, name)) !== before, {
+  await waitFor(async () => failureTrace(await connectorStatus(connect, name)) !== before, {
     timeoutMs: 15_000,
     intervalMs: 100,
     description: `connector ${name} to take the restart`,
   }).catch(() => undefined); // failing again the same way: the next wait reports it
 }
 
-export async function deleteConnector(connectUrl: string, name: string): Promise<void> {
-  const response = await connectRequest(connectUrl, `/connectors/${encodeURIComponent(name)}`, { method: 'DELETE' });
+export async function deleteConnector(connect: ConnectApi, name: string): Promise<void> {
+  const response = await connectRequest(connect, `/connectors/${encodeURIComponent(name)}`, { method: 'DELETE' });
   if (response.status !== 404) await expectOk(response, `deleting ${name}`);
 }

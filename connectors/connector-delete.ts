@@ -53,8 +53,8 @@ async function readSlotFacts(pool: Pool, slotName: string): Promise<SlotFacts | 
 
 /** The connector's facts: its slot is the one its live configuration names (SLOT_NAME when Connect has no such connector). */
 export async function planDelete(config: ConnectorConfig, pool: Pool): Promise<DeletePlan> {
-  const status = await connectorStatus(config.connectUrl, config.connectorName);
-  const live = status === undefined ? undefined : await liveConnectorConfig(config.connectUrl, config.connectorName).catch(() => undefined);
+  const status = await connectorStatus(config, config.connectorName);
+  const live = status === undefined ? undefined : await liveConnectorConfig(config, config.connectorName).catch(() => undefined);
   const slotName = live?.['slot.name'] ?? config.slotName;
   return { connector: config.connectorName, connectorState: status?.connector.state, slotName, slot: await readSlotFacts(pool, slotName) };
 }
@@ -88,7 +88,7 @@ export function describeDelete(plan: DeletePlan, options: DeleteOptions): string
 export async function executeDelete(config: ConnectorConfig, pool: Pool, plan: DeletePlan, options: DeleteOptions): Promise<string[]> {
   const done: string[] = [];
   if (plan.connectorState !== undefined) {
-    await deleteConnector(config.connectUrl, plan.connector);
+    await deleteConnector(config, plan.connector);
     done.push(`deleted connector ${plan.connector}`);
   }
   if (plan.slot === undefined || options.keepSlot) return done;

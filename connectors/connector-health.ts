@@ -49,7 +49,7 @@ async function settledSlot(read: () => Promise<SlotCondition>, graceMs: number):
 
 /** Connect's status of the connector and its slot's; undefined when Connect does not know the connector. */
 export async function connectorHealth(config: ConnectorConfig, logger: Logger): Promise<ConnectorHealth | undefined> {
-  const status = await connectorStatus(config.connectUrl, config.connectorName);
+  const status = await connectorStatus(config, config.connectorName);
   if (status === undefined) return undefined;
   const pool = createPool({ connectionString: config.seatDbUrl, applicationName: 'connector-status', logger, max: 1 });
   try {

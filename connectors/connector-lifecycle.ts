@@ -3,10 +3,10 @@
  * configuration and reset the stored source offsets of a stopped connector.
  */
 import { PipelineError } from '../lib/errors.js';
-import { connectFetch, connectorStatus } from './connect-client.js';
+import { type ConnectApi, connectFetch, connectorStatus } from './connect-client.js';
 
-async function connectCall(connectUrl: string, method: string, path: string, what: string): Promise<Response> {
-  const response = await connectFetch(connectUrl, path, { method, headers: { accept: 'application/json' } });
+async function connectCall(connect: ConnectApi, method: string, path: string, what: string): Promise<Response> {
+  const response = await connectFetch(connect, path, { method, headers: { accept: 'application/json' } });
   if (response.status === 404) throw new PipelineError('connector_missing', `${what}: Connect has no connector at ${path}; check CONNECTOR_NAME`);
   if (!response.ok) throw new PipelineError('connect_request_failed', `${what}: HTTP ${response.status} ${(await response.text()).slice(0, 2000)}`);
   return response;
@@ -15,33 +15,33 @@ async function connectCall(connectUrl: string, method: string, path: string, wha
 const connectorPath = (name: string, tail = '') => `/connectors/${encodeURIComponent(name)}${tail}`;
 
 /** The configuration Connect runs the connector with (placeholders already filled). */
-export async function liveConnectorConfig(connectUrl: string, name: string): Promise<Record<string, string>> {
-  const response = await connectCall(connectUrl, 'GET', connectorPath(name, '/config'), `reading the configuration of ${name}`);
+export async function liveConnectorConfig(connect: ConnectApi, name: string): Promise<Record<string, string>> {
+  const response = await connectCall(connect, 'GET', connectorPath(name, '/config'), `reading the configuration of ${name}`);
   return (await response.json()) as Record<string, string>;
 }
 
 /** PUT /stop: the tasks shut down and let go of the replication slot (pause would keep it active). */
-export async function stopConnector(connectUrl: string, name: string): Promise<void> {
-  await connectCall(connectUrl, 'PUT', connectorPath(name, '/stop'), `stopping ${name}`);
+export async function stopConnector(connect: ConnectApi, name: string): Promise<void> {
+  await connectCall(connect, 'PUT', connectorPath(name, '/stop'), `stopping ${name}`);
 }
 
-export async function resumeConnector(connectUrl: string, name: string): Promise<void> {
-  await connectCall(connectUrl, 'PUT', connectorPath(name, '/resume'), `resuming ${name}`);
+export async function resumeConnector(connect: ConnectApi, name: string): Promise<void> {
+  await connectCall(connect, 'PUT', connectorPath(name, '/resume'), `resuming ${name}`);
 }
 
 /** The stored source offsets: Debezium's LSN (and incremental snapshot state) per partition. */
-export async function connectorOffsets(connectUrl: string, name: string): Promise<Record<string, unknown>[]> {
-  const response = await connectCall(connectUrl, 'GET', connectorPath(name, '/offsets'), `reading the offsets of ${name}`);
+export async function connectorOffsets(connect: ConnectApi, name: string): Promise<Record<string, unknown>[]> {
+  const response = await connectCall(connect, 'GET', connectorPath(name, '/offsets'), `reading the offsets of ${name}`);
   const body = (await response.json()) as { offsets?: { offset: Record<string, unknown> }[] };
   return (body.offsets ?? []).map((entry) => entry.offset);
 }
 
 /** DELETE /offsets: forgets the stored offsets. Connect refuses it unless the connector is STOPPED. */
-export async function resetConnectorOffsets(connectUrl: string, name: string): Promise<void> {
-  await connectCall(connectUrl, 'DELETE', connectorPath(name, '/offsets'), `resetting the offsets of ${name}`);
+export async function resetConnectorOffsets(connect: ConnectApi, name: string): Promise<void> {
+  await connectCall(connect, 'DELETE', connectorPath(name, '/offsets'), `resetting the offsets of ${name}`);
 }
 
 /** The connector's state (RUNNING, PAUSED, STOPPED, FAILED…), or undefined when Connect does not know it. */
-export async function connectorState(connectUrl: string, name: string): Promise<string | undefined> {
-  return (await connectorStatus(connectUrl, name))?.connector.state;
+export async function connectorState(connect: ConnectApi, name: string): Promise<string | undefined> {
+  return (await connectorStatus(connect, name))?.connector.state;
 }

@@ -80,15 +80,15 @@ export async function applyOutboxConnector(config: ConnectorConfig, logger: Logg
     await admin.disconnect();
   }
   const rendered = renderOutboxConnector(config);
-  const problems = await validateConnectorConfig(config.connectUrl, { name: config.connectorName, ...rendered });
+  const problems = await validateConnectorConfig(config, { name: config.connectorName, ...rendered });
   if (problems.length > 0) {
     const hint = problems.some((p) => p.includes('password authentication failed')) ? `\n${passwordHint(config)}` : '';
     throw new PipelineError('connector_config_refused', `Connect refused the configuration of ${config.connectorName}:\n  ${problems.join('\n  ')}${hint}`, {
       details: { problems },
     });
   }
-  await putConnectorConfig(config.connectUrl, config.connectorName, rendered);
-  const status = await waitUntilRunning(config.connectUrl, config.connectorName, config.readyTimeoutMs);
+  await putConnectorConfig(config, config.connectorName, rendered);
+  const status = await waitUntilRunning(config, config.connectorName, config.readyTimeoutMs);
   logger.info({ connector: config.connectorName, slot: config.slotName, topics: outboxTopics(config.topicPrefix) }, 'connector running');
   return status;
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { kafkaSecuritySettings } from '../lib/kafka-security.js';
 import { type SettingParser, defineSettings, zBool, zDurationMs, zInt, zList, zPort, zString, zUrl } from '../lib/settings.js';
-import { zConnectUrls } from './connect-client.js';
+import { connectApiSettings } from './connect-client.js';
 import { HEARTBEAT_INTERVAL_MS } from './slot-confirmation.js';
 
 const name = (example: string) => zString({ pattern: /^[a-z_][a-z0-9_]*$/, expected: 'a lower-case Postgres name (letters, digits, _)', example });
@@ -15,7 +15,7 @@ const replicas: SettingParser<number> = {
 
 /** Settings of the connector command; the ${UPPER_CASE} placeholders of the configuration file come from here. */
 export const connectorSettings = defineSettings('connector', {
-  connectUrl: { env: 'CONNECT_URL', default: 'http://127.0.0.1:18083', parser: zConnectUrls(), description: 'Kafka Connect REST API; several workers of one Connect cluster separated by commas: each call goes to the first that answers, so the command works while a worker is down.' },
+  ...connectApiSettings('the command'),
   connectorName: { env: 'CONNECTOR_NAME', default: 'seat-outbox', parser: zString({ minLength: 1, example: 'seat-outbox' }), description: 'Name of the Debezium connector in Connect.' },
   kafkaBrokers: { env: 'KAFKA_BROKERS', default: '127.0.0.1:19092', parser: zList({ minItems: 1, example: 'kafka:9092' }), description: 'Kafka bootstrap servers, for creating the event topics before the connector runs.' },
   ...kafkaSecuritySettings,

@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { connectorStatus, isRunning, restartFailed } from '../connectors/connect-client.js';
+import { type ConnectApi, connectorStatus, isRunning, restartFailed } from '../connectors/connect-client.js';
 import type { ConnectorConfig } from '../connectors/outbox-connector.js';
 import { errorMessage } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
@@ -43,7 +43,8 @@ export interface DrillContext {
   /** The rehearsal's consumer programs, killed in turn by successive consumer drills. */
   consumers: readonly string[];
   sweeper: string;
-  connectUrl: string;
+  /** Connect's workers and the user that calls them. */
+  connect: ConnectApi;
   connectorName: string;
   downMs: number;
   logger: Logger;
@@ -70,13 +71,13 @@ const COMPONENT_OF: Partial<Record<DrillTarget, string>> = { connect: 'connect',
 async function connectorBack(context: DrillContext, notes: string[]): Promise<void> {
   let restarted = false;
   await waitFor(async () => {
-    const status = await connectorStatus(context.connectUrl, context.connectorName);
+    const status = await connectorStatus(context.connect, context.connectorName);
     if (isRunning(status)) return true;
     const failed = status?.connector.state === 'FAILED' || (status?.tasks ?? []).some((t) => t.state === 'FAILED');
     if (failed && !restarted) {
       restarted = true;
       notes.push(`connector ${context.connectorName} FAILED after the restart; restarted through Connect's REST API`);
-      await restartFailed(context.connectUrl, context.connectorName);
+      await restartFailed(context.connect, context.connectorName);
     }
     return false;
   }, { timeoutMs: BACK_TIMEOUT_MS, intervalMs: 500, description: `connector ${context.connectorName} to be RUNNING` });

@@ -177,7 +177,7 @@ export async function openNativeEnvironment(config: RehearsalConfig, logger: Log
       programs,
       consumers: CONSUMER_PROGRAMS,
       sweeper: SWEEPER,
-      connectUrl: connector.connectUrl,
+      connect: connector,
       connectorName: connector.connectorName,
       connector,
       downMs,

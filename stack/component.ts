@@ -39,10 +39,10 @@ export function ownedPid(pidFile: string, marker: string): number | undefined {
   }
 }
 
-/** GET a URL with a short timeout; the response body on 2xx, undefined otherwise. */
-export async function httpGet(url: string, timeoutMs = 5000): Promise<string | undefined> {
+/** GET a URL with a short timeout (and these request headers); the response body on 2xx, undefined otherwise. */
+export async function httpGet(url: string, timeoutMs = 5000, headers: Record<string, string> = {}): Promise<string | undefined> {
   try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+    const response = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
     const body = await response.text();
     return response.ok ? body : undefined;
   } catch {

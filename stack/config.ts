@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import type { ConnectApi } from '../connectors/connect-client.js';
 import { ConfigError, defineSettings, parseSettings, zBool, zDurationMs, zEnum, zInt, zPort, zString, type Config, type SettingParser } from '../lib/settings.js';
 
 export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -211,6 +212,8 @@ export function stackEndpoints(layout: StackLayout) {
     postgresStandbyAdminUrl: `postgres://postgres:postgres@127.0.0.1:${s.postgresStandbyPort}/postgres`,
     kafkaBrokers: kafkaNodes(layout).map((node) => `127.0.0.1:${node.port}`),
     connectUrl: `http://127.0.0.1:${s.connectPort}`,
+    /** The first worker with the local stack's REST user (LOCAL_CONNECT_USER): what the Connect client takes. */
+    connect: localConnectApi(`http://127.0.0.1:${s.connectPort}`),
     /** Every Connect worker's REST API, the first being connectUrl (any worker forwards to the leader). */
     connectUrls: connectWorkerPorts(s).map((p) => `http://127.0.0.1:${p}`),
     registryUrl: `http://127.0.0.1:${s.registryPort}/apis/ccompat/v7`,
@@ -227,6 +230,22 @@ export const startHint = 'npm run stack -- start';
  * rehearsal, the tests, the launcher for Connect's environment) passes these explicitly.
  */
 export const LOCAL_ROLE_PASSWORDS = { service: 'stagefront_service', debezium: 'stagefront_debezium', consumer: 'stagefront_consumer' } as const;
+
+/**
+ * The Kafka Connect REST API's one user on the local stack only (loopback-only workers): the
+ * launcher writes it into the workers' REST users file, and whatever calls Connect on this stack
+ * (the rehearsal, the tests, the bench, the launcher's health check) signs in with it. The
+ * programs have no default for CONNECT_USERNAME or CONNECT_PASSWORD.
+ */
+export const LOCAL_CONNECT_USER = { username: 'stagefront-connect', password: 'stagefront_connect_local' } as const;
+
+/** Workers at `connectUrl` (one or several, comma separated) signed in to as LOCAL_CONNECT_USER. */
+export function localConnectApi(connectUrl: string): ConnectApi {
+  return { connectUrl, connectUsername: LOCAL_CONNECT_USER.username, connectPassword: LOCAL_CONNECT_USER.password };
+}
+
+/** LOCAL_CONNECT_USER as the programs' settings. */
+export const LOCAL_CONNECT_ENV = { CONNECT_USERNAME: LOCAL_CONNECT_USER.username, CONNECT_PASSWORD: LOCAL_CONNECT_USER.password } as const;
 
 /**
  * The environment the seat service, hold sweeper and connector command need on the local stack,
@@ -248,6 +267,7 @@ export function localStackProgramEnv(layout: StackLayout): Record<string, string
     SCHEMA_REGISTRY_URL: endpoints.registryUrl,
     KAFKA_BROKERS: endpoints.kafkaBrokers.join(','),
     CONNECT_URL: endpoints.connectUrl,
+    ...LOCAL_CONNECT_ENV,
     // With a standby, Debezium's slot is a failover slot, synchronized to the standby.
     ...(layout.settings.postgresStandby ? { CONNECTOR_SLOT_FAILOVER: 'yes' } : {}),
   };

@@ -1,11 +1,12 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { distPaths } from './artifacts.js';
 import type { Component } from './component.js';
 import { httpGet, ownedPid } from './component.js';
+import { basicAuthorization } from '../connectors/connect-client.js';
 import { OUTBOX_CONNECTOR_FILE } from '../connectors/outbox-connector.js';
 import { OFFSET_FLUSH_INTERVAL_MS } from '../connectors/slot-confirmation.js';
-import { LOCAL_ROLE_PASSWORDS, connectWorkerPorts, kafkaReplication, stackEndpoints, type StackLayout } from './config.js';
+import { LOCAL_CONNECT_USER, LOCAL_ROLE_PASSWORDS, connectWorkerPorts, kafkaReplication, stackEndpoints, type StackLayout } from './config.js';
 import { jvmPidFile, launchJvm, stopJvm } from './jvm.js';
 
 export const POSTGRES_CONNECTOR_CLASS = 'io.debezium.connector.postgresql.PostgresConnector';
@@ -26,24 +27,93 @@ export const LOCAL_CONNECT_SECRETS = { DEBEZIUM_DB_PASSWORD: LOCAL_ROLE_PASSWORD
 
 export const STACK_CONNECT_CLUSTER: ConnectCluster = { groupId: 'stagefront-connect', storageTopicPrefix: '_connect' };
 
+/** A user of the REST API: a line of the workers' REST users file. */
+export interface ConnectRestUser {
+  username: string;
+  password: string;
+}
+
+/**
+ * Kafka's basic-auth REST extension (the connect-basic-auth-extension jar, on the worker's
+ * classpath): every request needs a user and password that the JAAS realm `KafkaConnect` accepts.
+ * Two internal requests are exempt, the task configurations a follower sends the leader and the
+ * fencing of zombie tasks (POST /connectors/<name>/tasks, PUT /connectors/<name>/fence): they are
+ * signed with the cluster's session key instead (KIP-507). A user's request that a follower forwards
+ * to the leader keeps its Authorization header, so every worker needs the same users.
+ */
+export const REST_AUTH_EXTENSION_CLASS = 'org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension';
+
+/** The JAAS login module that checks a user against a properties file of user: password lines. */
+export const REST_LOGIN_MODULE_CLASS = 'org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule';
+
+export const WORKER_REST_AUTH_PROPERTIES: readonly string[] = [`rest.extension.classes=${REST_AUTH_EXTENSION_CLASS}`];
+
+/** The jar in the Kafka classpath that holds the extension (stack/pom.xml fetches it). */
+export const restAuthExtensionJar = (layout: StackLayout) => join(distPaths(layout).kafkaLibs, `connect-basic-auth-extension-${layout.versions.kafka}.jar`);
+
+/**
+ * The JAAS configuration the worker reads (java.security.auth.login.config): the realm
+ * `KafkaConnect`, whose name the extension fixes, with the users file.
+ */
+export function restJaasConfig(usersFile: string): string {
+  if (/["\\$]/.test(usersFile)) throw new Error(`the Connect REST users file path ${usersFile} has a quote, backslash or $, which a JAAS file cannot hold as is: choose another STACK_HOME`);
+  return `KafkaConnect {\n  ${REST_LOGIN_MODULE_CLASS} required\n  file="${usersFile}";\n};\n`;
+}
+
+/** Escapes text for a Java properties file: a key escapes its separators too. */
+function propertiesText(text: string, key: boolean): string {
+  let out = text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t');
+  out = key ? out.replace(/([=: #!])/g, '\\$1') : out.replace(/^ /, '\\ ');
+  return out;
+}
+
+/**
+ * The REST users file: one `user: password` line per user, Java properties syntax. No user or an
+ * empty password is refused: the login module lets every request in when the file is empty.
+ */
+export function restUsersFile(users: readonly ConnectRestUser[]): string {
+  if (users.length === 0) throw new Error('the Connect REST users file needs at least one user: an empty file lets every request in');
+  for (const user of users) {
+    if (user.username === '' || user.password === '') throw new Error('every Connect REST user needs a user name and a password');
+  }
+  return `${users.map((u) => `${propertiesText(u.username, true)}: ${propertiesText(u.password, false)}`).join('\n')}\n`;
+}
+
+/** Where a stack's workers keep their REST authentication (one pair of files for all its workers). */
+export function restAuthFiles(layout: StackLayout) {
+  const dir = join(layout.home, 'connect');
+  return { jaas: join(dir, 'rest-jaas.conf'), users: join(dir, 'rest-users.properties') };
+}
+
+/** Writes a file only its owner may read or write (0600), also when it existed with other modes. */
+function writePrivateFile(path: string, content: string): void {
+  if (existsSync(path)) chmodSync(path, 0o600);
+  writeFileSync(path, content, { mode: 0o600 });
+}
+
 /**
  * Kafka Connect in distributed mode with the Debezium Postgres plugin on its plugin path. A
  * worker of another cluster (a test's own) passes its own `cluster` and a layout of its own.
  * `secretEnv` goes into the worker's environment only, where the env config provider reads it.
  * `worker` numbers the workers of one stack (STACK_CONNECT_WORKERS): the first is `connect` on
  * STACK_CONNECT_PORT, worker n is `connect-n` with a port, properties file, pid file and log of its own.
+ * `restUsers` may call the REST API (the local stack's one user by default): the launcher writes
+ * them and the JAAS file into the stack's connect/ folder, owner-only.
  */
 export function connectComponent(
   layout: StackLayout,
   cluster: ConnectCluster = STACK_CONNECT_CLUSTER,
   secretEnv: Readonly<Record<(typeof CONNECT_SECRET_ENV)[number], string>> = LOCAL_CONNECT_SECRETS,
   worker = 1,
+  restUsers: readonly ConnectRestUser[] = [LOCAL_CONNECT_USER],
 ): Component {
   const s = layout.settings;
   const name = worker === 1 ? 'connect' : `connect-${worker}`;
   const port = s.connectPort + worker - 1;
   const propertiesFile = join(layout.home, 'connect', worker === 1 ? 'connect-distributed.properties' : `connect-distributed-${worker}.properties`);
   const pidFile = jvmPidFile(layout, name);
+  const auth = restAuthFiles(layout);
+  const authFiles = (): [string, string][] => [[auth.users, restUsersFile(restUsers)], [auth.jaas, restJaasConfig(auth.users)]];
   return {
     name,
     port,
@@ -52,11 +122,17 @@ export function connectComponent(
     dependsOn: worker === 1 ? ['kafka'] : ['kafka', 'connect'],
     pid: () => ownedPid(pidFile, layout.home),
     async healthy() {
-      const plugins = await httpGet(`http://127.0.0.1:${port}/connector-plugins`);
+      const user = restUsers[0];
+      const headers: Record<string, string> = user === undefined ? {} : { authorization: basicAuthorization(user.username, user.password) };
+      const plugins = await httpGet(`http://127.0.0.1:${port}/connector-plugins`, 5000, headers);
       return plugins?.includes(POSTGRES_CONNECTOR_CLASS) ?? false;
     },
     async launch() {
+      if (!existsSync(restAuthExtensionJar(layout))) {
+        throw new Error(`the Connect worker needs Kafka's basic-auth REST extension, ${restAuthExtensionJar(layout)}, which is missing: npm run stack -- start fetches it (stack/pom.xml)`);
+      }
       mkdirSync(join(layout.home, 'connect'), { recursive: true });
+      for (const [path, content] of authFiles()) writePrivateFile(path, content);
       writeFileSync(propertiesFile, workerProperties(layout, cluster, port));
       launchJvm(layout, {
         name,
@@ -64,11 +140,16 @@ export function connectComponent(
         classpath: `${distPaths(layout).kafkaLibs}/*`,
         mainClass: 'org.apache.kafka.connect.cli.ConnectDistributed',
         args: [propertiesFile],
+        systemProperties: { 'java.security.auth.login.config': auth.jaas },
         env: { ...secretEnv },
       });
     },
     stop: () => stopJvm(ownedPid(pidFile, layout.home)),
-    outdated: () => existsSync(propertiesFile) && readFileSync(propertiesFile, 'utf8') !== workerProperties(layout, cluster, port),
+    // A worker reads its users file once: another user list needs a restart, like other properties.
+    outdated: () =>
+      existsSync(propertiesFile) &&
+      (readFileSync(propertiesFile, 'utf8') !== workerProperties(layout, cluster, port) ||
+        authFiles().some(([path, content]) => !existsSync(path) || readFileSync(path, 'utf8') !== content)),
   };
 }
 
@@ -142,6 +223,7 @@ export function workerProperties(layout: StackLayout, cluster: ConnectCluster = 
     `rest.advertised.port=${port}`,
     'topic.creation.enable=true',
     ...WORKER_SECURITY_PROPERTIES,
+    ...WORKER_REST_AUTH_PROPERTIES,
     'scheduled.rebalance.max.delay.ms=0',
     '',
   ].join('\n');

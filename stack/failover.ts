@@ -122,8 +122,8 @@ async function moveConnector(config: ConnectorConfig, logger: Logger): Promise<C
   } catch (error) {
     if (!(error instanceof ConnectorFailed)) throw error;
     logger.warn({ connector: config.connectorName }, 'task failed after the primary went away; restarting it on the new primary');
-    await restartFailed(config.connectUrl, config.connectorName);
-    return waitUntilRunning(config.connectUrl, config.connectorName, config.readyTimeoutMs);
+    await restartFailed(config, config.connectorName);
+    return waitUntilRunning(config, config.connectorName, config.readyTimeoutMs);
   }
 }
 

@@ -58,6 +58,11 @@ export const SECRETS = {
   slotMonitorStandbyUrls: { name: 'stagefront-slot-monitor-db', key: 'standby-urls', optional: true },
   jobWatchdogDatabaseUrl: { name: 'stagefront-job-watchdog-db', key: 'url' },
   seatServiceDatabaseUrl: { name: 'stagefront-seat-service-db', key: 'url' },
+  // Connect's REST API: the workers mount the JAAS and users files; callers read a user and its password.
+  connectRestJaas: { name: 'stagefront-connect-rest', key: 'jaas.conf' },
+  connectRestUsers: { name: 'stagefront-connect-rest', key: 'users.properties' },
+  connectUsername: { name: 'stagefront-connect-rest', key: 'username' },
+  connectPassword: { name: 'stagefront-connect-rest', key: 'password' },
 } as const satisfies Record<string, SecretRef>;
 
 /**

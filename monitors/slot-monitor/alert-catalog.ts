@@ -9,8 +9,8 @@ import type { AlertDefinition, Severity } from '../alerting/alert-tracker.js';
 export type { AlertDefinition, Severity };
 
 const STOPPED_READER_STEPS = [
-  'Find the connector that owns the slot: curl -s $CONNECT_URL/connectors?expand=status (slot.name in its config).',
-  'If it is FAILED or STOPPED, read the task trace, fix the cause, then restart it: curl -X POST "$CONNECT_URL/connectors/<name>/restart?includeTasks=true&onlyFailed=true" (or PUT .../resume).',
+  'Find the connector that owns the slot: curl -s -u "$CONNECT_USERNAME:$CONNECT_PASSWORD" $CONNECT_URL/connectors?expand=status (slot.name in its config).',
+  'If it is FAILED or STOPPED, read the task trace, fix the cause, then restart it: curl -X POST -u "$CONNECT_USERNAME:$CONNECT_PASSWORD" "$CONNECT_URL/connectors/<name>/restart?includeTasks=true&onlyFailed=true" (or PUT .../resume).',
   'Watch retained WAL fall on the slot-monitor dashboard or: select slot_name, active, wal_status, safe_wal_size from pg_replication_slots;',
 ];
 
@@ -40,11 +40,11 @@ export const ALERTS = {
     runbook: [
       'The slot was invalidated: the WAL it needed is deleted and Debezium can never stream from it again (it retries for ~30 minutes, then fails). The events are still in the outbox table within its retention.',
       'Automated: npm run slot-recovery -- --since auto (prints the plan), then again with --apply; it does every step below and checks the inboxes (docs/recovery.md).',
-      'Stop the connector: curl -X PUT $CONNECT_URL/connectors/<name>/stop',
+      'Stop the connector: curl -X PUT -u "$CONNECT_USERNAME:$CONNECT_PASSWORD" $CONNECT_URL/connectors/<name>/stop',
       'Note T, the created_at of the oldest outbox row some consumer has not handled (npm run reconcile), minus a few minutes: the re-emit starts there.',
       'Drop the lost slot on the seat database: select pg_drop_replication_slot(\'<slot>\');',
-      'Reset the connector offsets: curl -X DELETE $CONNECT_URL/connectors/<name>/offsets',
-      'Resume it: curl -X PUT $CONNECT_URL/connectors/<name>/resume (it creates the slot again, streaming from now).',
+      'Reset the connector offsets: curl -X DELETE -u "$CONNECT_USERNAME:$CONNECT_PASSWORD" $CONNECT_URL/connectors/<name>/offsets',
+      'Resume it: curl -X PUT -u "$CONNECT_USERNAME:$CONNECT_PASSWORD" $CONNECT_URL/connectors/<name>/resume (it creates the slot again, streaming from now).',
       'Re-emit the outbox rows written since the last event the consumers handled, with an incremental snapshot of the outbox filtered by time (docs/recovery.md); consumers drop duplicates by ce_id.',
     ],
   },

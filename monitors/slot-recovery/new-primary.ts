@@ -58,7 +58,7 @@ async function checkPublication(ctx: RecoveryContext, publication: string): Prom
  */
 export async function newPrimaryStep(ctx: RecoveryContext): Promise<boolean> {
   await checkPromoted(ctx);
-  const live = await liveConnectorConfig(ctx.config.connectUrl, ctx.config.connectorName);
+  const live = await liveConnectorConfig(ctx.config, ctx.config.connectorName);
   await checkPublication(ctx, live['publication.name'] ?? 'stagefront_outbox');
   const slot = await readSlot(ctx.seatPool, ctx.slotName);
   if (slot.exists) {
@@ -73,8 +73,8 @@ export async function newPrimaryStep(ctx: RecoveryContext): Promise<boolean> {
 
 /** (f2) Points the stopped connector at the new primary. Connect keeps a STOPPED connector stopped across a configuration update. */
 export async function repointStep(ctx: RecoveryContext, address: DatabaseAddress): Promise<void> {
-  const { connectUrl, connectorName } = ctx.config;
-  const live = await liveConnectorConfig(connectUrl, connectorName);
+  const { connectorName } = ctx.config;
+  const live = await liveConnectorConfig(ctx.config, connectorName);
   const from = `${live['database.hostname']}:${live['database.port']}`;
   const to = `${address.host}:${address.port}`;
   if (from === to) {
@@ -82,14 +82,14 @@ export async function repointStep(ctx: RecoveryContext, address: DatabaseAddress
     return;
   }
   const { name: _name, ...config } = live;
-  await putConnectorConfig(connectUrl, connectorName, { ...config, 'database.hostname': address.host, 'database.port': String(address.port) });
+  await putConnectorConfig(ctx.config, connectorName, { ...config, 'database.hostname': address.host, 'database.port': String(address.port) });
   ctx.logger.info({ step: 'repoint', connector: connectorName, from, database: to }, 'connector now points at the new primary');
 }
 
 /** A finished run (or a connector repointed by hand): it runs against the new primary and reads its slot. */
 export async function streamsFromNewPrimary(ctx: RecoveryContext, address: DatabaseAddress): Promise<boolean> {
-  const { connectUrl, connectorName } = ctx.config;
-  const [live, state, slot] = await Promise.all([liveConnectorConfig(connectUrl, connectorName), connectorState(connectUrl, connectorName), readSlot(ctx.seatPool, ctx.slotName)]);
+  const { connectorName } = ctx.config;
+  const [live, state, slot] = await Promise.all([liveConnectorConfig(ctx.config, connectorName), connectorState(ctx.config, connectorName), readSlot(ctx.seatPool, ctx.slotName)]);
   const pointsThere = live['database.hostname'] === address.host && live['database.port'] === String(address.port);
   return pointsThere && state === 'RUNNING' && slot.exists && slot.active && slot.walStatus !== 'lost';
 }

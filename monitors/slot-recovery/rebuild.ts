@@ -10,13 +10,13 @@ import { dropSlot, readSlot, waitForActiveSlot } from './slot-state.js';
 
 /** (a) Stop: the task exits and lets go of the slot; Debezium would otherwise retry the dead slot for ~30 minutes. */
 export async function stopStep(ctx: RecoveryContext): Promise<void> {
-  const { connectUrl, connectorName, stepTimeoutMs } = ctx.config;
-  if ((await connectorState(connectUrl, connectorName)) === 'STOPPED') {
+  const { connectorName, stepTimeoutMs } = ctx.config;
+  if ((await connectorState(ctx.config, connectorName)) === 'STOPPED') {
     ctx.logger.info({ step: 'stop', connector: connectorName }, 'connector already stopped');
     return;
   }
-  await stopConnector(connectUrl, connectorName);
-  await waitFor(async () => (await connectorState(connectUrl, connectorName)) === 'STOPPED', {
+  await stopConnector(ctx.config, connectorName);
+  await waitFor(async () => (await connectorState(ctx.config, connectorName)) === 'STOPPED', {
     timeoutMs: stepTimeoutMs, intervalMs: 250, description: `connector ${connectorName} to be STOPPED`,
   });
   ctx.logger.info({ step: 'stop', connector: connectorName }, 'connector stopped');
@@ -34,15 +34,15 @@ export async function dropStep(ctx: RecoveryContext): Promise<void> {
 
 /** (c) Reset offsets: the stored LSN points into WAL that no longer exists; without offsets the connector starts afresh. */
 export async function resetStep(ctx: RecoveryContext): Promise<void> {
-  await resetConnectorOffsets(ctx.config.connectUrl, ctx.config.connectorName);
+  await resetConnectorOffsets(ctx.config, ctx.config.connectorName);
   ctx.logger.info({ step: 'reset-offsets', connector: ctx.config.connectorName }, 'connector offsets reset');
 }
 
 /** (d) Resume: with no offsets and snapshot.mode=no_data the connector creates the slot at the current WAL position and streams from there. */
 export async function resumeStep(ctx: RecoveryContext): Promise<void> {
-  const { connectUrl, connectorName, stepTimeoutMs } = ctx.config;
-  await resumeConnector(connectUrl, connectorName);
-  await waitUntilRunning(connectUrl, connectorName, stepTimeoutMs);
+  const { connectorName, stepTimeoutMs } = ctx.config;
+  await resumeConnector(ctx.config, connectorName);
+  await waitUntilRunning(ctx.config, connectorName, stepTimeoutMs);
   await waitForActiveSlot(ctx.seatPool, ctx.slotName, stepTimeoutMs);
   ctx.logger.info({ step: 'resume', connector: connectorName, slot: ctx.slotName }, 'connector running on a fresh slot');
 }

@@ -20,7 +20,7 @@ export interface RecoveryContext {
 
 /** Opens the pools and reads the slot and signal table from the connector's live configuration. */
 export async function openRecoveryContext(config: SlotRecoveryConfig, logger: Logger): Promise<RecoveryContext & { close: () => Promise<void> }> {
-  const live = await liveConnectorConfig(config.connectUrl, config.connectorName);
+  const live = await liveConnectorConfig(config, config.connectorName);
   const slotName = live['slot.name'];
   const signalTable = live['signal.data.collection'];
   if (slotName === undefined || signalTable === undefined) {
@@ -47,7 +47,7 @@ export interface Inspection {
 }
 
 export async function inspect(ctx: RecoveryContext): Promise<Inspection> {
-  const [state, slot] = await Promise.all([connectorState(ctx.config.connectUrl, ctx.config.connectorName), readSlot(ctx.seatPool, ctx.slotName)]);
+  const [state, slot] = await Promise.all([connectorState(ctx.config, ctx.config.connectorName), readSlot(ctx.seatPool, ctx.slotName)]);
   let rebuild: RebuildReason | undefined;
   if (!slot.exists) rebuild = 'slot missing';
   else if (slot.walStatus === 'lost') rebuild = 'slot lost';

@@ -1,10 +1,10 @@
 /** Settings of `npm run slot-recovery`: the connector, the seat database, and the inboxes for --since auto. */
 import { defineSettings, zDurationMs, zString, zUrl } from '../../lib/settings.js';
-import { zConnectUrls } from '../../connectors/connect-client.js';
+import { connectApiSettings } from '../../connectors/connect-client.js';
 import { consumerInboxSettings } from '../reconciliation/settings.js';
 
 export const slotRecoverySettings = defineSettings('slot-recovery', {
-  connectUrl: { env: 'CONNECT_URL', default: 'http://127.0.0.1:18083', parser: zConnectUrls(), description: 'Kafka Connect REST API; several workers of one Connect cluster separated by commas: each call goes to the first that answers, so the recovery works while a worker is down.' },
+  ...connectApiSettings('the recovery'),
   connectorName: {
     env: 'CONNECTOR_NAME',
     default: 'seat-outbox',

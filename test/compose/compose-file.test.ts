@@ -20,8 +20,8 @@ import { slotMonitorSettings } from '../../monitors/slot-monitor/settings.js';
 import { composeSetupSettings } from '../../compose/setup-settings.js';
 import { parseSettings, settingsMarkdownTable } from '../../lib/settings.js';
 import { seatServiceSettings } from '../../seat-service/settings.js';
-import { CONNECT_SECRET_ENV, workerProperties } from '../../stack/connect.js';
-import { projectRoot, readVersions, stackLayout } from '../../stack/config.js';
+import { CONNECT_SECRET_ENV, restJaasConfig, restUsersFile, workerProperties } from '../../stack/connect.js';
+import { LOCAL_CONNECT_USER, projectRoot, readVersions, stackLayout } from '../../stack/config.js';
 import { NON_SEAT_DATABASES } from '../../stack/postgres.js';
 import { debeziumWorkerProperties } from './debezium-entrypoint.js';
 import {
@@ -343,6 +343,24 @@ describe('the Connect worker the Debezium image configures is the native stack\'
   it('holds the connector\'s secret the env config provider may read, with the setup\'s value', () => {
     for (const variable of CONNECT_SECRET_ENV) expect(connect[variable]).toBe(serviceEnv(service('setup'))[variable]);
     expect(composed.get('config.providers.env.param.allowlist.pattern')).toBe(CONNECT_SECRET_ENV.join('|'));
+  });
+
+  it('requires credentials: the JAAS and users files the launcher writes, mounted read-only and named by KAFKA_OPTS; the setup and the healthcheck sign in as that user', () => {
+    const mounts = new Map(((service('connect') as { volumes?: string[] }).volumes ?? []).map((v) => [v.split(':')[1] ?? '', v]));
+    const jaasPath = /-Djava\.security\.auth\.login\.config=(\S+)/.exec(connect.KAFKA_OPTS ?? '')?.[1] ?? '';
+    const usersPath = '/etc/stagefront/connect-rest-users.properties';
+    expect(mounts.get(jaasPath)).toBe(`./compose/connect-rest-jaas.conf:${jaasPath}:ro`);
+    expect(mounts.get(usersPath)).toBe(`./compose/connect-rest-users.properties:${usersPath}:ro`);
+    expect(readFileSync(join(projectRoot, 'compose/connect-rest-jaas.conf'), 'utf8')).toBe(restJaasConfig(usersPath));
+    expect(readFileSync(join(projectRoot, 'compose/connect-rest-users.properties'), 'utf8')).toBe(restUsersFile([LOCAL_CONNECT_USER]));
+    const setup = serviceEnv(service('setup'));
+    expect({ user: setup.CONNECT_USERNAME, password: setup.CONNECT_PASSWORD }).toEqual({ user: LOCAL_CONNECT_USER.username, password: LOCAL_CONNECT_USER.password });
+    expect(healthcheckText(service('connect'))).toContain(`curl -fs -u ${LOCAL_CONNECT_USER.username}:${LOCAL_CONNECT_USER.password} http://localhost:8083/`);
+    // Every program that calls Connect signs in (CONNECT_URL goes with the two credentials).
+    for (const [name, s] of services) {
+      const env = serviceEnv(s);
+      if (env.CONNECT_URL !== undefined) expect({ name, user: env.CONNECT_USERNAME, password: env.CONNECT_PASSWORD }).toEqual({ name, user: setup.CONNECT_USERNAME, password: setup.CONNECT_PASSWORD });
+    }
   });
 
   it('listens on the port its healthcheck and the programs use', () => {

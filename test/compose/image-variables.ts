@@ -92,6 +92,7 @@ export const IMAGE_VARIABLES: readonly ImageVariables[] = [
       ENABLE_JFR: 'Starts Java Flight Recorder.',
       JMXHOST: 'JMX host (with JMXPORT).',
       JMXPORT: 'JMX port (with JMXHOST).',
+      KAFKA_OPTS: 'JVM options of the worker, read by Kafka\'s start script: here the JAAS file of the REST API\'s basic authentication.',
       DEBEZIUM_DB_PASSWORD: 'Not the image\'s: read by the env config provider when a connector configuration says ${env:DEBEZIUM_DB_PASSWORD}.',
     },
     prefixes: [

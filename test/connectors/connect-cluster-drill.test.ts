@@ -3,7 +3,8 @@
  * runs its task is killed with -9 under a steady stream of holds. The other worker must take the
  * task over on its own (no restart of anything), streaming must resume, and every outbox row must
  * be on Kafka (duplicates allowed, each the same event again). Then the killed worker comes back
- * and the group is whole again.
+ * and the group is whole again. Before that, on the same two workers, the REST API's credentials
+ * (test/connectors/support/rest-auth-cases.ts).
  */
 import { basename } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,11 +16,12 @@ import { createKafka } from '../../lib/kafka.js';
 import { parseSettings } from '../../lib/settings.js';
 import { sleep, waitFor } from '../../lib/wait.js';
 import { seatId } from '../../seat-service/inventory.js';
-import { stackEndpoints, stackLayout } from '../../stack/config.js';
+import { LOCAL_CONNECT_ENV, localConnectApi, stackEndpoints, stackLayout } from '../../stack/config.js';
 import { STACK_CONNECT_CLUSTER, connectComponents, workerProperties } from '../../stack/connect.js';
 import { stackStatus } from '../../stack/launcher.js';
 import { isAlive } from '../../stack/processes.js';
 import { type ConnectWorkerCluster, startConnectCluster } from '../support/connect-worker.js';
+import { restAuthCases } from './support/rest-auth-cases.js';
 import { installLeakGuard } from '../support/leak-guard.js';
 import { collectRecords, testLogger, useSeatPipeline } from '../support/seat-pipeline.js';
 import { freePort } from '../slot-monitor/support/alertmanager-process.js';
@@ -94,16 +96,16 @@ describe('STACK_CONNECT_WORKERS and a CONNECT_URL of several workers', () => {
 
   it('the connector command takes several URLs: a worker that does not answer is passed over; none answering is one error naming each', async () => {
     const dead = [`http://127.0.0.1:${await freePort()}`, `http://127.0.0.1:${await freePort()}`];
-    const config = parseSettings(connectorSettings, { CONNECT_URL: `${dead[0]}, ${endpoints().connectUrl}/`, CONNECTOR_SEAT_DB_URL: 'postgres://x:y@127.0.0.1:1/z' });
+    const config = parseSettings(connectorSettings, { CONNECT_URL: `${dead[0]}, ${endpoints().connectUrl}/`, ...LOCAL_CONNECT_ENV, CONNECTOR_SEAT_DB_URL: 'postgres://x:y@127.0.0.1:1/z' });
     expect(config.connectUrl).toBe(`${dead[0]},${endpoints().connectUrl}`);
     // Asked of the stack's own worker after the dead one: a connector nobody has is an answer (404).
-    expect(await connectorStatus(config.connectUrl, uniqueName('nobody'))).toBeUndefined();
-    const error = await connectorStatus(dead.join(','), 'nobody').then(() => undefined, (e: unknown) => e);
+    expect(await connectorStatus(config, uniqueName('nobody'))).toBeUndefined();
+    const error = await connectorStatus(localConnectApi(dead.join(',')), 'nobody').then(() => undefined, (e: unknown) => e);
     expect(error).toBeInstanceOf(PipelineError);
     expect((error as PipelineError).code).toBe('connect_unreachable');
     expect((error as Error).message).toContain(`none of the 2 Kafka Connect workers answers (${dead[0]}: `);
     expect((error as Error).message).toContain(dead[1]);
-    expect(() => parseSettings(connectorSettings, { CONNECT_URL: 'http://127.0.0.1:18083,not a url', CONNECTOR_SEAT_DB_URL: 'postgres://x:y@127.0.0.1:1/z' })).toThrow(/CONNECT_URL/);
+    expect(() => parseSettings(connectorSettings, { CONNECT_URL: 'http://127.0.0.1:18083,not a url', ...LOCAL_CONNECT_ENV, CONNECTOR_SEAT_DB_URL: 'postgres://x:y@127.0.0.1:1/z' })).toThrow(/CONNECT_URL/);
   });
 });
 
@@ -118,7 +120,10 @@ describe('a Connect cluster of two workers: the worker running the outbox task k
     return cluster;
   };
   // CONNECT_URL names both workers: the connector command and the teardown reach whichever answers.
-  const pipeline = useSeatPipeline(SHOW, { section: 'D', rows: ROWS, seatsPerRow: SEATS_PER_ROW, priceCents: 4000 }, () => ({ CONNECT_URL: connect().connectUrl }));
+  const pipeline = useSeatPipeline(SHOW, { section: 'D', rows: ROWS, seatsPerRow: SEATS_PER_ROW, priceCents: 4000 }, () => ({ CONNECT_URL: connect().connectUrl, ...LOCAL_CONNECT_ENV }));
+
+  // The REST API's credentials, on these two workers before one is killed (issue 20).
+  restAuthCases(connect, pipeline);
 
   it('the other worker takes the task over, streaming resumes, nothing is lost; the killed worker rejoins', async () => {
     const sharedBefore = await sharedConnect();
@@ -134,7 +139,7 @@ describe('a Connect cluster of two workers: the worker running the outbox task k
       await waitFor(() => collector.records.length >= 20, { timeoutMs: 60_000, description: 'the stream to be flowing' });
 
       // The worker that runs the task, by Connect's own status.
-      const before = await connectorStatus(connect().connectUrl, name);
+      const before = await connectorStatus(localConnectApi(connect().connectUrl), name);
       const runningOn = before?.tasks[0]?.worker_id;
       const victim = connect().workers.find((w) => w.workerId === runningOn);
       const survivor = connect().workers.find((w) => w.workerId !== runningOn);
@@ -149,7 +154,7 @@ describe('a Connect cluster of two workers: the worker running the outbox task k
       // Taken over by the survivor on its own: nobody restarts anything.
       const takenOver = await waitFor(
         async () => {
-          const status = await connectorStatus(survivor.url, name);
+          const status = await connectorStatus(localConnectApi(survivor.url), name);
           return status !== undefined && isRunning(status) && status.tasks.every((t) => t.worker_id === survivor.workerId) ? status : undefined;
         },
         { timeoutMs: 120_000, intervalMs: 500, description: `the outbox task RUNNING on the surviving worker ${survivor.workerId}` },
@@ -190,7 +195,7 @@ describe('a Connect cluster of two workers: the worker running the outbox task k
         return group.members === 2 && group.state === 'Stable';
       }, { timeoutMs: 120_000, intervalMs: 500, description: `the group ${connect().groupId} to have both workers again` });
       const rejoined = await waitFor(async () => {
-        const status = await connectorStatus(victim.url, name);
+        const status = await connectorStatus(localConnectApi(victim.url), name);
         return isRunning(status) ? status : undefined;
       }, { timeoutMs: 120_000, intervalMs: 500, description: 'the connector RUNNING, asked through the worker that came back' });
       expect(connect().workers.map((w) => w.workerId)).toContain(taskWorkers(rejoined)[0]);

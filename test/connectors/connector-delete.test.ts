@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { connectorStatus } from '../../connectors/connect-client.js';
 import { waitFor } from '../../lib/wait.js';
-import { LOCAL_ROLE_PASSWORDS } from '../../stack/config.js';
+import { LOCAL_CONNECT_ENV, LOCAL_ROLE_PASSWORDS } from '../../stack/config.js';
 import { runChildProgram } from '../consumers/helpers/child-consumer.js';
 import { installLeakGuard } from '../support/leak-guard.js';
 import { startSeatPipeline } from '../support/seat-pipeline.js';
@@ -28,7 +28,7 @@ describe('connector delete', () => {
       await waitFor(async () => (await slotRow(pipeline.adminUrl, slotName))?.active === true, { timeoutMs: 30_000, description: 'the connector streaming from its slot' });
       // The role the stack gives this command (REPLICATION, not a superuser).
       const debeziumUrl = pipeline.adminUrl.replace('postgres:postgres@', `stagefront_debezium:${LOCAL_ROLE_PASSWORDS.debezium}@`);
-      const env = { CONNECT_URL: stack.connectUrl, CONNECTOR_NAME: name, SLOT_NAME: slotName, CONNECTOR_SEAT_DB_URL: debeziumUrl, LOG_LEVEL: 'warn' };
+      const env = { CONNECT_URL: stack.connectUrl, ...LOCAL_CONNECT_ENV, CONNECTOR_NAME: name, SLOT_NAME: slotName, CONNECTOR_SEAT_DB_URL: debeziumUrl, LOG_LEVEL: 'warn' };
       const cli = (...args: string[]) => runChildProgram('connectors/cli.ts', env, ['delete', ...args]);
 
       const refused = await cli();
@@ -37,14 +37,14 @@ describe('connector delete', () => {
       expect(refused.output).toMatch(new RegExp(`replication slot ${slotName} \\(wal_status reserved, active, pid \\d+\\) retains [\\d.]+ (B|kB|MB) of WAL`));
       expect(refused.output).toContain(`will delete connector ${name}, then drop replication slot ${slotName} once the task has let go of it`);
       expect(refused.output).toContain('Run it again with --yes');
-      expect(await connectorStatus(stack.connectUrl, name)).toBeDefined();
+      expect(await connectorStatus(stack.connect, name)).toBeDefined();
       expect(await slotRow(pipeline.adminUrl, slotName)).toBeDefined();
 
       const kept = await cli('--yes', '--keep-slot');
       expect(kept.code, kept.output).toBe(0);
       expect(kept.output).toContain(`deleted connector ${name}`);
       expect(kept.output).toContain(`--keep-slot: slot ${slotName} stays`);
-      expect(await connectorStatus(stack.connectUrl, name)).toBeUndefined();
+      expect(await connectorStatus(stack.connect, name)).toBeUndefined();
       expect(await slotRow(pipeline.adminUrl, slotName)).toBeDefined();
 
       // The orphan slot: the same command, the connector already gone.

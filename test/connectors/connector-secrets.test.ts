@@ -19,7 +19,7 @@ import { EVENTS } from '../../events/catalogue.js';
 import { createKafka } from '../../lib/kafka.js';
 import { waitFor } from '../../lib/wait.js';
 import { seatId } from '../../seat-service/inventory.js';
-import { projectRoot, stackLayout } from '../../stack/config.js';
+import { LOCAL_CONNECT_ENV, localConnectApi, projectRoot, stackLayout } from '../../stack/config.js';
 import { WORKER_SECURITY_PROPERTIES, connectComponent, workerProperties } from '../../stack/connect.js';
 import { runChildProgram } from '../consumers/helpers/child-consumer.js';
 import { startConnectWorker, type ConnectWorker } from '../support/connect-worker.js';
@@ -69,10 +69,10 @@ describe('the connector gets its password from the worker, never from its stored
     await worker?.stop();
     await adminQuery(stack.postgresAdminUrl, `drop role if exists ${pg.escapeIdentifier(role)}`);
   });
-  const pipeline = useSeatPipeline('secrets', { section: 'A', rows: 1, seatsPerRow: 4, priceCents: 3000 }, () => ({ CONNECT_URL: worker.url, DEBEZIUM_DB_USER: role }));
+  const pipeline = useSeatPipeline('secrets', { section: 'A', rows: 1, seatsPerRow: 4, priceCents: 3000 }, () => ({ CONNECT_URL: worker.url, ...LOCAL_CONNECT_ENV, DEBEZIUM_DB_USER: role }));
 
   it('GET /config and the config topic hold the ${env:…} reference only, and the connector streams', async () => {
-    const live = await liveConnectorConfig(worker.url, pipeline().connector.connectorName);
+    const live = await liveConnectorConfig(localConnectApi(worker.url), pipeline().connector.connectorName);
     expect(live['database.password']).toBe('${env:DEBEZIUM_DB_PASSWORD}');
     expect(live['database.user']).toBe(role);
     expect(JSON.stringify(live)).not.toContain(password);
@@ -92,7 +92,7 @@ describe('the connector gets its password from the worker, never from its stored
   });
 
   it('the connector command renders and reports no password, and its status is healthy', async () => {
-    const env = { CONNECT_URL: worker.url, CONNECTOR_NAME: pipeline().connector.connectorName, SLOT_NAME: pipeline().connector.slotName, CONNECTOR_SEAT_DB_URL: pipeline().adminUrl, LOG_LEVEL: 'warn' };
+    const env = { CONNECT_URL: worker.url, ...LOCAL_CONNECT_ENV, CONNECTOR_NAME: pipeline().connector.connectorName, SLOT_NAME: pipeline().connector.slotName, CONNECTOR_SEAT_DB_URL: pipeline().adminUrl, LOG_LEVEL: 'warn' };
     const render = await runChildProgram('connectors/cli.ts', env, ['render']);
     expect(render.code, render.output).toBe(0);
     expect(JSON.parse(render.output)['database.password']).toBe('${env:DEBEZIUM_DB_PASSWORD}');
@@ -104,8 +104,8 @@ describe('the connector gets its password from the worker, never from its stored
 
   it('a connector may override the producer settings the outbox connector overrides and nothing else', async () => {
     const rendered = { name: uniqueName('policy'), ...renderOutboxConnector(pipeline().connector) };
-    expect(await validateConnectorConfig(worker.url, rendered)).toEqual([]);
-    const problems = await validateConnectorConfig(worker.url, { ...rendered, 'producer.override.acks': '0' });
+    expect(await validateConnectorConfig(localConnectApi(worker.url), rendered)).toEqual([]);
+    const problems = await validateConnectorConfig(localConnectApi(worker.url), { ...rendered, 'producer.override.acks': '0' });
     expect(problems.join('\n')).toMatch(/producer\.override\.acks|acks/);
   });
 });

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectorStatus } from '../../connectors/connect-client.js';
+import { LOCAL_CONNECT_ENV, localConnectApi } from '../../stack/config.js';
 import { SLOT_RECOVERY_COMMAND } from '../../connectors/connector-health.js';
 import { waitFor } from '../../lib/wait.js';
 import { runChildProgram } from '../consumers/helpers/child-consumer.js';
@@ -31,7 +32,7 @@ describe('connector status looks at the slot, not only at Connect', () => {
 
   const status = () =>
     runChildProgram('connectors/cli.ts', {
-      CONNECT_URL: worker.url, CONNECTOR_NAME: name, SLOT_NAME: name, CONNECTOR_SEAT_DB_URL: pipeline.debeziumUrl,
+      CONNECT_URL: worker.url, ...LOCAL_CONNECT_ENV, CONNECTOR_NAME: name, SLOT_NAME: name, CONNECTOR_SEAT_DB_URL: pipeline.debeziumUrl,
       CONNECTOR_SLOT_INACTIVE_GRACE_MS: '2000', LOG_LEVEL: 'warn',
     }, ['status']);
 
@@ -70,7 +71,7 @@ describe('connector status looks at the slot, not only at Connect', () => {
       },
       { timeoutMs: 60_000, intervalMs: 10, description: `slot ${name} to be lost` },
     );
-    const running = await connectorStatus(worker.url, name);
+    const running = await connectorStatus(localConnectApi(worker.url), name);
     expect([running?.connector.state, ...(running?.tasks.map((t) => t.state) ?? [])]).toEqual(['RUNNING', 'RUNNING']);
 
     const failing = await status();

@@ -8,8 +8,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectFetch } from '../../connectors/connect-client.js';
 import { OUTBOX_CONNECTOR_FILE } from '../../connectors/outbox-connector.js';
-import { projectRoot, stackLayout } from '../../stack/config.js';
+import { localConnectApi, projectRoot, stackLayout } from '../../stack/config.js';
 import { PLUGIN_DISCOVERY_PROPERTIES, WORKER_SECURITY_PROPERTIES, outboxProducerOverrides, workerProperties } from '../../stack/connect.js';
 import { startConnectWorker, type ConnectWorker } from '../support/connect-worker.js';
 import { installLeakGuard } from '../support/leak-guard.js';
@@ -44,7 +45,7 @@ describe('the Connect worker finds its plugins through service manifests only', 
       'org.apache.kafka.connect.transforms.Filter',
       'org.apache.kafka.connect.transforms.predicates.TopicNameMatches',
     ]));
-    const response = await fetch(`${worker.url}/connector-plugins?connectorsOnly=false`);
+    const response = await connectFetch(localConnectApi(worker.url), '/connector-plugins?connectorsOnly=false');
     expect(response.status).toBe(200);
     const listed = new Set(((await response.json()) as { class: string }[]).map((plugin) => plugin.class));
     expect(named.filter((name) => !listed.has(name))).toEqual([]);

@@ -13,6 +13,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectorState, liveConnectorConfig } from '../../connectors/connector-lifecycle.js';
+import { type ConnectApi, connectFetch } from '../../connectors/connect-client.js';
 import { compareTotals, totalsFromLedger, totalsFromSeatDatabase } from '../../consumers/sales-ledger/recompute.js';
 import { EVENTS } from '../../events/catalogue.js';
 import { createPool } from '../../lib/postgres.js';
@@ -29,6 +30,7 @@ import { startFailoverPipeline, type FailoverPipeline } from './support/failover
 import { startReplicatedPair, type ReplicatedPair } from './support/replicated-pair.js';
 import { sellSteadily, type SteadySales } from './support/steady-sales.js';
 import { runWatchedProgram } from './support/watched-program.js';
+import { LOCAL_CONNECT_ENV } from '../../stack/config.js';
 
 const stack = requireStack();
 installLeakGuard();
@@ -59,10 +61,10 @@ interface Story {
   newSales: SteadySales;
 }
 
-async function pauseConnector(connectUrl: string, name: string): Promise<void> {
-  const response = await fetch(`${connectUrl}/connectors/${encodeURIComponent(name)}/pause`, { method: 'PUT' });
+async function pauseConnector(connect: ConnectApi, name: string): Promise<void> {
+  const response = await connectFetch(connect, `/connectors/${encodeURIComponent(name)}/pause`, { method: 'PUT' });
   if (!response.ok) throw new Error(`pausing ${name}: HTTP ${response.status}`);
-  await waitFor(async () => (await connectorState(connectUrl, name)) === 'PAUSED', { timeoutMs: 30_000, description: `connector ${name} to be PAUSED` });
+  await waitFor(async () => (await connectorState(connect, name)) === 'PAUSED', { timeoutMs: 30_000, description: `connector ${name} to be PAUSED` });
 }
 
 describe('failover on Postgres 15/16 (no synchronized slot): the runbook path loses no event of the new timeline', () => {
@@ -78,7 +80,7 @@ describe('failover on Postgres 15/16 (no synchronized slot): the runbook path lo
 
   const newPrimaryUrl = () => pipeline.adminUrl(pair.standby);
   const toolEnv = (): Record<string, string> => ({
-    CONNECT_URL: stack.connectUrl, CONNECTOR_NAME: name, SLOT_RECOVERY_SEAT_DB_URL: pipeline.debeziumUrl(pair.standby), RECONCILE_SEAT_DB_URL: pipeline.debeziumUrl(pair.standby),
+    CONNECT_URL: stack.connectUrl, ...LOCAL_CONNECT_ENV, CONNECTOR_NAME: name, SLOT_RECOVERY_SEAT_DB_URL: pipeline.debeziumUrl(pair.standby), RECONCILE_SEAT_DB_URL: pipeline.debeziumUrl(pair.standby),
     RECONCILE_CONSUMER_DB_URL: inboxes.url, RECONCILE_CONSUMERS: `seat-availability=${groups.seats},sales-ledger=${groups.ledger}`,
     RECONCILE_GRACE_MS: '0', SLOT_RECOVERY_VERIFY_TIMEOUT_MS: '90000', LOG_LEVEL: 'info',
   });
@@ -103,7 +105,7 @@ describe('failover on Postgres 15/16 (no synchronized slot): the runbook path lo
     const oldSales = sellSteadily(oldService, 0, 35);
     const acked = (n: number, what: string) => waitFor(() => oldSales.acknowledged.length >= n || oldSales.failed() !== undefined, { timeoutMs: 60_000, description: what });
     await acked(5, 'five orders acknowledged while everything streams');
-    await pauseConnector(stack.connectUrl, name);
+    await pauseConnector(stack.connect, name);
     await acked(10, 'five more orders while Connect is behind');
     const replicatedOrders = [...oldSales.acknowledged];
     await pair.waitForStandbyCaughtUp();
@@ -196,9 +198,9 @@ describe('failover on Postgres 15/16 (no synchronized slot): the runbook path lo
     for (const step of ['connector stopped', 'connector now points at the new primary', 'connector offsets reset', 'connector running on a fresh slot', 'incremental snapshot of the outbox requested', 'no gaps since the start time']) {
       expect(recovery.output).toContain(step);
     }
-    const live = await liveConnectorConfig(stack.connectUrl, name);
+    const live = await liveConnectorConfig(stack.connect, name);
     expect(live['database.port']).toBe(String(pair.standby.port));
-    expect(await connectorState(stack.connectUrl, name)).toBe('RUNNING');
+    expect(await connectorState(stack.connect, name)).toBe('RUNNING');
     const { rows } = await pair.standby.admin(/* sql */ `select active, wal_status from pg_replication_slots where slot_name = $1`, [name]);
     expect(rows).toEqual([{ active: true, wal_status: 'reserved' }]);
     expect(story.newSales.failed()).toBeUndefined();
@@ -248,6 +250,6 @@ describe('failover on Postgres 15/16 (no synchronized slot): the runbook path lo
     expect(again.output).not.toContain('connector stopped');
     const { rows } = await pair.standby.admin(/* sql */ `select count(*)::int as n from debezium_signal where type = 'execute-snapshot'`, [], pipeline.database);
     expect(rows[0]).toEqual({ n: 1 });
-    expect(await connectorState(stack.connectUrl, name)).toBe('RUNNING');
+    expect(await connectorState(stack.connect, name)).toBe('RUNNING');
   });
 });

@@ -25,7 +25,7 @@ import { waitFor } from '../../lib/wait.js';
 import { migrateSeatDatabase, setupRoles } from '../../seat-service/database-setup.js';
 import { openSeatService, type SeatService } from '../../seat-service/service.js';
 import { seatServiceSettings } from '../../seat-service/settings.js';
-import { LOCAL_ROLE_PASSWORDS } from '../../stack/config.js';
+import { LOCAL_CONNECT_ENV, LOCAL_ROLE_PASSWORDS } from '../../stack/config.js';
 import { slotOnNode, type SlotOnNode } from '../../stack/failover.js';
 import { adminUrl } from '../../stack/postgres-standby.js';
 import { type ChildConsumer, runChildProgram, startChildProgram } from '../consumers/helpers/child-consumer.js';
@@ -100,7 +100,7 @@ describe('failover on Postgres 17 with a synchronized slot: every event of the n
     runChildProgram(STACK_CLI, {
       STACK_HOME: pair.layout.home, STACK_DIST: pair.layout.dist, STACK_POSTGRES_PORT: String(pair.primaryPort),
       STACK_POSTGRES_STANDBY: 'yes', STACK_POSTGRES_STANDBY_PORT: String(pair.standbyPort),
-      CONNECT_URL: stack.connectUrl, CONNECTOR_NAME: name, KAFKA_BROKERS: stack.kafkaBrokers.join(','), SEAT_DB_PORT: String(pair.primaryPort), SEAT_DB_NAME: database,
+      CONNECT_URL: stack.connectUrl, ...LOCAL_CONNECT_ENV, CONNECTOR_NAME: name, KAFKA_BROKERS: stack.kafkaBrokers.join(','), SEAT_DB_PORT: String(pair.primaryPort), SEAT_DB_NAME: database,
       CONNECTOR_SEAT_DB_URL: debeziumUrl(pair.primaryPort), SLOT_NAME: name, TOPIC_PREFIX: name, TOPIC_PARTITIONS: '3', HEARTBEAT_INTERVAL_MS: '1000', CONNECTOR_SLOT_FAILOVER: 'yes',
     }, ['failover']);
 
@@ -142,7 +142,7 @@ describe('failover on Postgres 17 with a synchronized slot: every event of the n
     pair = await startSynchronizedPair('pgfailover');
     await prepareSeatDatabase();
     connector = parseSettings(connectorSettings, {
-      CONNECT_URL: stack.connectUrl, CONNECTOR_NAME: name, KAFKA_BROKERS: stack.kafkaBrokers.join(','), SEAT_DB_PORT: String(pair.primaryPort),
+      CONNECT_URL: stack.connectUrl, ...LOCAL_CONNECT_ENV, CONNECTOR_NAME: name, KAFKA_BROKERS: stack.kafkaBrokers.join(','), SEAT_DB_PORT: String(pair.primaryPort),
       SEAT_DB_NAME: database, CONNECTOR_SEAT_DB_URL: debeziumUrl(pair.primaryPort), SLOT_NAME: name, TOPIC_PREFIX: name, TOPIC_PARTITIONS: '3',
       HEARTBEAT_INTERVAL_MS: '1000', CONNECTOR_SLOT_FAILOVER: 'yes',
     });
@@ -173,7 +173,7 @@ describe('failover on Postgres 17 with a synchronized slot: every event of the n
     const failover = await failoverCommand();
     const failoverDoneAt = Date.now();
     const slotAfter = await slotOnNode(standbySeatDb, name);
-    const connectorAfter = await connectorStatus(stack.connectUrl, name);
+    const connectorAfter = await connectorStatus(stack.connect, name);
     const outboxAtPromotion = new Set(await outboxIds(newPrimaryUrl(), ''));
     sales.switchTo(await openService(pair.standbyPort));
     await sales.untilConfirmed(15);
@@ -187,7 +187,7 @@ describe('failover on Postgres 17 with a synchronized slot: every event of the n
     await collector?.stop();
     for (const consumer of consumers) await consumer.close();
     for (const service of services) await service.close().catch(() => undefined);
-    await deleteConnector(stack.connectUrl, name).catch(() => undefined);
+    await deleteConnector(stack.connect, name).catch(() => undefined);
     if (pair !== undefined && database !== undefined) await dropSlot(newPrimaryUrl(), name).catch(() => undefined);
     await inboxes?.close();
     await pair?.remove();

@@ -14,12 +14,12 @@ import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { KUBERNETES_CONNECTOR_OVERRIDES, OUTBOX_CONNECTOR_FILE, renderOutboxConnector } from '../../connectors/outbox-connector.js';
 import { CLUSTER, SECRETS } from '../../deploy/kubernetes/cluster.js';
-import { KUBERNETES_CONNECTOR_ENV, KUBERNETES_WORKER_OVERRIDES, kubernetesConnectorConfig } from '../../deploy/kubernetes/connect.js';
+import { CONNECT_REST_AUTH_MOUNT, KUBERNETES_CONNECTOR_ENV, KUBERNETES_WORKER_OVERRIDES, kubernetesConnectorConfig } from '../../deploy/kubernetes/connect.js';
 import { MANIFESTS_DIR, RENDER_COMMAND, manifestDrift } from '../../deploy/kubernetes/manifests.js';
 import { SCRAPE_JOB_LABEL, programs, scriptCommand, type Program } from '../../deploy/kubernetes/programs.js';
 import { ruleFiles, ruleGroups, ruleResourceName } from '../../deploy/kubernetes/rules.js';
 import { parseSettings } from '../../lib/settings.js';
-import { CONNECT_SECRET_ENV, STACK_CONNECT_CLUSTER, workerProperties } from '../../stack/connect.js';
+import { CONNECT_SECRET_ENV, REST_AUTH_EXTENSION_CLASS, STACK_CONNECT_CLUSTER, restJaasConfig, workerProperties } from '../../stack/connect.js';
 import { LOCAL_ROLE_PASSWORDS, projectRoot, readVersions, stackLayout } from '../../stack/config.js';
 import { NODE_24 } from '../../stack/node-runtime.js';
 import { SCRAPE_PORTS } from '../../stack/prometheus-config.js';
@@ -225,6 +225,28 @@ describe('Kafka Connect and the outbox connector', () => {
     expect(env.find((e) => e.name === variable)?.valueFrom?.secretKeyRef).toEqual(SECRETS.debeziumPassword);
   });
 
+  it('requires credentials on its REST API: the basic-auth extension, the JAAS file named by a system property, both files from one Secret, read-only', () => {
+    expect(workerConfig['rest.extension.classes']).toBe(REST_AUTH_EXTENSION_CLASS);
+    const spec = connect.spec as {
+      jvmOptions: { javaSystemProperties?: { name: string; value: string }[] };
+      template: { connectContainer: { volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[] }; pod?: { volumes?: { name: string; secret?: { secretName: string; defaultMode?: number; items: { key: string; path: string }[] } }[] } };
+    };
+    const jaasPath = spec.jvmOptions.javaSystemProperties?.find((p) => p.name === 'java.security.auth.login.config')?.value;
+    expect(jaasPath).toBe(`${CONNECT_REST_AUTH_MOUNT}/${SECRETS.connectRestJaas.key}`);
+    const mount = spec.template.connectContainer.volumeMounts?.find((m) => m.mountPath === CONNECT_REST_AUTH_MOUNT);
+    expect(mount?.readOnly).toBe(true);
+    const volume = spec.template.pod?.volumes?.find((v) => v.name === mount?.name);
+    expect(volume?.secret?.secretName).toBe(SECRETS.connectRestUsers.name);
+    expect(SECRETS.connectRestJaas.name).toBe(SECRETS.connectRestUsers.name);
+    expect(volume?.secret?.items.map((i) => i.path).sort()).toEqual([SECRETS.connectRestJaas.key, SECRETS.connectRestUsers.key].sort());
+    expect(((volume?.secret?.defaultMode ?? 0o644) & 0o007).toString(8), 'others may not read the files').toBe('0');
+    // The JAAS file the docs tell the operator to put into the Secret: the realm, the login module, the mounted users file.
+    expect(readFileSync(join(projectRoot, 'deploy/kubernetes/connect-rest-jaas.conf'), 'utf8')).toBe(restJaasConfig(`${CONNECT_REST_AUTH_MOUNT}/${SECRETS.connectRestUsers.key}`));
+    expect(readFileSync(join(projectRoot, 'docs/kubernetes.md'), 'utf8')).toContain(
+      `create secret generic ${SECRETS.connectRestUsers.name} --from-file=${SECRETS.connectRestJaas.key}=deploy/kubernetes/connect-rest-jaas.conf`,
+    );
+  });
+
   it('the KafkaConnector is the connector command\'s rendering of connectors/seat-outbox.json, with only the cluster\'s overrides', () => {
     const rendered = renderOutboxConnector(kubernetesConnectorConfig(), OUTBOX_CONNECTOR_FILE);
     const { 'connector.class': connectorClass, 'tasks.max': tasksMax, ...rest } = rendered;
@@ -347,7 +369,7 @@ describe('no password in any manifest', () => {
   }
 
   it('no value under a password-like key but a config provider reference (pushSecret names a Secret), no credentials in a URL', () => {
-    const literal = manifests.flatMap((m) => stringEntries(m).filter(([key, value]) => /password|secret|token/i.test(key) && key !== 'pushSecret' && !/^\$\{[a-z]+:[^{}]+\}$/.test(value)).map(([key, value]) => `${m.kind} ${m.metadata.name} ${key}=${value}`));
+    const literal = manifests.flatMap((m) => stringEntries(m).filter(([key, value]) => /password|secret|token/i.test(key) && key !== 'pushSecret' && key !== 'secretName' && !/^\$\{[a-z]+:[^{}]+\}$/.test(value)).map(([key, value]) => `${m.kind} ${m.metadata.name} ${key}=${value}`));
     expect(literal).toEqual([]);
     expect([...texts.values()].join('\n')).not.toMatch(/[a-z]+:\/\/[^/@\s:]+:[^/@\s]+@/);
     expect((one('KafkaConnector').spec.config as Record<string, string>)['database.password']).toMatch(/^\$\{[a-z]+:[^}]+\}$/);

@@ -81,6 +81,6 @@ describe('a rehearsal with fault drills', () => {
 
     // The killed Connect worker is back for whatever runs next, with the outbox connector running.
     expect((await stackStatus()).filter((c) => !c.healthy).map((c) => c.name)).toEqual([]);
-    await waitFor(async () => isRunning(await connectorStatus(stack.connectUrl, 'seat-outbox')), { timeoutMs: 60_000, intervalMs: 500, description: 'the outbox connector to be RUNNING after the rehearsal' });
+    await waitFor(async () => isRunning(await connectorStatus(stack.connect, 'seat-outbox')), { timeoutMs: 60_000, intervalMs: 500, description: 'the outbox connector to be RUNNING after the rehearsal' });
   }, 300_000);
 });

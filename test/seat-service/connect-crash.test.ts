@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntilRunning } from '../../connectors/connect-client.js';
+import { LOCAL_CONNECT_ENV, localConnectApi } from '../../stack/config.js';
 import { waitFor } from '../../lib/wait.js';
 import { seatId } from '../../seat-service/inventory.js';
 import { stackStatus } from '../../stack/launcher.js';
@@ -30,7 +31,7 @@ describe('Kafka Connect killed with kill -9 in the middle of a stream', () => {
     if (worker === undefined) throw new Error('the Connect worker of this file did not start (see its beforeAll)');
     return worker;
   };
-  const pipeline = useSeatPipeline(show, { section: 'K', rows: 4, seatsPerRow: 25, priceCents: 3000 }, () => ({ CONNECT_URL: connect().url }));
+  const pipeline = useSeatPipeline(show, { section: 'K', rows: 4, seatsPerRow: 25, priceCents: 3000 }, () => ({ CONNECT_URL: connect().url, ...LOCAL_CONNECT_ENV }));
 
   it('loses nothing: after a restart every outbox row is on Kafka (duplicates carry the same ce_id)', async () => {
     const sharedBefore = await sharedConnect();
@@ -52,7 +53,7 @@ describe('Kafka Connect killed with kill -9 in the middle of a stream', () => {
       await waitFor(() => !isAlive(pid), { timeoutMs: 10_000, description: 'the killed worker to be gone' });
       await connect().restart();
       expect(connect().pid()).not.toBe(pid);
-      await waitUntilRunning(connect().url, pipeline().connector.connectorName, 120_000);
+      await waitUntilRunning(localConnectApi(connect().url), pipeline().connector.connectorName, 120_000);
 
       const ids = (await adminQuery(pipeline().adminUrl, 'select id from outbox')).rows.map((r) => r.id as string);
       expect(ids).toHaveLength(100);

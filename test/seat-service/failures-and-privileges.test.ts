@@ -118,11 +118,11 @@ describe('what must not happen: lost, phantom or leaked events, and too much pri
       await expect(failing).rejects.toThrow(/Publication autocreation is disabled/);
       // Fix the cause, then restart the failed task: the connector command's `restart`.
       await adminQuery(pipeline().adminUrl, 'create publication no_such_publication for table outbox with (publish = \'insert\')');
-      await restartFailed(stack.connectUrl, name);
-      const running = await waitUntilRunning(stack.connectUrl, name, 60_000);
+      await restartFailed(stack.connect, name);
+      const running = await waitUntilRunning(stack.connect, name, 60_000);
       expect(running.tasks.map((t) => t.state)).toEqual(['RUNNING']);
     } finally {
-      await deleteConnector(stack.connectUrl, name);
+      await deleteConnector(stack.connect, name);
       await dropSlot(stack.postgresAdminUrl, name);
     }
   });

@@ -26,6 +26,7 @@ import { adminQuery, requireStack, uniqueName } from '../support/stack.js';
 import { allRecords, inboxIds, outboxIds, repeatedIds, seatStateDifferences, topicsStartingWith } from './support/delivery-checks.js';
 import { startLostSlotPipeline, type LostSlotPipeline } from './support/lost-slot-pipeline.js';
 import { createArena, holdOnly, sellInBackground, sellOrder } from './support/seat-sales.js';
+import { LOCAL_CONNECT_ENV } from '../../stack/config.js';
 
 const stack = requireStack();
 installLeakGuard();
@@ -70,7 +71,7 @@ describe('lost-slot recovery: every outbox row within retention reaches every co
   let story: Story;
 
   const toolEnv = (): Record<string, string> => ({
-    CONNECT_URL: stack.connectUrl, CONNECTOR_NAME: name, SLOT_RECOVERY_SEAT_DB_URL: pipeline.debeziumUrl, RECONCILE_SEAT_DB_URL: pipeline.debeziumUrl,
+    CONNECT_URL: stack.connectUrl, ...LOCAL_CONNECT_ENV, CONNECTOR_NAME: name, SLOT_RECOVERY_SEAT_DB_URL: pipeline.debeziumUrl, RECONCILE_SEAT_DB_URL: pipeline.debeziumUrl,
     RECONCILE_CONSUMER_DB_URL: inboxes.url, RECONCILE_CONSUMERS: `seat-availability=${groups.seats},sales-ledger=${groups.ledger}`,
     RECONCILE_GRACE_MS: '0', SLOT_RECOVERY_VERIFY_TIMEOUT_MS: '120000', LOG_LEVEL: 'info',
   });
@@ -98,7 +99,7 @@ describe('lost-slot recovery: every outbox row within retention reaches every co
 
   /** The connector stopped, the slot lost under WAL traffic, sales going on; reconciliation. */
   async function loseTheSlot(): Promise<Run> {
-    await stopConnector(stack.connectUrl, name);
+    await stopConnector(stack.connect, name);
     await waitForSlotActive(cluster, name, false);
     await setClusterSettings(cluster, { max_wal_size: '16MB', min_wal_size: '2MB', max_slot_wal_keep_size: '4MB', checkpoint_timeout: '1h' });
     for (let order = 5; order < 15; order += 1) {
@@ -141,7 +142,7 @@ describe('lost-slot recovery: every outbox row within retention reaches every co
     const gapCheck = await loseTheSlot();
     const oldestMissingMs = Math.min(...[...gapCheck.output.matchAll(/oldest missing created at (\S+)/g)].map((m) => new Date(m[1] ?? '').getTime()));
     const dry = await runChildProgram(RECOVERY, toolEnv(), ['--since', 'auto']);
-    const dryRun = { ...dry, slotAfter: (await traffic.slotState(name))?.walStatus, connectorAfter: await connectorState(stack.connectUrl, name) };
+    const dryRun = { ...dry, slotAfter: (await traffic.slotState(name))?.walStatus, connectorAfter: await connectorState(stack.connect, name) };
     const recovery = await recover();
     story = { healthyCheck, gapCheck, oldestMissingMs, dryRun, recovery: { ...recovery, slotAfter: (await traffic.slotState(name))?.walStatus } };
   }, 600_000);
@@ -241,6 +242,6 @@ describe('lost-slot recovery: every outbox row within retention reaches every co
     expect(again.output).not.toContain('lost slot dropped');
     const { rows } = await adminQuery(pipeline.adminUrl, /* sql */ `select id from debezium_signal where type = 'execute-snapshot'`);
     expect(rows).toHaveLength(1);
-    expect(await connectorState(stack.connectUrl, name)).toBe('RUNNING');
+    expect(await connectorState(stack.connect, name)).toBe('RUNNING');
   });
 });

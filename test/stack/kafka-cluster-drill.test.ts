@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectorStatus, isRunning } from '../../connectors/connect-client.js';
+import { LOCAL_CONNECT_ENV, localConnectApi } from '../../stack/config.js';
 import { deadLetterTopicFor } from '../../events/catalogue.js';
 import { createKafka, type Admin } from '../../lib/kafka.js';
 import { sleep, waitFor } from '../../lib/wait.js';
@@ -71,6 +72,7 @@ describe('a three-broker Kafka cluster loses nothing when a broker is killed wit
   };
   const pipeline = useSeatPipeline(show, { section: SECTION, rows: ROWS, seatsPerRow: SEATS_PER_ROW, priceCents: 4000 }, () => ({
     CONNECT_URL: kafkaCluster().connectUrl,
+    ...LOCAL_CONNECT_ENV,
     KAFKA_BROKERS: kafkaCluster().brokers.join(','),
   }));
 
@@ -161,7 +163,7 @@ describe('a three-broker Kafka cluster loses nothing when a broker is killed wit
 
       // Connect and the consumer carried on: same worker process, task RUNNING; consumer process alive.
       expect(kafkaCluster().connectPid()).toBe(connectPid);
-      expect(isRunning(await connectorStatus(kafkaCluster().connectUrl, connector.connectorName))).toBe(true);
+      expect(isRunning(await connectorStatus(localConnectApi(kafkaCluster().connectUrl), connector.connectorName))).toBe(true);
       expect(consumer?.process.exitCode, consumer?.output()).toBeNull();
 
       // Replication from the one setting: three replicas everywhere, two in sync required.

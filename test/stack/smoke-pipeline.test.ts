@@ -16,7 +16,7 @@ describe('smoke pipeline', () => {
     try {
       await adminQuery(database.url, 'create table scratch (id int primary key, note text)');
       await adminQuery(database.url, `create publication ${name} for table scratch`);
-      await putConnectorConfig(stack.connectUrl, name, {
+      await putConnectorConfig(stack.connect, name, {
         'connector.class': 'io.debezium.connector.postgresql.PostgresConnector',
         'plugin.name': 'pgoutput',
         'database.hostname': '127.0.0.1',
@@ -36,7 +36,7 @@ describe('smoke pipeline', () => {
         'value.converter': 'org.apache.kafka.connect.json.JsonConverter',
         'value.converter.schemas.enable': 'false',
       });
-      await waitUntilRunning(stack.connectUrl, name, 60_000);
+      await waitUntilRunning(stack.connect, name, 60_000);
       const topic = `${name}.public.scratch`;
       await adminQuery(database.url, "insert into scratch values (1, 'hello from the WAL')");
       await waitFor(async () => (await listTopics(stack.kafkaBrokers)).includes(topic), { timeoutMs: 30_000, description: `topic ${topic}` });
@@ -52,7 +52,7 @@ describe('smoke pipeline', () => {
         await collector.stop();
       }
     } finally {
-      await deleteConnector(stack.connectUrl, name);
+      await deleteConnector(stack.connect, name);
       await dropSlot(stack.postgresAdminUrl, name);
       await database.drop();
     }

@@ -18,6 +18,9 @@ export interface ConnectWorker {
   workerId: string;
   /** The topic where this worker's cluster stores connector configurations. */
   configTopic: string;
+  /** Its stack home: connect/ holds its properties and REST authentication files, logs/ its log. */
+  home: string;
+  logFile: string;
   /** Process id while it runs. */
   pid(): number | undefined;
   /** Starts it again after a crash, with the same group and storage topics, and waits until it answers. */
@@ -62,7 +65,7 @@ async function workerProcess(name: string, cluster: ConnectCluster, heapMb: numb
     await component.stop();
     rmSync(home, { recursive: true, force: true });
   };
-  return { url: `http://127.0.0.1:${port}`, workerId: `127.0.0.1:${port}`, pid: () => component.pid(), launch, remove };
+  return { url: `http://127.0.0.1:${port}`, workerId: `127.0.0.1:${port}`, home, logFile: component.logFile, pid: () => component.pid(), launch, remove };
 }
 
 const storageTopics = (prefix: string) => [`${prefix}-configs`, `${prefix}-offsets`, `${prefix}-status`];
@@ -86,7 +89,7 @@ export async function startConnectWorker(prefix: string, heapMb = 384, secretEnv
     await stop();
     throw error;
   }
-  return { url: worker.url, workerId: worker.workerId, configTopic: `${storageTopicPrefix}-configs`, pid: worker.pid, restart: worker.launch, stop };
+  return { url: worker.url, workerId: worker.workerId, configTopic: `${storageTopicPrefix}-configs`, home: worker.home, logFile: worker.logFile, pid: worker.pid, restart: worker.launch, stop };
 }
 
 /**
@@ -111,7 +114,7 @@ export async function startConnectCluster(prefix: string, count = 2, heapMb = 32
   }
   const configTopic = `${storageTopicPrefix}-configs`;
   return {
-    workers: processes.map((w) => ({ url: w.url, workerId: w.workerId, configTopic, pid: w.pid, restart: w.launch, stop: w.remove })),
+    workers: processes.map((w) => ({ url: w.url, workerId: w.workerId, configTopic, home: w.home, logFile: w.logFile, pid: w.pid, restart: w.launch, stop: w.remove })),
     groupId: name,
     connectUrl: processes.map((w) => w.url).join(','),
     configTopic,

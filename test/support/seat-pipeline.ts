@@ -13,7 +13,7 @@ import { migrateSeatDatabase, setupRoles } from '../../seat-service/database-set
 import { createShow, type SectionPlan } from '../../seat-service/inventory.js';
 import { openSeatService, type SeatService, type SeatServiceConfig } from '../../seat-service/service.js';
 import { seatServiceSettings } from '../../seat-service/settings.js';
-import { LOCAL_ROLE_PASSWORDS } from '../../stack/config.js';
+import { LOCAL_CONNECT_ENV, LOCAL_ROLE_PASSWORDS } from '../../stack/config.js';
 import { track } from './leak-guard.js';
 import { adminQuery, createTestDatabase, endpoints, uniqueName } from './stack.js';
 
@@ -42,7 +42,7 @@ export async function startSeatPipeline(prefix: string, overrides: Record<string
   }
   const name = uniqueName(prefix).toLowerCase();
   const connector = parseSettings(connectorSettings, {
-    CONNECT_URL: stack.connectUrl,
+    CONNECT_URL: stack.connectUrl, ...LOCAL_CONNECT_ENV,
     CONNECTOR_NAME: name,
     KAFKA_BROKERS: stack.kafkaBrokers.join(','),
     SEAT_DB_PORT: String(stack.postgresPort),
@@ -63,7 +63,7 @@ export async function startSeatPipeline(prefix: string, overrides: Record<string
   const service = await openSeatService(serviceConfig, testLogger);
   const close = track(`seat pipeline ${name}`, async () => {
     await service.close();
-    await deleteConnector(connector.connectUrl, name);
+    await deleteConnector(connector, name);
     await dropSlot(stack.postgresAdminUrl, name);
     await database.drop();
   });

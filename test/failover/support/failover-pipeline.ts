@@ -12,7 +12,7 @@ import { parseSettings } from '../../../lib/settings.js';
 import { migrateSeatDatabase, setupRoles } from '../../../seat-service/database-setup.js';
 import { openSeatService, type SeatService } from '../../../seat-service/service.js';
 import { seatServiceSettings } from '../../../seat-service/settings.js';
-import { LOCAL_ROLE_PASSWORDS } from '../../../stack/config.js';
+import { LOCAL_CONNECT_ENV, LOCAL_ROLE_PASSWORDS } from '../../../stack/config.js';
 import { track } from '../../support/leak-guard.js';
 import { testLogger } from '../../support/seat-pipeline.js';
 import type { StackEndpoints } from '../../support/stack.js';
@@ -44,7 +44,7 @@ export async function startFailoverPipeline(pair: ReplicatedPair, stack: StackEn
   }
   await applyOutboxConnector(
     parseSettings(connectorSettings, {
-      CONNECT_URL: stack.connectUrl, CONNECTOR_NAME: name, KAFKA_BROKERS: stack.kafkaBrokers.join(','), SEAT_DB_PORT: String(pair.primary.port),
+      CONNECT_URL: stack.connectUrl, ...LOCAL_CONNECT_ENV, CONNECTOR_NAME: name, KAFKA_BROKERS: stack.kafkaBrokers.join(','), SEAT_DB_PORT: String(pair.primary.port),
       SEAT_DB_NAME: database, CONNECTOR_SEAT_DB_URL: adminUrl(pair.primary), SLOT_NAME: name, TOPIC_PREFIX: name, TOPIC_PARTITIONS: '3', HEARTBEAT_INTERVAL_MS: '2000',
     }),
     testLogger,
@@ -64,7 +64,7 @@ export async function startFailoverPipeline(pair: ReplicatedPair, stack: StackEn
   };
   const teardown = track(`failover pipeline ${name}`, async () => {
     for (const service of services) await service.close().catch(() => undefined);
-    await deleteConnector(stack.connectUrl, name);
+    await deleteConnector(stack.connect, name);
   });
   return {
     name, database, topics: { seat: `${name}.seat`, order: `${name}.order` }, adminUrl,

@@ -2,8 +2,10 @@
  * A real Debezium Postgres connector on the stack's Kafka Connect, reading the slot-test cluster,
  * so the slot under test is held by a real reader.
  */
+import { basicAuthorization } from '../../../connectors/connect-client.js';
 import { createKafka } from '../../../lib/kafka.js';
 import { waitFor } from '../../../lib/wait.js';
+import { LOCAL_CONNECT_USER } from '../../../stack/config.js';
 import { testLogger } from '../../support/seat-pipeline.js';
 import { endpoints } from '../../support/stack.js';
 import type { SlotCluster } from './slot-cluster.js';
@@ -44,7 +46,7 @@ export async function deleteOutboxTopic(topicPrefix: string): Promise<void> {
 async function connectRequest(url: string, method: string, body?: unknown): Promise<Response> {
   const response = await fetch(url, {
     method,
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', authorization: basicAuthorization(LOCAL_CONNECT_USER.username, LOCAL_CONNECT_USER.password) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   if (!response.ok && response.status !== 404) throw new Error(`${method} ${url} answered ${response.status}: ${await response.text()}`);

@@ -13,7 +13,7 @@ import { parseSettings } from '../../../lib/settings.js';
 import { migrateSeatDatabase, setupRoles } from '../../../seat-service/database-setup.js';
 import { openSeatService, type SeatService } from '../../../seat-service/service.js';
 import { seatServiceSettings } from '../../../seat-service/settings.js';
-import { LOCAL_ROLE_PASSWORDS } from '../../../stack/config.js';
+import { LOCAL_CONNECT_ENV, LOCAL_ROLE_PASSWORDS } from '../../../stack/config.js';
 import { track } from '../../support/leak-guard.js';
 import { dropSlot, testLogger } from '../../support/seat-pipeline.js';
 import type { StackEndpoints } from '../../support/stack.js';
@@ -48,7 +48,7 @@ export async function startLostSlotPipeline(cluster: SlotCluster, stack: StackEn
   const adminUrl = cluster.urlFor(database);
   await prepareSeatDatabase(adminUrl);
   const connector = parseSettings(connectorSettings, {
-    CONNECT_URL: stack.connectUrl, CONNECTOR_NAME: name, KAFKA_BROKERS: stack.kafkaBrokers.join(','), SEAT_DB_PORT: String(cluster.port),
+    CONNECT_URL: stack.connectUrl, ...LOCAL_CONNECT_ENV, CONNECTOR_NAME: name, KAFKA_BROKERS: stack.kafkaBrokers.join(','), SEAT_DB_PORT: String(cluster.port),
     SEAT_DB_NAME: database, CONNECTOR_SEAT_DB_URL: adminUrl, SLOT_NAME: name, TOPIC_PREFIX: name, TOPIC_PARTITIONS: '3', HEARTBEAT_INTERVAL_MS: '2000',
   });
   await applyOutboxConnector(connector, testLogger);
@@ -62,7 +62,7 @@ export async function startLostSlotPipeline(cluster: SlotCluster, stack: StackEn
   );
   const teardown = track(`lost-slot pipeline ${name}`, async () => {
     await service.close();
-    await deleteConnector(stack.connectUrl, name);
+    await deleteConnector(stack.connect, name);
     await dropSlot(adminUrl, name);
     await cluster.admin(/* sql */ `drop database if exists ${pg.escapeIdentifier(database)} with (force)`);
   });
