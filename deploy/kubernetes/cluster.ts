@@ -60,6 +60,14 @@ export const SECRETS = {
   seatServiceDatabaseUrl: { name: 'stagefront-seat-service-db', key: 'url' },
 } as const satisfies Record<string, SecretRef>;
 
+/**
+ * The password of a program's Kafka user (KAFKA_SASL_PASSWORD): the Secret Strimzi's User Operator
+ * writes for a KafkaUser, named as the user. Optional: a program on a plaintext listener has none.
+ */
+export function kafkaUserSecret(user: string): SecretRef {
+  return { name: user, key: 'password', optional: true };
+}
+
 /** The registry credentials Strimzi pushes the built Connect image with (a docker-registry Secret). */
 export const CONNECT_BUILD_PUSH_SECRET = 'stagefront-connect-build-push';
 

@@ -17,7 +17,7 @@ import { slotMonitorSettings } from '../../monitors/slot-monitor/settings.js';
 import { holdSweeperSettings } from '../../seat-service/sweeper-settings.js';
 import { projectRoot } from '../../stack/config.js';
 import type { SCRAPE_PORTS } from '../../stack/prometheus-config.js';
-import { CLUSTER, PART_OF, SECRETS, programImage, type SecretRef } from './cluster.js';
+import { CLUSTER, PART_OF, SECRETS, kafkaUserSecret, programImage, type SecretRef } from './cluster.js';
 import { kubernetesConnectorConfig } from './connect.js';
 
 export interface Program {
@@ -54,7 +54,7 @@ export function programs(): Program[] {
     component: 'consumer',
     topics,
     env: { ...consumerEnv, ...extra },
-    secrets: { CONSUMER_DATABASE_URL: SECRETS.consumerDatabaseUrl, ...secrets },
+    secrets: { CONSUMER_DATABASE_URL: SECRETS.consumerDatabaseUrl, KAFKA_SASL_PASSWORD: kafkaUserSecret(name), ...secrets },
   });
   return [
     consumer('seat-availability', seatAvailabilitySettings, 3, seatAvailabilityConsumer('seat-availability', prefix).topics),
