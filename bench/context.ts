@@ -3,13 +3,16 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import pg from 'pg';
 import { type Kafka, createKafka } from '../lib/kafka.js';
+import { kafkaClientSecurity, kafkaSecurityEnv } from '../lib/kafka-security.js';
 import { type Logger, createLogger } from '../lib/logger.js';
 import { runMigrations } from '../lib/migrations.js';
+import { parseSettings } from '../lib/settings.js';
 import { type Pool, createPool } from '../lib/postgres.js';
 import { type Registry, createSchemaRegistry } from '../lib/schema-registry.js';
 import { CONSUMER_MIGRATIONS } from '../consumers/runtime/migrations.js';
 import { stackEndpoints, stackLayout } from '../stack/config.js';
 import type { Figure } from './report.js';
+import { benchSettings } from './settings.js';
 
 export type Scale = 'small' | 'full';
 
@@ -18,6 +21,8 @@ export interface BenchContext {
   runId: string;
   stack: ReturnType<typeof stackEndpoints>;
   kafka: Kafka;
+  /** The bench's KAFKA_SECURITY_* variables, for the connector and the programs it starts. */
+  kafkaEnv: Record<string, string>;
   registry: Registry;
   logger: Logger;
   /** Adds a row to the table. */
@@ -36,13 +41,15 @@ export interface Scenario {
 
 export function benchContext(scale: Scale, sink: { figures: Figure[]; notes: string[] }, scenario: () => string): BenchContext {
   const stack = stackEndpoints(stackLayout());
+  const security = parseSettings(benchSettings, process.env);
   const logger = createLogger({ name: 'bench', level: (process.env.BENCH_LOG_LEVEL as 'info' | undefined) ?? 'warn' });
   const runId = `bench_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
   return {
     scale,
     runId,
     stack,
-    kafka: createKafka({ brokers: stack.kafkaBrokers, clientId: runId, logger }),
+    kafka: createKafka({ brokers: stack.kafkaBrokers, clientId: runId, logger, security: kafkaClientSecurity(benchSettings.program, security) }),
+    kafkaEnv: kafkaSecurityEnv(security),
     registry: createSchemaRegistry(stack.registryUrl),
     logger,
     record: (figure) => sink.figures.push({ scenario: scenario(), ...figure }),

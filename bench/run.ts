@@ -4,7 +4,8 @@
  * ratio and the issue's target) and writes the figures to .stack/bench/<timestamp>.json.
  * BENCH_SCALE=small runs a quick version.
  */
-import { type Scale, type Scenario, benchContext, machineDescription } from './context.js';
+import { ConfigError } from '../lib/settings.js';
+import { type BenchContext, type Scale, type Scenario, benchContext, machineDescription } from './context.js';
 import { backlogDrainScenario } from './backlog-drain.js';
 import { connectCrashScenario } from './connect-crash.js';
 import { connectFailoverScenario } from './connect-failover.js';
@@ -19,6 +20,17 @@ const SCENARIOS: Scenario[] = [backlogDrainScenario, openLoopScenario, pollingRe
 
 async function main(): Promise<void> {
   const scale: Scale = process.env.BENCH_SCALE === 'small' ? 'small' : 'full';
+  const report: Report = { startedAt: new Date().toISOString(), scale, machine: machineDescription(), figures: [], notes: ['Shared stack: other work may run on the same machine at the same time, so figures are noisy.'] };
+  let current = '';
+  let ctx: BenchContext;
+  // Settings first, as every program of the project: bad ones stop the bench before it reads its arguments.
+  try {
+    ctx = benchContext(scale, report, () => current);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(`bench: bad configuration\n  ${error.problems.join('\n  ')}`);
+    process.exit(2);
+  }
   const wanted = process.argv.slice(2);
   const unknown = wanted.filter((w) => !SCENARIOS.some((s) => s.name === w));
   if (unknown.length > 0) {
@@ -26,9 +38,6 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const selected = wanted.length === 0 ? SCENARIOS : SCENARIOS.filter((s) => wanted.includes(s.name));
-  const report: Report = { startedAt: new Date().toISOString(), scale, machine: machineDescription(), figures: [], notes: ['Shared stack: other work may run on the same machine at the same time, so figures are noisy.'] };
-  let current = '';
-  const ctx = benchContext(scale, report, () => current);
   let failed = false;
   for (const scenario of selected) {
     current = scenario.name;

@@ -216,7 +216,7 @@ async function drain(ctx: BenchContext, backlog: readonly BacklogRecord[], round
       const port = await freePort();
       ports.push(port);
       const env = {
-        ...process.env, CONSUMER_DATABASE_URL: database.url, KAFKA_BROKERS: ctx.stack.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: ctx.stack.registryUrl,
+        ...process.env, ...ctx.kafkaEnv, CONSUMER_DATABASE_URL: database.url, KAFKA_BROKERS: ctx.stack.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: ctx.stack.registryUrl,
         TOPIC_PREFIX: prefix, CONSUMER_GROUP_ID: prefix, METRICS_PORT: String(port), LOG_LEVEL: 'warn', PARTITIONS_CONSUMED_CONCURRENTLY: String(round.concurrency),
       };
       children.push(spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'consumers', 'seat-availability', 'main.ts')], { cwd: projectRoot, env, stdio: ['ignore', 'ignore', 'inherit'] }));

@@ -74,6 +74,7 @@ export async function startBenchSeatPipeline(ctx: BenchContext, label: string, c
     TOPIC_PREFIX: name,
     TOPIC_PARTITIONS: '3',
     HEARTBEAT_INTERVAL_MS: '2000',
+    ...ctx.kafkaEnv,
   });
   await applyOutboxConnector(connector, ctx.logger);
   const topics = { seat: topicFor(name, 'seat'), order: topicFor(name, 'order') };

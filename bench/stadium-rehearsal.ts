@@ -32,7 +32,7 @@ async function run(ctx: BenchContext): Promise<void> {
   const reportDir = mkdtempSync(join(tmpdir(), 'stagefront-bench-rehearsal-'));
   try {
     const crowd = CROWDS[ctx.scale];
-    const code = await rehearse({ ...process.env, ...crowd, REHEARSAL_REPORT_DIR: reportDir });
+    const code = await rehearse({ ...process.env, ...ctx.kafkaEnv, ...crowd, REHEARSAL_REPORT_DIR: reportDir });
     const file = readdirSync(reportDir).find((f) => f.endsWith('.json'));
     if (file === undefined) throw new Error(`the rehearsal wrote no record (exit code ${code})`);
     const record = JSON.parse(readFileSync(join(reportDir, file), 'utf8')) as RehearsalRecord;

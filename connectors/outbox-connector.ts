@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { AggregateType } from '../events/catalogue.js';
 import { EVENTS, topicFor } from '../events/catalogue.js';
 import { createKafka, ensureTopics } from '../lib/kafka.js';
+import { kafkaClientSecurity } from '../lib/kafka-security.js';
 import { PipelineError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import type { Config } from '../lib/settings.js';
@@ -70,7 +71,7 @@ export function outboxTopics(prefix: string): string[] {
  * configuration, creates or updates the connector, and waits until it and its task run.
  */
 export async function applyOutboxConnector(config: ConnectorConfig, logger: Logger): Promise<ConnectorStatus> {
-  const kafka = createKafka({ brokers: config.kafkaBrokers, clientId: 'connector-command', logger });
+  const kafka = createKafka({ brokers: config.kafkaBrokers, clientId: 'connector-command', logger, security: kafkaClientSecurity('connector', config) });
   const admin = kafka.admin();
   await admin.connect();
   try {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { kafkaSecuritySettings } from '../lib/kafka-security.js';
 import { type SettingParser, defineSettings, zBool, zDurationMs, zInt, zList, zPort, zString, zUrl } from '../lib/settings.js';
 import { zConnectUrls } from './connect-client.js';
 import { HEARTBEAT_INTERVAL_MS } from './slot-confirmation.js';
@@ -17,6 +18,7 @@ export const connectorSettings = defineSettings('connector', {
   connectUrl: { env: 'CONNECT_URL', default: 'http://127.0.0.1:18083', parser: zConnectUrls(), description: 'Kafka Connect REST API; several workers of one Connect cluster separated by commas: each call goes to the first that answers, so the command works while a worker is down.' },
   connectorName: { env: 'CONNECTOR_NAME', default: 'seat-outbox', parser: zString({ minLength: 1, example: 'seat-outbox' }), description: 'Name of the Debezium connector in Connect.' },
   kafkaBrokers: { env: 'KAFKA_BROKERS', default: '127.0.0.1:19092', parser: zList({ minItems: 1, example: 'kafka:9092' }), description: 'Kafka bootstrap servers, for creating the event topics before the connector runs.' },
+  ...kafkaSecuritySettings,
   seatDbHost: { env: 'SEAT_DB_HOST', default: '127.0.0.1', parser: zString({ minLength: 1, example: 'db' }), description: 'Seat database host as Connect reaches it.' },
   seatDbPort: { env: 'SEAT_DB_PORT', default: '54329', parser: zPort(), description: 'Seat database port as Connect reaches it.' },
   seatDbName: { env: 'SEAT_DB_NAME', default: 'stagefront', parser: zString({ minLength: 1, example: 'stagefront' }), description: 'Seat database name.' },

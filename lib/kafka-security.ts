@@ -98,3 +98,11 @@ export function kafkaClientSecurity(program: string, config: KafkaSecurityConfig
   if (protocol === 'ssl') return { ssl };
   return { ssl, sasl: { mechanism: config.kafkaSaslMechanism, username: config.kafkaSaslUsername, password: config.kafkaSaslPassword } };
 }
+
+/**
+ * The KAFKA_SECURITY_* variables of a configuration, for a program that starts another (the
+ * rehearsal its consumers, the bench its instances): the child reads the same settings.
+ */
+export function kafkaSecurityEnv(config: KafkaSecurityConfig): Record<string, string> {
+  return Object.fromEntries(Object.entries(kafkaSecuritySettings).map(([key, setting]) => [setting.env, String(config[key as keyof KafkaSecurityConfig])]));
+}

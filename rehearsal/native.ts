@@ -5,6 +5,7 @@
  */
 import { applyOutboxConnector } from '../connectors/outbox-connector.js';
 import { connectorSettings } from '../connectors/settings.js';
+import { kafkaSecurityEnv } from '../lib/kafka-security.js';
 import type { Logger } from '../lib/logger.js';
 import { createPool } from '../lib/postgres.js';
 import { parseSettings } from '../lib/settings.js';
@@ -34,11 +35,11 @@ function withCredentials(url: string, user: string, password: string): string {
   return parsed.toString();
 }
 
-interface ProgramUrls {
+export interface ProgramUrls {
   /** KAFKA_BROKERS and SCHEMA_REGISTRY_URL of the stack the rehearsal started (its ports may be moved). */
   stackEnv: Record<string, string>;
-  /** The KAFKA_SECURITY_* environment of a program's own Kafka user (empty on a plaintext stack). */
-  kafkaEnv: (user: string) => Record<string, string>;
+  /** A secured local stack's KAFKA_SECURITY_* environment of a program's own Kafka user, over the rehearsal's own settings (absent or empty: those). */
+  kafkaEnv?: (user: string) => Record<string, string>;
   consumerDbUrl: string;
   seatAdminUrl: string;
   seatServiceUrl: string;
@@ -50,9 +51,14 @@ interface ProgramUrls {
   seatNodePorts?: number[];
 }
 
-/** The consumers, the hold sweeper and the two watchers, with their settings; ports are the programs' defaults (Prometheus scrapes them). */
-function programSpecs(urls: ProgramUrls, config: RehearsalConfig): Record<string, ProgramSpec> {
-  const common = { ...urls.stackEnv, CONSUMER_DATABASE_URL: urls.consumerDbUrl, LOG_LEVEL: 'warn' };
+/**
+ * The consumers, the hold sweeper and the two watchers, with their settings; ports are the
+ * programs' defaults (Prometheus scrapes them). The consumers reach Kafka as the rehearsal's
+ * KAFKA_SECURITY_* settings say.
+ */
+export function programSpecs(urls: ProgramUrls, config: RehearsalConfig): Record<string, ProgramSpec> {
+  const common = { ...urls.stackEnv, ...kafkaSecurityEnv(config), CONSUMER_DATABASE_URL: urls.consumerDbUrl, LOG_LEVEL: 'warn' };
+  const ownUser = (user: string) => urls.kafkaEnv?.(user) ?? {};
   const asRole = (role: string) => withCredentials(urls.seatAdminUrl, role, role);
   const onNode = (url: string, port: number) => {
     const parsed = new URL(url);
@@ -65,14 +71,14 @@ function programSpecs(urls: ProgramUrls, config: RehearsalConfig): Record<string
     SLOT_MONITOR_STANDBY_URLS: standbyPorts.map((p) => onNode(asRole('slot_monitor'), p)).join(','),
   };
   return {
-    'seat-availability': { name: 'seat-availability', entry: 'consumers/seat-availability/main.ts', env: { ...common, ...urls.kafkaEnv('seat-availability') }, readyPort: 9471 },
+    'seat-availability': { name: 'seat-availability', entry: 'consumers/seat-availability/main.ts', env: { ...common, ...ownUser('seat-availability') }, readyPort: 9471 },
     'confirmation-email': {
       name: 'confirmation-email',
       entry: 'consumers/confirmation-email/main.ts',
-      env: { ...common, ...urls.kafkaEnv('confirmation-email'), SMTP_HOST: '127.0.0.1', SMTP_PORT: String(config.smtpPort) },
+      env: { ...common, ...ownUser('confirmation-email'), SMTP_HOST: '127.0.0.1', SMTP_PORT: String(config.smtpPort) },
       readyPort: 9472,
     },
-    'sales-ledger': { name: 'sales-ledger', entry: 'consumers/sales-ledger/main.ts', env: { ...common, ...urls.kafkaEnv('sales-ledger') }, readyPort: 9473 },
+    'sales-ledger': { name: 'sales-ledger', entry: 'consumers/sales-ledger/main.ts', env: { ...common, ...ownUser('sales-ledger') }, readyPort: 9473 },
     [SWEEPER]: { name: SWEEPER, entry: 'seat-service/sweeper-main.ts', env: { ...urls.stackEnv, SEAT_DB_URL: urls.seatServiceUrl, HOLD_SWEEPER_INTERVAL_MS: String(config.sweepIntervalMs), LOG_LEVEL: 'warn' }, readyPort: 9190 },
     [WATCHDOG]: {
       name: WATCHDOG,
@@ -136,7 +142,8 @@ export async function openNativeEnvironment(config: RehearsalConfig, logger: Log
     passwords: { ...LOCAL_ROLE_PASSWORDS, slotMonitor: REHEARSAL_ROLES.slotMonitor, jobWatchdog: REHEARSAL_ROLES.jobWatchdog },
     applicationName: 'rehearsal-setup',
   }, logger);
-  const connector = parseSettings(connectorSettings, { ...process.env, ...localEnv, ...localKafkaClientEnv(layout, KAFKA_CONNECTOR_COMMAND_USER) });
+  // A secured local stack (STACK_KAFKA_SECURITY=sasl_ssl) gives the connector command its own user over the rehearsal's settings.
+  const connector = parseSettings(connectorSettings, { ...process.env, ...localEnv, ...kafkaSecurityEnv(config), ...localKafkaClientEnv(layout, KAFKA_CONNECTOR_COMMAND_USER) });
   await applyOutboxConnector(connector, logger);
 
   const mail = await startMailSink(config.smtpPort);

@@ -1,3 +1,4 @@
+import { kafkaSecurityProblems, kafkaSecuritySettings } from '../lib/kafka-security.js';
 import { ConfigError, defineSettings, parseSettings, zDurationMs, zEnum, zInt, zPort, zString, type Config } from '../lib/settings.js';
 import { DRILL_TARGETS, zDrills } from './drill-targets.js';
 
@@ -60,6 +61,8 @@ export const rehearsalSettings = defineSettings('rehearsal', {
     parser: optionalUrl(['http', 'https'], 'http://alertmanager:9093'),
     description: 'External mode (required there): Alertmanager, sampled every second for the alerts of the run. Native mode uses the stack\'s.',
   },
+  // Native mode: how the connector step and every program the rehearsal starts reach Kafka.
+  ...kafkaSecuritySettings,
   mailpitUrl: {
     env: 'REHEARSAL_MAILPIT_URL',
     default: '',
@@ -75,6 +78,8 @@ const EXTERNAL_REQUIRED = ['seatAdminUrl', 'consumerAdminUrl', 'alertmanagerUrl'
 /** The settings, and what external mode needs on top: every REHEARSAL_*_URL; drills only natively. */
 export function parseRehearsalConfig(env: Readonly<Record<string, string | undefined>> = process.env): RehearsalConfig {
   const config = parseSettings(rehearsalSettings, env);
+  const kafkaProblems = kafkaSecurityProblems(config);
+  if (kafkaProblems.length > 0) throw new ConfigError(rehearsalSettings.program, kafkaProblems);
   if (config.stack !== 'external') return config;
   const problems = EXTERNAL_REQUIRED.filter((key) => config[key] === '').map((key) => {
     const setting = rehearsalSettings.settings[key];

@@ -7,6 +7,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { benchSettings } from '../bench/settings.js';
 import { connectorSettings } from '../connectors/settings.js';
 import { confirmationEmailSettings } from '../consumers/confirmation-email/consumer.js';
 import { redriveSettings } from '../consumers/redrive/settings.js';
@@ -38,6 +39,7 @@ export const PROGRAM_SETTINGS: Record<string, SettingsDefinition<SettingsTable>>
   'slot-recovery': slotRecoverySettings,
   'hold-sweeper': holdSweeperSettings,
   'job-watchdog': jobWatchdogSettings,
+  bench: benchSettings,
 };
 
 /** The Markdown file that holds every program's settings table. */

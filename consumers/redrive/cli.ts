@@ -6,6 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import { createKafka } from '../../lib/kafka.js';
+import { kafkaClientSecurity } from '../../lib/kafka-security.js';
 import { startProgram } from '../../lib/cli.js';
 import type { Logger } from '../../lib/logger.js';
 import { createPool } from '../../lib/postgres.js';
@@ -56,7 +57,7 @@ async function main(config: Config<typeof redriveSettings.settings>, args: strin
     process.stderr.write(USAGE);
     return 2;
   }
-  const kafka = createKafka({ brokers: config.kafkaBrokers, clientId: 'redrive', logger });
+  const kafka = createKafka({ brokers: config.kafkaBrokers, clientId: 'redrive', logger, security: kafkaClientSecurity('redrive', config) });
   if (command.command === 'list') {
     const { byReason } = await listDeadLetters(kafka, command.topic);
     process.stdout.write(describeReasonGroups(command.topic, byReason));

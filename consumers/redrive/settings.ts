@@ -1,9 +1,11 @@
 /** Settings of the redrive command. */
+import { kafkaSecuritySettings } from '../../lib/kafka-security.js';
 import { LOG_LEVELS, type LogLevel } from '../../lib/logger.js';
 import { defineSettings, zEnum, zList, zString } from '../../lib/settings.js';
 
 export const redriveSettings = defineSettings('redrive', {
   kafkaBrokers: { env: 'KAFKA_BROKERS', default: '127.0.0.1:19092', parser: zList({ minItems: 1, example: '127.0.0.1:19092' }), description: 'Kafka bootstrap brokers.' },
+  ...kafkaSecuritySettings,
   databaseUrl: {
     env: 'CONSUMER_DATABASE_URL',
     default: '',

@@ -4,6 +4,7 @@ import { deleteConnector } from '../../connectors/connect-client.js';
 import { applyOutboxConnector, type ConnectorConfig } from '../../connectors/outbox-connector.js';
 import { connectorSettings } from '../../connectors/settings.js';
 import { createKafka, type KafkaMessage } from '../../lib/kafka.js';
+import type { KafkaClientSecurity } from '../../lib/kafka-security.js';
 import { createLogger, type Logger } from '../../lib/logger.js';
 import { createPool } from '../../lib/postgres.js';
 import { parseSettings } from '../../lib/settings.js';
@@ -106,10 +107,15 @@ export interface CollectedRecord {
  * names another): one entry per record on Kafka. The collector's own group may be handed a record a
  * second time (its coordinator died before the offset commit, or it rejoined): that is the same
  * record, at the same topic, partition and offset, and is kept once, so a ce_id seen twice in
- * `records` is a record written twice.
+ * `records` is a record written twice. `security` (kafkaClientSecurity) reaches a secured Kafka;
+ * without it, plaintext.
  */
-export async function collectRecords(topics: string[], brokers: string[] = endpoints().kafkaBrokers): Promise<{ records: CollectedRecord[]; stop: () => Promise<void> }> {
-  const kafka = createKafka({ brokers, clientId: 'test-collector', logger: testLogger });
+export async function collectRecords(
+  topics: string[],
+  brokers: string[] = endpoints().kafkaBrokers,
+  security?: KafkaClientSecurity,
+): Promise<{ records: CollectedRecord[]; stop: () => Promise<void> }> {
+  const kafka = createKafka({ brokers, clientId: 'test-collector', logger: testLogger, ...(security === undefined ? {} : { security }) });
   const consumer = kafka.consumer({ groupId: uniqueName('collector'), maxWaitTimeInMs: 100 });
   const records: CollectedRecord[] = [];
   const positions = new Set<string>();

@@ -3,12 +3,15 @@
  * calls process.exit). Configured by environment: COUNTED_NAME (consumer, group and table
  * consumer), COUNTED_TOPIC, COUNTED_DATABASE_URL, KAFKA_BROKERS, SCHEMA_REGISTRY_URL,
  * DELIVERY_LIMIT, and optionally CONSUMER_MAX_COLLECTION_ITEMS (a drill that must let a hostile
- * collection reach avsc raises it). Stops on SIGTERM.
+ * collection reach avsc raises it), and the KAFKA_SECURITY_* settings of the programs (unset:
+ * plaintext). Stops on SIGTERM.
  */
 import { createKafka } from '../../../lib/kafka.js';
+import { kafkaClientSecurity, kafkaSecuritySettings } from '../../../lib/kafka-security.js';
 import { createLogger } from '../../../lib/logger.js';
 import { createPool } from '../../../lib/postgres.js';
 import { createSchemaRegistry } from '../../../lib/schema-registry.js';
+import { defineSettings, parseSettings } from '../../../lib/settings.js';
 import { startConsumer } from '../../../consumers/runtime/consumer.js';
 import { countedConsumer } from './counted-events.js';
 
@@ -19,11 +22,12 @@ function required(name: string): string {
 }
 
 const name = required('COUNTED_NAME');
+const security = kafkaClientSecurity(name, parseSettings(defineSettings(name, kafkaSecuritySettings), process.env));
 const logger = createLogger({ name, level: 'warn' });
 const pool = createPool({ connectionString: required('COUNTED_DATABASE_URL'), applicationName: name, logger, max: 3 });
 const running = await startConsumer({
   definition: countedConsumer(name, [required('COUNTED_TOPIC')]),
-  kafka: createKafka({ brokers: required('KAFKA_BROKERS').split(','), clientId: name, logger }),
+  kafka: createKafka({ brokers: required('KAFKA_BROKERS').split(','), clientId: name, logger, security }),
   groupId: name,
   registry: createSchemaRegistry(required('SCHEMA_REGISTRY_URL')),
   pool,

@@ -1,5 +1,6 @@
 /** Test plumbing for consumer tests: Kafka, registry, topics, pools and consumers, all tracked by the leak guard. */
 import { type Kafka, type Producer, createKafka, createProducer, ensureTopics } from '../../../lib/kafka.js';
+import type { KafkaClientSecurity } from '../../../lib/kafka-security.js';
 import { type LogLevel, type Logger, createLogger, isLogLevel } from '../../../lib/logger.js';
 import { type Pool, createPool } from '../../../lib/postgres.js';
 import { type Registry, createSchemaRegistry } from '../../../lib/schema-registry.js';
@@ -15,8 +16,9 @@ export function testLogger(name: string): Logger {
   return createLogger({ name, level: isLogLevel(level) ? (level as LogLevel) : 'silent' });
 }
 
-export function testKafka(stack: StackEndpoints, clientId: string): Kafka {
-  return createKafka({ brokers: stack.kafkaBrokers, clientId, logger: testLogger('kafkajs') });
+/** A client of the stack's Kafka; `security` (kafkaClientSecurity) reaches a secured one, without it plaintext. */
+export function testKafka(stack: StackEndpoints, clientId: string, security?: KafkaClientSecurity): Kafka {
+  return createKafka({ brokers: stack.kafkaBrokers, clientId, logger: testLogger('kafkajs'), ...(security === undefined ? {} : { security }) });
 }
 
 export function testRegistry(stack: StackEndpoints): Registry {
