@@ -45,6 +45,7 @@ export const NODE_INDEPENDENT_SLOW: readonly string[] = [
   'test/consumers/guide-example.test.ts',
   'test/seat-service/purge-interlock.test.ts', // reconcile as a child process per case
   'test/consumers/kafka-security-start.test.ts', // a program process per case, refused by its settings parsing
+  'test/stack/kafka-security.test.ts', // a secured Kafka node and a Connect worker of its own (TLS, SCRAM and ACLs are the JVMs')
 ];
 
 /** What the started-with Node leaves to Node 24 when both run. */
