@@ -155,7 +155,9 @@ export async function ensureTopics(admin: Admin, topics: readonly TopicSpec[]): 
   if (missing.length === 0) return [];
   const brokerDefault = missing.some((spec) => spec.replicationFactor === undefined || spec.replicationFactor === -1) ? await defaultReplicationFactor(admin) : undefined;
   await admin.createTopics({
-    waitForLeaders: true,
+    // kafkajs's own wait gives up when the broker's metadata has not caught up with the creation
+    // yet (UNKNOWN_TOPIC_OR_PARTITION, seen for ~150 ms on a broker with TLS, SCRAM and ACLs).
+    waitForLeaders: false,
     topics: missing.map((spec) => ({
       topic: spec.topic,
       numPartitions: spec.numPartitions,
@@ -163,5 +165,23 @@ export async function ensureTopics(admin: Admin, topics: readonly TopicSpec[]): 
       configEntries: Object.entries(spec.configs ?? {}).map(([name, value]) => ({ name, value })),
     })),
   });
+  await waitForTopicLeaders(admin, missing.map((spec) => spec.topic));
   return missing.map((spec) => spec.topic);
+}
+
+const NOT_YET_IN_METADATA = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE']);
+
+/** Waits until every partition of `topics` has a leader; any error but "not there yet" is thrown at once. */
+async function waitForTopicLeaders(admin: Admin, topics: string[], timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const { topics: described } = await admin.fetchTopicMetadata({ topics });
+      if (described.length === topics.length && described.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return;
+    } catch (error) {
+      if (!NOT_YET_IN_METADATA.has((error as { type?: string }).type ?? '')) throw error;
+    }
+    if (Date.now() > deadline) throw new Error(`the topics ${topics.join(', ')} were created but have no leaders after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }

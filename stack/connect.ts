@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { distPaths } from './artifacts.js';
 import type { Component } from './component.js';
@@ -8,6 +8,9 @@ import { OUTBOX_CONNECTOR_FILE } from '../connectors/outbox-connector.js';
 import { OFFSET_FLUSH_INTERVAL_MS } from '../connectors/slot-confirmation.js';
 import { LOCAL_CONNECT_USER, LOCAL_ROLE_PASSWORDS, connectWorkerPorts, kafkaReplication, stackEndpoints, type StackLayout } from './config.js';
 import { jvmPidFile, launchJvm, stopJvm } from './jvm.js';
+import { KAFKA_CONNECT_USER } from '../lib/kafka-access.js';
+import { javaClientProperties } from './kafka-security.js';
+import { writePrivateFile } from './private-dir.js';
 
 export const POSTGRES_CONNECTOR_CLASS = 'io.debezium.connector.postgresql.PostgresConnector';
 
@@ -85,11 +88,6 @@ export function restAuthFiles(layout: StackLayout) {
   return { jaas: join(dir, 'rest-jaas.conf'), users: join(dir, 'rest-users.properties') };
 }
 
-/** Writes a file only its owner may read or write (0600), also when it existed with other modes. */
-function writePrivateFile(path: string, content: string): void {
-  if (existsSync(path)) chmodSync(path, 0o600);
-  writeFileSync(path, content, { mode: 0o600 });
-}
 
 /**
  * Kafka Connect in distributed mode with the Debezium Postgres plugin on its plugin path. A
@@ -133,7 +131,8 @@ export function connectComponent(
       }
       mkdirSync(join(layout.home, 'connect'), { recursive: true });
       for (const [path, content] of authFiles()) writePrivateFile(path, content);
-      writeFileSync(propertiesFile, workerProperties(layout, cluster, port));
+      // Owner-only: on a secured stack it holds the connect user's Kafka password.
+      writePrivateFile(propertiesFile, workerProperties(layout, cluster, port));
       launchJvm(layout, {
         name,
         heapMb: s.connectHeapMb,
@@ -202,6 +201,8 @@ export function workerProperties(layout: StackLayout, cluster: ConnectCluster = 
   const { replicationFactor } = kafkaReplication(s);
   return [
     `bootstrap.servers=${stackEndpoints(layout).kafkaBrokers.join(',')}`,
+    // STACK_KAFKA_SECURITY=sasl_ssl: the worker and its producers, consumers and admin clients are the connect user.
+    ...javaClientProperties(layout, KAFKA_CONNECT_USER, ['producer.', 'consumer.', 'admin.']),
     `group.id=${cluster.groupId}`,
     `config.storage.topic=${cluster.storageTopicPrefix}-configs`,
     `offset.storage.topic=${cluster.storageTopicPrefix}-offsets`,

@@ -4,7 +4,7 @@
  * expected). As root the stack runs what it finds there (the Postgres binaries it unpacked, say),
  * so a folder someone else created first would let them run programs as root.
  */
-import { chmodSync, lstatSync, mkdirSync, statSync, type Stats } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import { dirname } from 'node:path';
 
 export interface PrivateDirOptions {
@@ -42,4 +42,14 @@ export function ensurePrivateDir(path: string, options: PrivateDirOptions = {}):
     `${path} ${problem}: the stack keeps its state there and runs programs from it, so another user could have made it to take the stack over. ` +
       `Check what is in it, then remove it (rm -rf ${path}) and start again, or make it yours and private (chown ${process.getuid?.() ?? ''} ${path}; chmod go-w ${path}) if it is the stack's own`,
   );
+}
+
+/**
+ * Writes a file only its owner may read or write (0600), also when it existed with other modes:
+ * the mode is narrowed before the content goes in, so a secret is never readable by others.
+ */
+export function writePrivateFile(path: string, content: string): void {
+  if (existsSync(path)) chmodSync(path, 0o600);
+  writeFileSync(path, content, { mode: 0o600 });
+  chmodSync(path, 0o600); // the umask may have taken bits away from a new file's mode; never adds any
 }

@@ -63,7 +63,8 @@ async function freePortRun(count: number): Promise<number> {
   throw new Error(`no run of ${count} free ports found`);
 }
 
-async function startComponent(component: Component): Promise<void> {
+/** Launches a component and waits until it answers; its exit during start-up fails with its last log lines. */
+export async function startComponent(component: Component): Promise<void> {
   await component.launch();
   const outcome = await waitFor(async () => (component.pid() === undefined ? 'exited' : (await component.healthy()) && 'healthy'), {
     timeoutMs: READY_TIMEOUT_MS,
@@ -73,7 +74,7 @@ async function startComponent(component: Component): Promise<void> {
   if (outcome === 'exited') throw new Error(`${component.name} exited during start-up; last log lines:\n${tailFile(component.logFile)}`);
 }
 
-async function killHard(pid: number | undefined): Promise<void> {
+export async function killHard(pid: number | undefined): Promise<void> {
   if (pid === undefined || !isAlive(pid)) return;
   process.kill(pid, 'SIGKILL');
   await waitFor(() => !isAlive(pid), { timeoutMs: 15_000, intervalMs: 100, description: `process ${pid} to be gone after SIGKILL` });
