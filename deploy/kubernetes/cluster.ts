@@ -12,11 +12,20 @@ import { projectRoot } from '../../stack/config.js';
 /** The Strimzi Kafka resource; Strimzi names its bootstrap Service `<name>-kafka-bootstrap`. */
 export const KAFKA_CLUSTER = 'stagefront';
 
+/** The one listener clients reach: TLS, SCRAM-SHA-512 users (KafkaUsers), ACLs. */
+export const KAFKA_LISTENER = { name: 'tls', port: 9093 } as const;
+
+/**
+ * The cluster CA's certificate, which Strimzi keeps in `<cluster>-cluster-ca-cert` (key ca.crt):
+ * mounted read-only into every Kafka client's pod, so clients check the brokers' certificates.
+ */
+export const KAFKA_CLUSTER_CA = { secretName: `${KAFKA_CLUSTER}-cluster-ca-cert`, key: 'ca.crt', mountPath: '/etc/stagefront/kafka-ca' } as const;
+
 export const CLUSTER = {
   kafka: KAFKA_CLUSTER,
   nodePool: 'dual-role',
   connect: KUBERNETES_CONNECT_CLUSTER,
-  bootstrapServers: `${KAFKA_CLUSTER}-kafka-bootstrap:9092`,
+  bootstrapServers: `${KAFKA_CLUSTER}-kafka-bootstrap:${KAFKA_LISTENER.port}`,
   /** Three KRaft nodes, each a controller and a broker. */
   kafkaNodes: 3,
   replicationFactor: 3,
@@ -60,7 +69,29 @@ export const SECRETS = {
   seatServiceDatabaseUrl: { name: 'stagefront-seat-service-db', key: 'url' },
 } as const satisfies Record<string, SecretRef>;
 
+/** Kafka Connect's Kafka user (a KafkaUser; the User Operator writes its password into a Secret of the same name). */
+export const CONNECT_KAFKA_USER = KUBERNETES_CONNECT_CLUSTER;
+
 /** The registry credentials Strimzi pushes the built Connect image with (a docker-registry Secret). */
 export const CONNECT_BUILD_PUSH_SECRET = 'stagefront-connect-build-push';
 
 export const PART_OF = { 'app.kubernetes.io/part-of': 'stagefront' } as const;
+
+/**
+ * The pods of what the platform provides, as the NetworkPolicies select them: the labels their
+ * pods carry in this namespace (a managed service outside it needs the platform's own rules,
+ * docs/kubernetes.md). Prometheus may run in another namespace: any namespace, its pods' label.
+ */
+export const PLATFORM_PODS = {
+  'seat-db': { 'app.kubernetes.io/name': 'seat-db' },
+  'consumer-db': { 'app.kubernetes.io/name': 'consumer-db' },
+  registry: { 'app.kubernetes.io/name': 'apicurio-registry' },
+  // The Prometheus operator's labels on an Alertmanager resource's pods.
+  alertmanager: { 'app.kubernetes.io/name': 'alertmanager' },
+  smtp: { 'app.kubernetes.io/name': 'smtp' },
+} as const;
+/** The Prometheus operator's label on a Prometheus resource's pods. */
+export const PROMETHEUS_PODS = { 'app.kubernetes.io/name': 'prometheus' } as const;
+
+/** A one-off pod of a tool (the connector command, slot recovery, redrive) carries this label, its value the tool's name. */
+export const TOOL_LABEL = 'stagefront.io/tool';

@@ -8,7 +8,8 @@ import { connectorSettings } from '../../connectors/settings.js';
 import { parseSettings } from '../../lib/settings.js';
 import { CONNECT_SECRET_ENV, STACK_CONNECT_CLUSTER, workerProperties } from '../../stack/connect.js';
 import { readVersions, stackLayout } from '../../stack/config.js';
-import { CLUSTER, CONNECT_BUILD_PUSH_SECRET, IMAGE_REGISTRY, PART_OF, SECRETS } from './cluster.js';
+import { CLUSTER, CONNECT_BUILD_PUSH_SECRET, CONNECT_KAFKA_USER, IMAGE_REGISTRY, KAFKA_CLUSTER_CA, PART_OF, SECRETS } from './cluster.js';
+import { strimziTemplate } from './pod-security.js';
 
 /**
  * The connector command's settings in the cluster: what differs from its defaults. The password
@@ -100,6 +101,9 @@ export function kafkaConnect() {
       version: versions.kafka,
       replicas: CLUSTER.connectReplicas,
       bootstrapServers: CLUSTER.bootstrapServers,
+      // The brokers' certificates checked against the cluster CA; the worker is its KafkaUser (its password from the User Operator's Secret).
+      tls: { trustedCertificates: [{ secretName: KAFKA_CLUSTER_CA.secretName, certificate: KAFKA_CLUSTER_CA.key }] },
+      authentication: { type: 'scram-sha-512', username: CONNECT_KAFKA_USER, passwordSecret: { secretName: CONNECT_KAFKA_USER, password: 'password' } },
       ...workerGroup(),
       config: kubernetesWorkerConfig(),
       build: {
@@ -107,8 +111,10 @@ export function kafkaConnect() {
         plugins: [{ name: 'debezium-postgres', artifacts: [debeziumArtifact()] }],
       },
       template: {
+        ...strimziTemplate(['initContainer']),
         connectContainer: {
           env: CONNECT_SECRET_ENV.map((name) => ({ name, valueFrom: { secretKeyRef: WORKER_SECRET_ENV[name] } })),
+          ...strimziTemplate(['connectContainer']).connectContainer,
         },
       },
       resources: { requests: { cpu: '250m', memory: '1Gi' }, limits: { memory: '1536Mi' } },
