@@ -29,6 +29,11 @@ export const confirmationEmailSettings = defineSettings('confirmation-email', {
   },
 });
 
+/** The topics the consumer reads. */
+export function confirmationEmailTopics(topicPrefix: string): string[] {
+  return [topicFor(topicPrefix, 'order')];
+}
+
 export function confirmationEmailConsumer(
   name: string,
   topicPrefix: string,
@@ -39,7 +44,7 @@ export function confirmationEmailConsumer(
 ): ConsumerDefinition {
   return {
     name,
-    topics: [topicFor(topicPrefix, 'order')],
+    topics: confirmationEmailTopics(topicPrefix),
     eventTypes: catalogueEventTypes(['orderConfirmed'], WHEN_LATE),
     effects: { kind: 'external', claimAbandonedAfterMs, concurrency, perform: (event) => sendConfirmation(transport, mailFrom, event) },
   };

@@ -3,6 +3,7 @@
  * at the start, through a throwaway consumer group that is deleted afterwards.
  */
 import { randomUUID } from 'node:crypto';
+import { deadLetterReaderGroupPrefix } from '../../lib/kafka-access.js';
 import type { Admin, Kafka } from '../../lib/kafka.js';
 import { waitFor } from '../../lib/wait.js';
 import { headerValue } from '../runtime/headers.js';
@@ -49,7 +50,7 @@ async function lastOffsets(admin: Admin, topic: string): Promise<Map<number, big
 export async function readTopicRecords(kafka: Kafka, topic: string, options: { timeoutMs?: number } = {}): Promise<SourceRecord[]> {
   const admin = kafka.admin();
   await admin.connect();
-  const groupId = `read-${topic}-${randomUUID()}`;
+  const groupId = `${deadLetterReaderGroupPrefix(topic)}${randomUUID()}`;
   const consumer = kafka.consumer({ groupId, allowAutoTopicCreation: false });
   try {
     const last = await lastOffsets(admin, topic);
