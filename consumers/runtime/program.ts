@@ -5,6 +5,7 @@
  * signal releases them in reverse order, forced on the second.
  */
 import { createKafka } from '../../lib/kafka.js';
+import { type KafkaClientSecurity, kafkaClientSecurity } from '../../lib/kafka-security.js';
 import { startProgram } from '../../lib/cli.js';
 import { errorMessage } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
@@ -26,7 +27,14 @@ export interface BuiltConsumer {
   release?: () => void | Promise<void>;
 }
 
-async function startParts<C extends CommonConsumerConfig>(program: string, config: C, logger: Logger, releasers: Releasers, build: (config: C, logger: Logger) => BuiltConsumer): Promise<void> {
+async function startParts<C extends CommonConsumerConfig>(
+  program: string,
+  config: C,
+  security: KafkaClientSecurity,
+  logger: Logger,
+  releasers: Releasers,
+  build: (config: C, logger: Logger) => BuiltConsumer,
+): Promise<void> {
   await assertReachable(config.databaseUrl, 'npm run stack -- start (or set CONSUMER_DATABASE_URL)');
   // Released last: the consumer's final spans are sent after it stopped.
   const tracing = startTracing({ serviceName: program, otlpEndpoint: config.otlpEndpoint, logger });
@@ -36,7 +44,7 @@ async function startParts<C extends CommonConsumerConfig>(program: string, confi
   const built = build(config, logger);
   if (built.release) releasers.add(`${program} resources`, built.release);
   await migrateConsumerDatabase(pool, built.definition, logger);
-  const kafka = createKafka({ brokers: config.kafkaBrokers, clientId: program, logger });
+  const kafka = createKafka({ brokers: config.kafkaBrokers, clientId: program, logger, security });
   const metrics = createMetricsRegistry(program);
   const running = await startConsumer({
     definition: built.definition,
@@ -75,6 +83,8 @@ export function runConsumerProgram<T extends SettingsTable>(
     logLevel: (config) => (config as Config<T> & CommonConsumerConfig).logLevel,
     main: async (parsed, _args, logger) => {
       const config = parsed as Config<T> & CommonConsumerConfig;
+      // Bad KAFKA_SECURITY_* settings (or an unreadable CA file) are bad configuration (exit 2), found before anything starts.
+      const security = kafkaClientSecurity(def.program, config);
       logger.info({ config: configForLog(def, config) }, `${def.program} starting`);
       const releasers = new Releasers(logger);
       onShutdownSignals({
@@ -85,7 +95,7 @@ export function runConsumerProgram<T extends SettingsTable>(
         },
       });
       try {
-        await startParts(def.program, config, logger, releasers, build);
+        await startParts(def.program, config, security, logger, releasers, build);
       } catch (err) {
         logger.fatal({ err }, `${def.program} could not start`);
         console.error(`${def.program}: could not start: ${errorMessage(err)}`);

@@ -1,4 +1,5 @@
 /** The settings every consumer program shares; each program adds its own to one table. */
+import { type KafkaSecurityConfig, kafkaSecuritySettings } from '../../lib/kafka-security.js';
 import { LOG_LEVELS, type LogLevel } from '../../lib/logger.js';
 import { DECODE_LIMIT_ENV, DEFAULT_DECODE_LIMITS, type DecodeLimits } from './decode-limits.js';
 import type { LatePolicy } from './types.js';
@@ -64,6 +65,7 @@ export function consumerSettings(defaults: { groupId: string; metricsPort: strin
       secret: true,
     },
     kafkaBrokers: { env: 'KAFKA_BROKERS', default: '127.0.0.1:19092', parser: zList({ minItems: 1, example: '127.0.0.1:19092' }), description: 'Kafka bootstrap brokers.' },
+    ...kafkaSecuritySettings,
     registryUrl: { env: 'SCHEMA_REGISTRY_URL', default: 'http://127.0.0.1:18081/apis/ccompat/v7', parser: zUrl({ protocols: ['http', 'https'] }), description: 'Confluent-compatible schema registry API.' },
     topicPrefix: { env: 'TOPIC_PREFIX', default: 'stagefront', parser: zString({ minLength: 1, example: 'stagefront' }), description: 'Topics are <prefix>.seat and <prefix>.order, as the outbox router names them.' },
     groupId: { env: 'CONSUMER_GROUP_ID', default: defaults.groupId, parser: zString({ minLength: 1, example: defaults.groupId }), description: 'Kafka consumer group; also the consumer name in the inbox.' },
@@ -107,7 +109,7 @@ export function consumerSettings(defaults: { groupId: string; metricsPort: strin
   } as const;
 }
 
-export interface CommonConsumerConfig {
+export interface CommonConsumerConfig extends KafkaSecurityConfig {
   readonly databaseUrl: string;
   readonly kafkaBrokers: string[];
   readonly registryUrl: string;

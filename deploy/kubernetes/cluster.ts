@@ -72,6 +72,15 @@ export const SECRETS = {
 /** Kafka Connect's Kafka user (a KafkaUser; the User Operator writes its password into a Secret of the same name). */
 export const CONNECT_KAFKA_USER = KUBERNETES_CONNECT_CLUSTER;
 
+/**
+ * The password of a program's Kafka user (KAFKA_SASL_PASSWORD): the Secret Strimzi's User Operator
+ * writes for a KafkaUser, named as the user. Not optional: every client in the cluster uses
+ * sasl_ssl, so a pod waits for the Secret rather than starting without a password.
+ */
+export function kafkaUserSecret(user: string): SecretRef {
+  return { name: user, key: 'password' };
+}
+
 /** The registry credentials Strimzi pushes the built Connect image with (a docker-registry Secret). */
 export const CONNECT_BUILD_PUSH_SECRET = 'stagefront-connect-build-push';
 

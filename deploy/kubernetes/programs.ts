@@ -20,7 +20,7 @@ import { slotMonitorSettings } from '../../monitors/slot-monitor/settings.js';
 import { holdSweeperSettings } from '../../seat-service/sweeper-settings.js';
 import { projectRoot } from '../../stack/config.js';
 import type { SCRAPE_PORTS } from '../../stack/prometheus-config.js';
-import { CLUSTER, KAFKA_CLUSTER_CA, PART_OF, SECRETS, programImage, type SecretRef } from './cluster.js';
+import { CLUSTER, KAFKA_CLUSTER_CA, PART_OF, SECRETS, kafkaUserSecret, programImage, type SecretRef } from './cluster.js';
 import { kubernetesConnectorConfig } from './connect.js';
 import { PROGRAM_UID, TMP_MOUNT, TMP_VOLUME, containerSecurityContext, podSecurityContext } from './pod-security.js';
 
@@ -83,8 +83,7 @@ export function kafkaClientEnv(user: string): { env: Record<string, string>; sec
       KAFKA_SASL_USERNAME: user,
       KAFKA_TLS_CA_FILE: `${KAFKA_CLUSTER_CA.mountPath}/${KAFKA_CLUSTER_CA.key}`,
     },
-    // The User Operator writes a KafkaUser's password into a Secret of the user's name, key `password`.
-    secrets: { KAFKA_SASL_PASSWORD: { name: user, key: 'password' } },
+    secrets: { KAFKA_SASL_PASSWORD: kafkaUserSecret(user) },
   };
 }
 
