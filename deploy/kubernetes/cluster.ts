@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KUBERNETES_CONNECT_CLUSTER } from '../../connectors/outbox-connector.js';
+import { KAFKA_CONNECT_USER } from '../../lib/kafka-access.js';
 import { projectRoot } from '../../stack/config.js';
 
 /** The Strimzi Kafka resource; Strimzi names its bootstrap Service `<name>-kafka-bootstrap`. */
@@ -69,8 +70,8 @@ export const SECRETS = {
   seatServiceDatabaseUrl: { name: 'stagefront-seat-service-db', key: 'url' },
 } as const satisfies Record<string, SecretRef>;
 
-/** Kafka Connect's Kafka user (a KafkaUser; the User Operator writes its password into a Secret of the same name). */
-export const CONNECT_KAFKA_USER = KUBERNETES_CONNECT_CLUSTER;
+/** Kafka Connect's Kafka user (the access plan's; its KafkaUser's Secret, of the same name, holds the password). */
+export const CONNECT_KAFKA_USER = KAFKA_CONNECT_USER;
 
 /**
  * The password of a program's Kafka user (KAFKA_SASL_PASSWORD): the Secret Strimzi's User Operator

@@ -9,6 +9,7 @@ import { stringify } from 'yaml';
 import { projectRoot } from '../../stack/config.js';
 import { kafkaConnect, kafkaConnector } from './connect.js';
 import { deadLetterTopics, eventTopics, kafka, kafkaNodePool } from './kafka.js';
+import { kafkaUsers } from './kafka-users.js';
 import { networkPolicies, programIngress } from './network-policies.js';
 import { deployment, programs, service, serviceMonitor } from './programs.js';
 import { prometheusRule, ruleFiles } from './rules.js';
@@ -41,6 +42,12 @@ export function manifestFiles(): ManifestFile[] {
       about: 'The event topics and the dead letter topic of each topic a consumer reads',
       sources: ['events/catalogue.ts', 'connectors/settings.ts (TOPIC_PREFIX, TOPIC_PARTITIONS)', 'consumers/runtime/consumer.ts'],
       documents: [...eventTopics(), ...deadLetterTopics(all.flatMap((p) => p.topics))],
+    },
+    {
+      file: '15-users.yaml',
+      about: 'A Kafka user per program, tool and Connect, each with exactly the ACLs of the access plan',
+      sources: ['lib/kafka-access.ts', 'deploy/kubernetes/kafka-users.ts'],
+      documents: kafkaUsers(),
     },
     { file: '20-connect.yaml', about: 'Kafka Connect with the Debezium Postgres connector built from Maven', sources: ['stack/connect.ts', 'stack/versions.json'], documents: [kafkaConnect()] },
     { file: '30-connector.yaml', about: 'The outbox connector (npm run connector -- render --kubernetes)', sources: ['connectors/seat-outbox.json', 'connectors/settings.ts'], documents: [kafkaConnector()] },

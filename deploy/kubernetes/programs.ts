@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import { connectorSettings } from '../../connectors/settings.js';
 import { redriveSettings } from '../../consumers/redrive/settings.js';
 import { slotRecoverySettings } from '../../monitors/slot-recovery/settings.js';
-import { confirmationEmailSettings } from '../../consumers/confirmation-email/consumer.js';
+import { confirmationEmailSettings, confirmationEmailTopics } from '../../consumers/confirmation-email/consumer.js';
 import { salesLedgerConsumer, salesLedgerSettings } from '../../consumers/sales-ledger/consumer.js';
 import { seatAvailabilityConsumer, seatAvailabilitySettings } from '../../consumers/seat-availability/consumer.js';
-import { topicFor } from '../../events/catalogue.js';
+import { KAFKA_CONNECTOR_COMMAND_USER, KAFKA_REDRIVE_USER } from '../../lib/kafka-access.js';
 import { parseSettings, type SettingsDefinition, type SettingsTable } from '../../lib/settings.js';
 import { jobWatchdogSettings } from '../../monitors/job-watchdog/settings.js';
 import { slotMonitorSettings } from '../../monitors/slot-monitor/settings.js';
@@ -39,13 +39,15 @@ export interface Tool {
   script: string;
   settings: SettingsDefinition<SettingsTable>;
   reaches: readonly Reach[];
+  /** Its user of the access plan (lib/kafka-access.ts), when it reaches Kafka. */
+  kafkaUser?: string;
 }
 
 export function tools(): Tool[] {
   return [
-    { name: 'connector', script: 'connector', settings: connectorSettings, reaches: ['connect-rest', 'seat-db'] },
+    { name: 'connector', script: 'connector', settings: connectorSettings, reaches: ['kafka', 'connect-rest', 'seat-db'], kafkaUser: KAFKA_CONNECTOR_COMMAND_USER },
     { name: 'slot-recovery', script: 'slot-recovery', settings: slotRecoverySettings, reaches: ['connect-rest', 'seat-db'] },
-    { name: 'redrive', script: 'redrive', settings: redriveSettings, reaches: ['kafka', 'consumer-db'] },
+    { name: 'redrive', script: 'redrive', settings: redriveSettings, reaches: ['kafka', 'consumer-db'], kafkaUser: KAFKA_REDRIVE_USER },
   ];
 }
 
@@ -113,7 +115,7 @@ export function programs(): Program[] {
     consumer('seat-availability', seatAvailabilitySettings, 3, seatAvailabilityConsumer('seat-availability', prefix).topics),
     consumer('sales-ledger', salesLedgerSettings, 2, salesLedgerConsumer('sales-ledger', prefix).topics),
     // confirmationEmailConsumer needs an SMTP transport to be built; it reads order events.
-    consumer('confirmation-email', confirmationEmailSettings, 2, [topicFor(prefix, 'order')], { SMTP_HOST: CLUSTER.smtpHost, SMTP_PORT: String(CLUSTER.smtpPort) }, { SMTP_PASSWORD: SECRETS.smtpPassword }, ['smtp']),
+    consumer('confirmation-email', confirmationEmailSettings, 2, confirmationEmailTopics(prefix), { SMTP_HOST: CLUSTER.smtpHost, SMTP_PORT: String(CLUSTER.smtpPort) }, { SMTP_PASSWORD: SECRETS.smtpPassword }, ['smtp']),
     {
       name: 'slot-monitor',
       script: 'slot-monitor',
