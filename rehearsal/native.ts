@@ -12,6 +12,8 @@ import { waitFor } from '../lib/wait.js';
 import { seatServiceSettings } from '../seat-service/settings.js';
 import { SWEEPER_JOB } from '../seat-service/sweeper.js';
 import { LOCAL_ROLE_PASSWORDS, localStackProgramEnv, stackEndpoints, stackLayout } from '../stack/config.js';
+import { KAFKA_CONNECTOR_COMMAND_USER } from '../lib/kafka-access.js';
+import { localKafkaClientEnv } from '../stack/kafka-security.js';
 import { startStack } from '../stack/launcher.js';
 import { REHEARSAL_ROLES, prepareRehearsalDatabases } from './databases.js';
 import type { RehearsalEnvironment } from './environment.js';
@@ -35,6 +37,8 @@ function withCredentials(url: string, user: string, password: string): string {
 interface ProgramUrls {
   /** KAFKA_BROKERS and SCHEMA_REGISTRY_URL of the stack the rehearsal started (its ports may be moved). */
   stackEnv: Record<string, string>;
+  /** The KAFKA_SECURITY_* environment of a program's own Kafka user (empty on a plaintext stack). */
+  kafkaEnv: (user: string) => Record<string, string>;
   consumerDbUrl: string;
   seatAdminUrl: string;
   seatServiceUrl: string;
@@ -61,9 +65,14 @@ function programSpecs(urls: ProgramUrls, config: RehearsalConfig): Record<string
     SLOT_MONITOR_STANDBY_URLS: standbyPorts.map((p) => onNode(asRole('slot_monitor'), p)).join(','),
   };
   return {
-    'seat-availability': { name: 'seat-availability', entry: 'consumers/seat-availability/main.ts', env: common, readyPort: 9471 },
-    'confirmation-email': { name: 'confirmation-email', entry: 'consumers/confirmation-email/main.ts', env: { ...common, SMTP_HOST: '127.0.0.1', SMTP_PORT: String(config.smtpPort) }, readyPort: 9472 },
-    'sales-ledger': { name: 'sales-ledger', entry: 'consumers/sales-ledger/main.ts', env: common, readyPort: 9473 },
+    'seat-availability': { name: 'seat-availability', entry: 'consumers/seat-availability/main.ts', env: { ...common, ...urls.kafkaEnv('seat-availability') }, readyPort: 9471 },
+    'confirmation-email': {
+      name: 'confirmation-email',
+      entry: 'consumers/confirmation-email/main.ts',
+      env: { ...common, ...urls.kafkaEnv('confirmation-email'), SMTP_HOST: '127.0.0.1', SMTP_PORT: String(config.smtpPort) },
+      readyPort: 9472,
+    },
+    'sales-ledger': { name: 'sales-ledger', entry: 'consumers/sales-ledger/main.ts', env: { ...common, ...urls.kafkaEnv('sales-ledger') }, readyPort: 9473 },
     [SWEEPER]: { name: SWEEPER, entry: 'seat-service/sweeper-main.ts', env: { ...urls.stackEnv, SEAT_DB_URL: urls.seatServiceUrl, HOLD_SWEEPER_INTERVAL_MS: String(config.sweepIntervalMs), LOG_LEVEL: 'warn' }, readyPort: 9190 },
     [WATCHDOG]: {
       name: WATCHDOG,
@@ -127,7 +136,7 @@ export async function openNativeEnvironment(config: RehearsalConfig, logger: Log
     passwords: { ...LOCAL_ROLE_PASSWORDS, slotMonitor: REHEARSAL_ROLES.slotMonitor, jobWatchdog: REHEARSAL_ROLES.jobWatchdog },
     applicationName: 'rehearsal-setup',
   }, logger);
-  const connector = parseSettings(connectorSettings, { ...process.env, ...localEnv });
+  const connector = parseSettings(connectorSettings, { ...process.env, ...localEnv, ...localKafkaClientEnv(layout, KAFKA_CONNECTOR_COMMAND_USER) });
   await applyOutboxConnector(connector, logger);
 
   const mail = await startMailSink(config.smtpPort);
@@ -135,6 +144,7 @@ export async function openNativeEnvironment(config: RehearsalConfig, logger: Log
   // The consumers log in as their own role, the owner of their database, never as the superuser.
   const specs = programSpecs({
     stackEnv: { KAFKA_BROKERS: localEnv.KAFKA_BROKERS ?? '', SCHEMA_REGISTRY_URL: localEnv.SCHEMA_REGISTRY_URL ?? '' },
+    kafkaEnv: (user) => localKafkaClientEnv(layout, user),
     consumerDbUrl: withCredentials(consumerAdminUrl, CONSUMER_ROLE, LOCAL_ROLE_PASSWORDS.consumer),
     seatAdminUrl: seatConfig.adminDatabaseUrl,
     seatServiceUrl: seatConfig.databaseUrl,

@@ -4,6 +4,8 @@ import { settingsHelp } from '../lib/settings.js';
 import { connectorSettings } from '../connectors/settings.js';
 import { parseSettings } from '../lib/settings.js';
 import { localStackProgramEnv, stackEndpoints, stackLayout, stackSettings } from './config.js';
+import { KAFKA_CONNECTOR_COMMAND_USER } from '../lib/kafka-access.js';
+import { localKafkaClientEnv } from './kafka-security.js';
 import { failOver } from './failover.js';
 import { stackStatus, startStack, stopStack } from './launcher.js';
 
@@ -53,7 +55,7 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'failover': {
       // The connector's own settings, the local stack's where the environment does not say.
-      const connector = parseSettings(connectorSettings, { ...localStackProgramEnv(layout), ...process.env });
+      const connector = parseSettings(connectorSettings, { ...localStackProgramEnv(layout), ...localKafkaClientEnv(layout, KAFKA_CONNECTOR_COMMAND_USER), ...process.env });
       const report = await failOver(layout, connector, logger, { stopPrimary: argv.includes('--stop-primary') });
       console.log(
         `seat database: primary on port ${report.newPrimaryPort}, timeline ${report.timeline}${report.promoted ? ' (promoted now)' : ' (promoted before)'}\n` +

@@ -54,6 +54,13 @@ export const stackSettings = defineSettings('stack', {
   },
   postgresBinaries: { env: 'STACK_POSTGRES_BINARIES', default: 'auto', parser: zEnum(['auto', 'system', 'maven'] as const), description: 'Which Postgres server binaries run the clusters: system (the newest installed 15+), maven (the Postgres 17 binaries of stack/versions.json from Maven Central, unpacked once into the dist folder), or auto: system, except with the standby on and a system Postgres older than 17. A cluster keeps the major version it was created with.' },
   kafkaPort: { env: 'STACK_KAFKA_PORT', default: '19092', parser: port, description: 'Kafka broker listener (loopback only).' },
+  kafkaSecurity: {
+    env: 'STACK_KAFKA_SECURITY',
+    default: 'plaintext',
+    parser: zEnum(['plaintext', 'sasl_ssl'] as const),
+    description:
+      'plaintext: the broker listener takes anyone on loopback (the default). sasl_ssl: TLS with a local CA (kafka-tls/ in the stack home, owner-only), SCRAM-SHA-512 users from the access plan, one per program, and ACLs that allow each its job only (nothing without an ACL); the controller listener needs the node certificate. Connect, the stack\'s checks and the programs it runs get their own users. Fixed when the Kafka nodes are first formatted.',
+  },
   kafkaControllerPort: { env: 'STACK_KAFKA_CONTROLLER_PORT', default: '19093', parser: port, description: 'KRaft controller listener (loopback only).' },
   connectPort: { env: 'STACK_CONNECT_PORT', default: '18083', parser: port, description: 'Kafka Connect REST API (loopback only).' },
   connectWorkers: { env: 'STACK_CONNECT_WORKERS', default: '1', parser: zInt({ min: 1, max: 9, example: '2' }), description: 'Kafka Connect workers in the stack\'s one Connect cluster (same group and storage topics): with two or more, the others take over the outbox task when one dies. Worker n listens on STACK_CONNECT_PORT + n - 1 and logs to connect-n.log (the first: connect.log); each has STACK_CONNECT_HEAP_MB.' },

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { distPaths } from './artifacts.js';
 import type { Component } from './component.js';
@@ -7,6 +7,8 @@ import { OUTBOX_CONNECTOR_FILE } from '../connectors/outbox-connector.js';
 import { OFFSET_FLUSH_INTERVAL_MS } from '../connectors/slot-confirmation.js';
 import { LOCAL_ROLE_PASSWORDS, connectWorkerPorts, kafkaReplication, stackEndpoints, type StackLayout } from './config.js';
 import { jvmPidFile, launchJvm, stopJvm } from './jvm.js';
+import { KAFKA_CONNECT_USER } from '../lib/kafka-access.js';
+import { javaClientProperties, writePrivateFile } from './kafka-security.js';
 
 export const POSTGRES_CONNECTOR_CLASS = 'io.debezium.connector.postgresql.PostgresConnector';
 
@@ -57,7 +59,8 @@ export function connectComponent(
     },
     async launch() {
       mkdirSync(join(layout.home, 'connect'), { recursive: true });
-      writeFileSync(propertiesFile, workerProperties(layout, cluster, port));
+      // Owner-only: on a secured stack it holds the connect user's Kafka password.
+      writePrivateFile(propertiesFile, workerProperties(layout, cluster, port));
       launchJvm(layout, {
         name,
         heapMb: s.connectHeapMb,
@@ -121,6 +124,8 @@ export function workerProperties(layout: StackLayout, cluster: ConnectCluster = 
   const { replicationFactor } = kafkaReplication(s);
   return [
     `bootstrap.servers=${stackEndpoints(layout).kafkaBrokers.join(',')}`,
+    // STACK_KAFKA_SECURITY=sasl_ssl: the worker and its producers, consumers and admin clients are the connect user.
+    ...javaClientProperties(layout, KAFKA_CONNECT_USER, ['producer.', 'consumer.', 'admin.']),
     `group.id=${cluster.groupId}`,
     `config.storage.topic=${cluster.storageTopicPrefix}-configs`,
     `offset.storage.topic=${cluster.storageTopicPrefix}-offsets`,

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { distPaths } from './artifacts.js';
@@ -7,6 +7,8 @@ import type { Component } from './component.js';
 import { ownedPid } from './component.js';
 import { type KafkaNode, type StackLayout, kafkaNodes, kafkaReplication } from './config.js';
 import { jvmPidFile, launchJvm, stopJvm } from './jvm.js';
+import { applyAcls, checkFormattedSecurity, ensureKafkaTls, formatMarker, kafkaSecured, scramFormatArguments, securedServerProperties, stackKafkaClientOptions, writePrivateFile } from './kafka-security.js';
+import { stackKafkaAccessPlan } from './kafka-users.js';
 import { runCommand } from './processes.js';
 
 /**
@@ -30,10 +32,18 @@ export function kafkaComponent(layout: StackLayout, node: KafkaNode = firstNode(
     dependsOn: [],
     pid: () => ownedPid(pidFile, layout.home),
     // Healthy once the whole cluster has registered: Connect, which waits for this, creates its topics at the full replication factor.
-    healthy: () => answersMetadata(`127.0.0.1:${node.port}`, nodes.length),
+    // Secured: as the admin user, and the access plan's ACLs are in place (created idempotently).
+    healthy: () => answersMetadata(layout, `127.0.0.1:${node.port}`, nodes.length),
     async launch() {
       mkdirSync(node.home, { recursive: true });
-      writeFileSync(propertiesFile, serverProperties(layout, node));
+      checkFormattedSecurity(layout, node.dataDir);
+      if (kafkaSecured(layout)) {
+        ensureKafkaTls(layout);
+        // It holds the inter-broker password.
+        writePrivateFile(propertiesFile, serverProperties(layout, node));
+      } else {
+        writeFileSync(propertiesFile, serverProperties(layout, node));
+      }
       formatStorage(layout, node, classpath, propertiesFile);
       launchJvm(layout, {
         name: node.name,
@@ -57,15 +67,20 @@ function firstNode(layout: StackLayout): KafkaNode {
 export function serverProperties(layout: StackLayout, node: KafkaNode = firstNode(layout)): string {
   const { replicationFactor, minInsyncReplicas } = kafkaReplication(layout.settings);
   const voters = kafkaNodes(layout).map((n) => `${n.nodeId}@127.0.0.1:${n.controllerPort}`).join(',');
+  const listeners = kafkaSecured(layout)
+    ? securedServerProperties(layout, node.port, node.controllerPort)
+    : [
+        `listeners=PLAINTEXT://127.0.0.1:${node.port},CONTROLLER://127.0.0.1:${node.controllerPort}`,
+        `advertised.listeners=PLAINTEXT://127.0.0.1:${node.port}`,
+        'controller.listener.names=CONTROLLER',
+        'inter.broker.listener.name=PLAINTEXT',
+        'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+      ];
   return [
     'process.roles=broker,controller',
     `node.id=${node.nodeId}`,
     `controller.quorum.voters=${voters}`,
-    `listeners=PLAINTEXT://127.0.0.1:${node.port},CONTROLLER://127.0.0.1:${node.controllerPort}`,
-    `advertised.listeners=PLAINTEXT://127.0.0.1:${node.port}`,
-    'controller.listener.names=CONTROLLER',
-    'inter.broker.listener.name=PLAINTEXT',
-    'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+    ...listeners,
     `log.dirs=${node.dataDir}`,
     'num.partitions=3',
     'auto.create.topics.enable=false',
@@ -88,11 +103,25 @@ export function serverProperties(layout: StackLayout, node: KafkaNode = firstNod
  */
 function formatStorage(layout: StackLayout, node: KafkaNode, classpath: string, propertiesFile: string): void {
   if (existsSync(join(node.dataDir, 'meta.properties'))) return;
-  runCommand('java', [
+  const args = [
     `-Dlog4j2.configurationFile=${join(layout.home, 'log4j2.properties')}`,
     '-cp', classpath, 'kafka.tools.StorageTool',
     'format', `--cluster-id=${clusterId(layout)}`, '--config', propertiesFile, '--ignore-formatted',
-  ]);
+  ];
+  if (!kafkaSecured(layout)) {
+    runCommand('java', args);
+    return;
+  }
+  // The SCRAM users' passwords go through an owner-only argument file that the java launcher
+  // reads itself: the process's command line shows only the file's name.
+  const argFile = join(node.home, 'format.args');
+  writePrivateFile(argFile, [...args, ...scramFormatArguments()].map((a) => `"${a.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`).join('\n'));
+  try {
+    runCommand('java', [`@${argFile}`]);
+  } finally {
+    rmSync(argFile, { force: true });
+  }
+  writeFileSync(formatMarker(node.dataDir), 'sasl_ssl\n');
 }
 
 function clusterId(layout: StackLayout): string {
@@ -102,8 +131,11 @@ function clusterId(layout: StackLayout): string {
   return readFileSync(file, 'utf8').trim();
 }
 
-/** The broker answers metadata requests and the cluster lists at least `brokers` brokers. */
-async function answersMetadata(broker: string, brokers: number): Promise<boolean> {
+/**
+ * The broker answers metadata requests and the cluster lists at least `brokers` brokers; on a
+ * secured stack it answers the admin user, and the access plan's ACLs are created.
+ */
+async function answersMetadata(layout: StackLayout, broker: string, brokers: number): Promise<boolean> {
   const admin = new Kafka({
     clientId: 'stack-health',
     brokers: [broker],
@@ -111,11 +143,14 @@ async function answersMetadata(broker: string, brokers: number): Promise<boolean
     requestTimeout: 3000,
     retry: { retries: 0 },
     logLevel: logLevel.NOTHING,
+    ...stackKafkaClientOptions(layout),
   }).admin();
   try {
     await admin.connect();
     const cluster = await admin.describeCluster();
-    return cluster.brokers.length >= brokers;
+    if (cluster.brokers.length < brokers) return false;
+    if (kafkaSecured(layout)) await applyAcls(admin, stackKafkaAccessPlan());
+    return true;
   } catch {
     return false;
   } finally {
