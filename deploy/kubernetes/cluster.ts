@@ -35,6 +35,8 @@ export const CLUSTER = {
   /** The seat database as Connect and the programs reach it (a Service the platform provides). */
   seatDbHost: 'seat-db',
   seatDbPort: 5432,
+  /** The consumer database's port where its pods run in the namespace (its URL is in a Secret; the NetworkPolicy needs the port). */
+  consumerDbPort: 5432,
   registryUrl: 'http://apicurio-registry:8080/apis/ccompat/v7',
   /** The Prometheus operator's Service in front of an Alertmanager resource. */
   alertmanagerUrl: 'http://alertmanager-operated:9093',

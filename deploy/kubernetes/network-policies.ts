@@ -12,7 +12,7 @@ import { metricsPort, programs, tools, type Program, type Reach } from './progra
 /** The ports the platform's services listen on (cluster.ts names them). */
 const PLATFORM_PORTS: Record<keyof typeof PLATFORM_PODS, number> = {
   'seat-db': CLUSTER.seatDbPort,
-  'consumer-db': 5432,
+  'consumer-db': CLUSTER.consumerDbPort,
   registry: Number(new URL(CLUSTER.registryUrl).port),
   alertmanager: Number(new URL(CLUSTER.alertmanagerUrl).port),
   smtp: CLUSTER.smtpPort,
