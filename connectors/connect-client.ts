@@ -54,16 +54,16 @@ export function connectApiSettings(program: string) {
     },
     connectUsername: {
       env: 'CONNECT_USERNAME',
-      default: undefined,
+      default: '',
       // Basic authentication sends "user:password": a colon would end the user name early.
-      parser: zString({ minLength: 1, pattern: /^[^:\s]+$/, expected: 'a user name without colons or spaces', example: 'stagefront-connect' }),
-      description: 'User that signs in to the Kafka Connect REST API (HTTP basic authentication, checked by the workers\' BasicAuthSecurityRestExtension against their REST users file).',
+      parser: zString({ pattern: /^[^:\s]*$/, expected: 'a user name without colons or spaces', example: 'stagefront-connect' }),
+      description: 'User that signs in to the Kafka Connect REST API (HTTP basic authentication, checked by the workers\' BasicAuthSecurityRestExtension against their REST users file; the native stack and docker compose require it). Empty sends no credentials: only for a Connect whose REST API is closed otherwise (Kubernetes, where Strimzi\'s operator manages Connect and NetworkPolicies admit only it and the tools).',
     },
     connectPassword: {
       env: 'CONNECT_PASSWORD',
-      default: undefined,
-      parser: zString({ minLength: 1, example: 'change-me' }),
-      description: 'Password of CONNECT_USERNAME in the Connect workers\' REST users file.',
+      default: '',
+      parser: zString({ example: 'change-me' }),
+      description: 'Password of CONNECT_USERNAME in the Connect workers\' REST users file (required when CONNECT_USERNAME is set).',
       secret: true,
     },
   } as const satisfies Record<string, Setting<string>>;
@@ -92,13 +92,19 @@ export function connectUnauthorized(url: string): PipelineError {
  * error or not, is the cluster's answer. Every call made through here may be repeated (PUT of a
  * configuration, restart, stop, resume, delete), so one that timed out is safe to send again to the
  * next worker. When none answers, one error names them all. Every call carries the credentials
- * (basic authentication); a 401 is a PipelineError naming CONNECT_USERNAME and CONNECT_PASSWORD.
+ * (basic authentication) when they are set; a 401 is a PipelineError naming CONNECT_USERNAME and
+ * CONNECT_PASSWORD.
  */
 export async function connectFetch(connect: ConnectApi, path: string, init: RequestInit = {}): Promise<Response> {
   const failures: string[] = [];
   const urls = connectUrls(connect.connectUrl);
   const headers = new Headers(init.headers);
-  headers.set('authorization', basicAuthorization(connect.connectUsername, connect.connectPassword));
+  if (connect.connectUsername !== '' || connect.connectPassword !== '') {
+    if (connect.connectUsername === '' || connect.connectPassword === '') {
+      throw new PipelineError('connect_unauthorized', 'CONNECT_USERNAME and CONNECT_PASSWORD go together: set both (the user of the Connect workers\' REST users file and its password), or neither for a Connect whose REST API takes no credentials.');
+    }
+    headers.set('authorization', basicAuthorization(connect.connectUsername, connect.connectPassword));
+  }
   let lastCause: unknown;
   for (const url of urls) {
     let response: Response;

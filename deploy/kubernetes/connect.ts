@@ -6,9 +6,10 @@
 import { STRIMZI_API_VERSION, renderOutboxKafkaConnector, type ConnectorConfig } from '../../connectors/outbox-connector.js';
 import { connectorSettings } from '../../connectors/settings.js';
 import { parseSettings } from '../../lib/settings.js';
-import { CONNECT_SECRET_ENV, STACK_CONNECT_CLUSTER, restJaasConfig, workerProperties } from '../../stack/connect.js';
+import { CONNECT_SECRET_ENV, STACK_CONNECT_CLUSTER, workerProperties } from '../../stack/connect.js';
 import { readVersions, stackLayout } from '../../stack/config.js';
-import { CLUSTER, CONNECT_BUILD_PUSH_SECRET, IMAGE_REGISTRY, PART_OF, SECRETS } from './cluster.js';
+import { CLUSTER, CONNECT_BUILD_PUSH_SECRET, CONNECT_KAFKA_USER, IMAGE_REGISTRY, KAFKA_CLUSTER_CA, PART_OF, SECRETS } from './cluster.js';
+import { strimziTemplate } from './pod-security.js';
 
 /**
  * The connector command's settings in the cluster: what differs from its defaults. The password
@@ -22,10 +23,6 @@ export const KUBERNETES_CONNECTOR_ENV: Readonly<Record<string, string>> = {
   CONNECT_URL: `http://${CLUSTER.connect}-connect-api:8083`,
   // Read only by `status`, never by rendering; a URL without credentials satisfies the parser.
   CONNECTOR_SEAT_DB_URL: `postgres://${CLUSTER.seatDbHost}:${CLUSTER.seatDbPort}/stagefront`,
-  // Rendering calls nothing: placeholders that satisfy the parser. Whoever calls Connect reads
-  // the user and password from the Secret (SECRETS.connectUsername, SECRETS.connectPassword).
-  CONNECT_USERNAME: 'unused-for-rendering',
-  CONNECT_PASSWORD: 'unused-for-rendering',
 };
 
 export function kubernetesConnectorConfig(): ConnectorConfig {
@@ -33,20 +30,14 @@ export function kubernetesConnectorConfig(): ConnectorConfig {
 }
 
 /**
- * Where the workers find the REST API's JAAS and users files: both keys of one Secret, mounted
- * read-only. The JAAS file is deploy/kubernetes/connect-rest-jaas.conf (restJaasConfig of the
- * users file's path); the users file is the operator's, never empty (an empty one lets everyone in).
- */
-export const CONNECT_REST_AUTH_MOUNT = '/opt/stagefront/connect-rest';
-export const CONNECT_REST_JAAS_FILE = `${CONNECT_REST_AUTH_MOUNT}/${SECRETS.connectRestJaas.key}`;
-export const CONNECT_REST_USERS_FILE = `${CONNECT_REST_AUTH_MOUNT}/${SECRETS.connectRestUsers.key}`;
-export const kubernetesRestJaasConfig = () => restJaasConfig(CONNECT_REST_USERS_FILE);
-
-/**
  * Worker properties Strimzi sets itself and refuses in spec.config: bootstrap, REST listener,
  * plugin path, and the group and storage topics, which are fields of the KafkaConnect's spec.
+ * The native worker's basic-auth REST extension (rest.extension.classes) is left out on purpose:
+ * Strimzi's Cluster Operator manages the KafkaConnector through the REST API without credentials
+ * and would be locked out. In the cluster the REST API is closed by NetworkPolicy instead (Strimzi's
+ * own: the operator and the workers; ours: the tool pods that call it), docs/kubernetes.md.
  */
-const STRIMZI_MANAGED = [/^bootstrap\.servers$/, /^listeners$/, /^rest\.(?!extension\.classes$)/, /^plugin\.path$/, /^group\.id$/, /^(config|offset|status)\.storage\.topic$/];
+const STRIMZI_MANAGED = [/^bootstrap\.servers$/, /^listeners$/, /^rest\./, /^plugin\.path$/, /^group\.id$/, /^(config|offset|status)\.storage\.topic$/];
 
 /** The native worker's properties (stack/connect.ts) as a map. */
 function nativeWorkerProperties(): Record<string, string> {
@@ -114,6 +105,9 @@ export function kafkaConnect() {
       version: versions.kafka,
       replicas: CLUSTER.connectReplicas,
       bootstrapServers: CLUSTER.bootstrapServers,
+      // The brokers' certificates checked against the cluster CA; the worker is its KafkaUser (its password from the User Operator's Secret).
+      tls: { trustedCertificates: [{ secretName: KAFKA_CLUSTER_CA.secretName, certificate: KAFKA_CLUSTER_CA.key }] },
+      authentication: { type: 'scram-sha-512', username: CONNECT_KAFKA_USER, passwordSecret: { secretName: CONNECT_KAFKA_USER, password: 'password' } },
       ...workerGroup(),
       config: kubernetesWorkerConfig(),
       build: {
@@ -121,25 +115,14 @@ export function kafkaConnect() {
         plugins: [{ name: 'debezium-postgres', artifacts: [debeziumArtifact()] }],
       },
       template: {
+        ...strimziTemplate(['initContainer']),
         connectContainer: {
           env: CONNECT_SECRET_ENV.map((name) => ({ name, valueFrom: { secretKeyRef: WORKER_SECRET_ENV[name] } })),
-          volumeMounts: [{ name: 'connect-rest-auth', mountPath: CONNECT_REST_AUTH_MOUNT, readOnly: true }],
-        },
-        pod: {
-          // Owner and group read only (the pod's fsGroup owns a Secret volume's files).
-          volumes: [{
-            name: 'connect-rest-auth',
-            secret: {
-              secretName: SECRETS.connectRestUsers.name,
-              defaultMode: 0o440,
-              items: [SECRETS.connectRestJaas, SECRETS.connectRestUsers].map(({ key }) => ({ key, path: key })),
-            },
-          }],
+          ...strimziTemplate(['connectContainer']).connectContainer,
         },
       },
       resources: { requests: { cpu: '250m', memory: '1Gi' }, limits: { memory: '1536Mi' } },
-      // The REST API's basic authentication reads its realm from this JAAS file (rest.extension.classes in config).
-      jvmOptions: { '-Xms': '256m', '-Xmx': '768m', javaSystemProperties: [{ name: 'java.security.auth.login.config', value: CONNECT_REST_JAAS_FILE }] },
+      jvmOptions: { '-Xms': '256m', '-Xmx': '768m' },
     },
   };
 }

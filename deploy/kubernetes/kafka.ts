@@ -7,8 +7,10 @@ import { DEAD_LETTER_RETENTION_MS } from '../../consumers/runtime/consumer.js';
 import { deadLetterTopicFor } from '../../events/catalogue.js';
 import { STRIMZI_API_VERSION, outboxTopics } from '../../connectors/outbox-connector.js';
 import { readVersions } from '../../stack/config.js';
-import { CLUSTER, PART_OF } from './cluster.js';
+import { CLUSTER, KAFKA_LISTENER, PART_OF } from './cluster.js';
 import { kubernetesConnectorConfig } from './connect.js';
+import { clientsOf } from './network-policies.js';
+import { strimziTemplate } from './pod-security.js';
 
 const CLUSTER_LABEL = { 'strimzi.io/cluster': CLUSTER.kafka } as const;
 const minIsr = String(CLUSTER.minInsyncReplicas);
@@ -41,11 +43,16 @@ export function kafka() {
     spec: {
       kafka: {
         version: readVersions().kafka,
-        listeners: [{ name: 'plain', port: 9092, type: 'internal', tls: false }],
+        // One listener: TLS with the cluster CA's certificates, SCRAM-SHA-512 users, and only the
+        // pods of Kafka's clients may open a connection (Strimzi renders the peers as a NetworkPolicy).
+        listeners: [{ ...KAFKA_LISTENER, type: 'internal', tls: true, authentication: { type: 'scram-sha-512' }, networkPolicyPeers: clientsOf('kafka') }],
+        // Every user has exactly its KafkaUser's ACLs; no super user (the operators authenticate
+        // with their own certificates on Strimzi's internal listener and are super users there).
+        authorization: { type: 'simple' },
         config: brokerConfig(),
       },
-      // The Topic Operator turns the KafkaTopic resources into topics.
-      entityOperator: { topicOperator: {} },
+      // The Topic Operator turns the KafkaTopic resources into topics, the User Operator the KafkaUsers into users and ACLs.
+      entityOperator: { topicOperator: {}, userOperator: {}, template: strimziTemplate(['topicOperatorContainer', 'userOperatorContainer']) },
     },
   };
 }
@@ -61,6 +68,8 @@ export function kafkaNodePool() {
       storage: { type: 'jbod', volumes: [{ id: 0, type: 'persistent-claim', size: '20Gi', deleteClaim: false, kraftMetadata: 'shared' }] },
       resources: { requests: { cpu: '250m', memory: '1536Mi' }, limits: { memory: '2Gi' } },
       jvmOptions: { '-Xms': '512m', '-Xmx': '1g' },
+      // fsGroup 0: the persistent volume writable by the kafka user, as Strimzi sets it when no template does.
+      template: strimziTemplate(['kafkaContainer', 'initContainer'], { fsGroup: 0 }),
     },
   };
 }

@@ -9,6 +9,8 @@ import { stringify } from 'yaml';
 import { projectRoot } from '../../stack/config.js';
 import { kafkaConnect, kafkaConnector } from './connect.js';
 import { deadLetterTopics, eventTopics, kafka, kafkaNodePool } from './kafka.js';
+import { kafkaUsers } from './kafka-users.js';
+import { networkPolicies, programIngress } from './network-policies.js';
 import { deployment, programs, service, serviceMonitor } from './programs.js';
 import { prometheusRule, ruleFiles } from './rules.js';
 
@@ -28,6 +30,12 @@ export interface ManifestFile {
 export function manifestFiles(): ManifestFile[] {
   const all = programs();
   const files: ManifestFile[] = [
+    {
+      file: '00-network-policies.yaml',
+      about: 'No pod of the namespace takes a connection unless a rule allows it: Connect\'s REST API from the tools that drive it, each platform service from the programs and tools that reach it',
+      sources: ['deploy/kubernetes/network-policies.ts', 'deploy/kubernetes/programs.ts (reaches)'],
+      documents: networkPolicies(),
+    },
     { file: '00-kafka.yaml', about: 'Kafka: three KRaft nodes (controller and broker each), every topic at three replicas, two in sync', sources: ['deploy/kubernetes/kafka.ts', 'stack/versions.json'], documents: [kafka(), kafkaNodePool()] },
     {
       file: '10-topics.yaml',
@@ -35,13 +43,19 @@ export function manifestFiles(): ManifestFile[] {
       sources: ['events/catalogue.ts', 'connectors/settings.ts (TOPIC_PREFIX, TOPIC_PARTITIONS)', 'consumers/runtime/consumer.ts'],
       documents: [...eventTopics(), ...deadLetterTopics(all.flatMap((p) => p.topics))],
     },
+    {
+      file: '15-users.yaml',
+      about: 'A Kafka user per program, tool and Connect, each with exactly the ACLs of the access plan',
+      sources: ['lib/kafka-access.ts', 'deploy/kubernetes/kafka-users.ts'],
+      documents: kafkaUsers(),
+    },
     { file: '20-connect.yaml', about: 'Kafka Connect with the Debezium Postgres connector built from Maven', sources: ['stack/connect.ts', 'stack/versions.json'], documents: [kafkaConnect()] },
     { file: '30-connector.yaml', about: 'The outbox connector (npm run connector -- render --kubernetes)', sources: ['connectors/seat-outbox.json', 'connectors/settings.ts'], documents: [kafkaConnector()] },
     ...all.map((program) => ({
       file: `40-${program.name}.yaml`,
-      about: `${program.name}: Deployment and the Service Prometheus scrapes`,
+      about: `${program.name}: Deployment, the Service Prometheus scrapes and the NetworkPolicy that lets only Prometheus in`,
       sources: [`package.json (npm run ${program.script})`, `settings of ${program.settings.program}`],
-      documents: [deployment(program), service(program)],
+      documents: [deployment(program), service(program), programIngress(program)],
     })),
     { file: '50-service-monitor.yaml', about: 'Prometheus scrapes every program under the job names the alert rules use', sources: ['stack/prometheus-config.ts'], documents: [serviceMonitor()] },
     ...ruleFiles().map((rules) => ({

@@ -7,18 +7,49 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { confirmationEmailSettings } from '../../consumers/confirmation-email/consumer.js';
+import { connectorSettings } from '../../connectors/settings.js';
+import { redriveSettings } from '../../consumers/redrive/settings.js';
+import { slotRecoverySettings } from '../../monitors/slot-recovery/settings.js';
+import { confirmationEmailSettings, confirmationEmailTopics } from '../../consumers/confirmation-email/consumer.js';
 import { salesLedgerConsumer, salesLedgerSettings } from '../../consumers/sales-ledger/consumer.js';
 import { seatAvailabilityConsumer, seatAvailabilitySettings } from '../../consumers/seat-availability/consumer.js';
-import { topicFor } from '../../events/catalogue.js';
+import { KAFKA_CONNECTOR_COMMAND_USER, KAFKA_REDRIVE_USER } from '../../lib/kafka-access.js';
 import { parseSettings, type SettingsDefinition, type SettingsTable } from '../../lib/settings.js';
 import { jobWatchdogSettings } from '../../monitors/job-watchdog/settings.js';
 import { slotMonitorSettings } from '../../monitors/slot-monitor/settings.js';
 import { holdSweeperSettings } from '../../seat-service/sweeper-settings.js';
 import { projectRoot } from '../../stack/config.js';
 import type { SCRAPE_PORTS } from '../../stack/prometheus-config.js';
-import { CLUSTER, PART_OF, SECRETS, kafkaUserSecret, programImage, type SecretRef } from './cluster.js';
+import { CLUSTER, KAFKA_CLUSTER_CA, PART_OF, SECRETS, kafkaUserSecret, programImage, type SecretRef } from './cluster.js';
 import { kubernetesConnectorConfig } from './connect.js';
+import { PROGRAM_UID, TMP_MOUNT, TMP_VOLUME, containerSecurityContext, podSecurityContext } from './pod-security.js';
+
+/** What a program connects to, as the NetworkPolicies allow it (deploy/kubernetes/network-policies.ts). */
+export type Reach = 'kafka' | 'connect-rest' | 'seat-db' | 'consumer-db' | 'registry' | 'alertmanager' | 'smtp';
+
+/**
+ * The tools an operator runs in the namespace as one-off pods (`kubectl run` or a Job), each pod
+ * labelled `stagefront.io/tool=<name>` (TOOL_LABEL): the NetworkPolicies let exactly these reach
+ * what the tool needs. The connector command's `status` and slot recovery are the only clients
+ * of Connect's REST API besides the Strimzi operator.
+ */
+export interface Tool {
+  name: string;
+  /** The npm script it is. */
+  script: string;
+  settings: SettingsDefinition<SettingsTable>;
+  reaches: readonly Reach[];
+  /** Its user of the access plan (lib/kafka-access.ts), when it reaches Kafka. */
+  kafkaUser?: string;
+}
+
+export function tools(): Tool[] {
+  return [
+    { name: 'connector', script: 'connector', settings: connectorSettings, reaches: ['kafka', 'connect-rest', 'seat-db'], kafkaUser: KAFKA_CONNECTOR_COMMAND_USER },
+    { name: 'slot-recovery', script: 'slot-recovery', settings: slotRecoverySettings, reaches: ['connect-rest', 'seat-db'] },
+    { name: 'redrive', script: 'redrive', settings: redriveSettings, reaches: ['kafka', 'consumer-db'], kafkaUser: KAFKA_REDRIVE_USER },
+  ];
+}
 
 export interface Program {
   /** Deployment, Service and container name. */
@@ -36,6 +67,26 @@ export interface Program {
   env: Record<string, string>;
   /** Secret settings, each from a Secret. */
   secrets: Record<string, SecretRef>;
+  /** What it connects to: each an ingress rule of the NetworkPolicies (deploy/kubernetes/network-policies.ts). */
+  reaches: readonly Reach[];
+}
+
+/** The Kafka user of a program that reaches Kafka: its KafkaUser (lib/kafka-access.ts's plan) is named after it. */
+export function kafkaUserOf(program: Pick<Program, 'name' | 'reaches'>): string | undefined {
+  return program.reaches.includes('kafka') ? program.name : undefined;
+}
+
+/** The client settings of a Kafka user on the TLS listener: SCRAM, its password from the Secret the User Operator writes, the cluster CA mounted read-only. */
+export function kafkaClientEnv(user: string): { env: Record<string, string>; secrets: Record<string, SecretRef> } {
+  return {
+    env: {
+      KAFKA_SECURITY_PROTOCOL: 'sasl_ssl',
+      KAFKA_SASL_MECHANISM: 'scram-sha-512',
+      KAFKA_SASL_USERNAME: user,
+      KAFKA_TLS_CA_FILE: `${KAFKA_CLUSTER_CA.mountPath}/${KAFKA_CLUSTER_CA.key}`,
+    },
+    secrets: { KAFKA_SASL_PASSWORD: kafkaUserSecret(user) },
+  };
 }
 
 /** Every program listens on all interfaces in a pod: its probes and Prometheus come from outside the container. */
@@ -45,22 +96,26 @@ export function programs(): Program[] {
   const connector = kubernetesConnectorConfig();
   const prefix = connector.topicPrefix;
   const consumerEnv = { KAFKA_BROKERS: CLUSTER.bootstrapServers, SCHEMA_REGISTRY_URL: CLUSTER.registryUrl, TOPIC_PREFIX: prefix, METRICS_HOST: ALL_INTERFACES };
-  const consumer = (name: string, settings: SettingsDefinition<SettingsTable>, replicas: number, topics: readonly string[], extra: Record<string, string> = {}, secrets: Record<string, SecretRef> = {}): Program => ({
-    name,
-    script: `consumer:${name}`,
-    settings,
-    replicas,
-    scrapeJob: 'consumers',
-    component: 'consumer',
-    topics,
-    env: { ...consumerEnv, ...extra },
-    secrets: { CONSUMER_DATABASE_URL: SECRETS.consumerDatabaseUrl, KAFKA_SASL_PASSWORD: kafkaUserSecret(name), ...secrets },
-  });
+  const consumer = (name: string, settings: SettingsDefinition<SettingsTable>, replicas: number, topics: readonly string[], extra: Record<string, string> = {}, secrets: Record<string, SecretRef> = {}, reachesToo: Reach[] = []): Program => {
+    const kafkaClient = kafkaClientEnv(name);
+    return {
+      name,
+      script: `consumer:${name}`,
+      settings,
+      replicas,
+      scrapeJob: 'consumers',
+      component: 'consumer',
+      topics,
+      env: { ...consumerEnv, ...kafkaClient.env, ...extra },
+      secrets: { CONSUMER_DATABASE_URL: SECRETS.consumerDatabaseUrl, ...kafkaClient.secrets, ...secrets },
+      reaches: ['kafka', 'registry', 'consumer-db', ...reachesToo],
+    };
+  };
   return [
     consumer('seat-availability', seatAvailabilitySettings, 3, seatAvailabilityConsumer('seat-availability', prefix).topics),
     consumer('sales-ledger', salesLedgerSettings, 2, salesLedgerConsumer('sales-ledger', prefix).topics),
     // confirmationEmailConsumer needs an SMTP transport to be built; it reads order events.
-    consumer('confirmation-email', confirmationEmailSettings, 2, [topicFor(prefix, 'order')], { SMTP_HOST: CLUSTER.smtpHost, SMTP_PORT: String(CLUSTER.smtpPort) }, { SMTP_PASSWORD: SECRETS.smtpPassword }),
+    consumer('confirmation-email', confirmationEmailSettings, 2, confirmationEmailTopics(prefix), { SMTP_HOST: CLUSTER.smtpHost, SMTP_PORT: String(CLUSTER.smtpPort) }, { SMTP_PASSWORD: SECRETS.smtpPassword }, ['smtp']),
     {
       name: 'slot-monitor',
       script: 'slot-monitor',
@@ -72,6 +127,7 @@ export function programs(): Program[] {
       topics: [],
       env: { SLOT_MONITOR_SLOTS: connector.slotName, SLOT_MONITOR_ALERTMANAGER_URL: CLUSTER.alertmanagerUrl, SLOT_MONITOR_METRICS_HOST: ALL_INTERFACES },
       secrets: { SLOT_MONITOR_DATABASE_URL: SECRETS.slotMonitorDatabaseUrl, SLOT_MONITOR_STANDBY_URLS: SECRETS.slotMonitorStandbyUrls },
+      reaches: ['seat-db', 'alertmanager'],
     },
     {
       name: 'job-watchdog',
@@ -83,6 +139,7 @@ export function programs(): Program[] {
       topics: [],
       env: { JOB_WATCHDOG_ALERTMANAGER_URL: CLUSTER.alertmanagerUrl, JOB_WATCHDOG_METRICS_HOST: ALL_INTERFACES },
       secrets: { JOB_WATCHDOG_DATABASE_URL: SECRETS.jobWatchdogDatabaseUrl },
+      reaches: ['seat-db', 'alertmanager'],
     },
     {
       name: 'hold-sweeper',
@@ -95,6 +152,7 @@ export function programs(): Program[] {
       topics: [],
       env: { SCHEMA_REGISTRY_URL: CLUSTER.registryUrl, HOLD_SWEEPER_METRICS_HOST: ALL_INTERFACES },
       secrets: { SEAT_DB_URL: SECRETS.seatServiceDatabaseUrl },
+      reaches: ['seat-db', 'registry'],
     },
   ];
 }
@@ -140,7 +198,9 @@ export function deployment(program: Program) {
       template: {
         metadata: { labels: labels(program) },
         spec: {
-          securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000 },
+          // No program talks to the Kubernetes API.
+          automountServiceAccountToken: false,
+          securityContext: podSecurityContext(PROGRAM_UID, { gid: PROGRAM_UID }),
           terminationGracePeriodSeconds: 30,
           containers: [
             {
@@ -160,8 +220,13 @@ export function deployment(program: Program) {
               livenessProbe: probe('/healthz', 10, 3),
               readinessProbe: probe('/readyz', 5, 2),
               resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } },
-              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+              securityContext: containerSecurityContext(),
+              volumeMounts: [TMP_MOUNT, ...(kafkaUserOf(program) ? [{ name: 'kafka-ca', mountPath: KAFKA_CLUSTER_CA.mountPath, readOnly: true }] : [])],
             },
+          ],
+          volumes: [
+            TMP_VOLUME,
+            ...(kafkaUserOf(program) ? [{ name: 'kafka-ca', secret: { secretName: KAFKA_CLUSTER_CA.secretName, items: [{ key: KAFKA_CLUSTER_CA.key, path: KAFKA_CLUSTER_CA.key }] } }] : []),
           ],
         },
       },

@@ -14,12 +14,13 @@ import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { KUBERNETES_CONNECTOR_OVERRIDES, OUTBOX_CONNECTOR_FILE, renderOutboxConnector } from '../../connectors/outbox-connector.js';
 import { CLUSTER, SECRETS } from '../../deploy/kubernetes/cluster.js';
-import { CONNECT_REST_AUTH_MOUNT, KUBERNETES_CONNECTOR_ENV, KUBERNETES_WORKER_OVERRIDES, kubernetesConnectorConfig } from '../../deploy/kubernetes/connect.js';
+import { KUBERNETES_CONNECTOR_ENV, KUBERNETES_WORKER_OVERRIDES, kubernetesConnectorConfig } from '../../deploy/kubernetes/connect.js';
 import { MANIFESTS_DIR, RENDER_COMMAND, manifestDrift } from '../../deploy/kubernetes/manifests.js';
 import { SCRAPE_JOB_LABEL, programs, scriptCommand, type Program } from '../../deploy/kubernetes/programs.js';
 import { ruleFiles, ruleGroups, ruleResourceName } from '../../deploy/kubernetes/rules.js';
+import { type KafkaSecurityConfig, kafkaSecurityProblems } from '../../lib/kafka-security.js';
 import { parseSettings } from '../../lib/settings.js';
-import { CONNECT_SECRET_ENV, REST_AUTH_EXTENSION_CLASS, STACK_CONNECT_CLUSTER, restJaasConfig, workerProperties } from '../../stack/connect.js';
+import { CONNECT_SECRET_ENV, REST_AUTH_EXTENSION_CLASS, STACK_CONNECT_CLUSTER, workerProperties } from '../../stack/connect.js';
 import { LOCAL_ROLE_PASSWORDS, projectRoot, readVersions, stackLayout } from '../../stack/config.js';
 import { NODE_24 } from '../../stack/node-runtime.js';
 import { SCRAPE_PORTS } from '../../stack/prometheus-config.js';
@@ -49,7 +50,9 @@ const EXPECTED_KINDS: Record<string, string> = {
   KafkaTopic: 'kafka.strimzi.io/v1',
   KafkaConnect: 'kafka.strimzi.io/v1',
   KafkaConnector: 'kafka.strimzi.io/v1',
+  KafkaUser: 'kafka.strimzi.io/v1',
   Deployment: 'apps/v1',
+  NetworkPolicy: 'networking.k8s.io/v1',
   Service: 'v1',
   ServiceMonitor: 'monitoring.coreos.com/v1',
   PrometheusRule: 'monitoring.coreos.com/v1',
@@ -182,7 +185,8 @@ describe('Kafka Connect and the outbox connector', () => {
     expect(build.plugins.flatMap((p) => p.artifacts)).toEqual([{ type: 'maven', group: 'io.debezium', artifact: 'debezium-connector-postgres', version: readVersions().debezium }]);
     expect(build.output.type).toBe('docker');
     expect(connect.metadata.annotations?.['strimzi.io/use-connector-resources']).toBe('true');
-    expect(connect.spec.bootstrapServers).toBe(`${one('Kafka').metadata.name}-kafka-bootstrap:9092`);
+    const listeners = ((one('Kafka').spec.kafka as { listeners: { port: number; tls: boolean }[] }).listeners);
+    expect(connect.spec.bootstrapServers).toBe(`${one('Kafka').metadata.name}-kafka-bootstrap:${listeners.find((l) => l.tls)?.port}`);
     expect(connect.spec.replicas).toBeGreaterThanOrEqual(2);
   });
 
@@ -193,8 +197,9 @@ describe('Kafka Connect and the outbox connector', () => {
         .filter((l) => l.includes('='))
         .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
     );
-    // Strimzi sets these itself and refuses them in spec.config; the group and storage topics are spec fields.
-    const strimziManaged = ['bootstrap.servers', 'listeners', 'plugin.path', 'rest.advertised.host.name', 'rest.advertised.port', 'group.id', 'config.storage.topic', 'offset.storage.topic', 'status.storage.topic'];
+    // Strimzi sets these itself and refuses them in spec.config; the group and storage topics are spec
+    // fields. The REST extension stays native-only: the operator signs in to nothing (test below).
+    const strimziManaged = ['bootstrap.servers', 'listeners', 'plugin.path', 'rest.advertised.host.name', 'rest.advertised.port', 'rest.extension.classes', 'group.id', 'config.storage.topic', 'offset.storage.topic', 'status.storage.topic'];
     const expected = { ...Object.fromEntries(Object.entries(native).filter(([k]) => !strimziManaged.includes(k))), ...KUBERNETES_WORKER_OVERRIDES };
     expect(workerConfig).toEqual(expected);
     expect(connect.spec).toMatchObject({
@@ -225,26 +230,11 @@ describe('Kafka Connect and the outbox connector', () => {
     expect(env.find((e) => e.name === variable)?.valueFrom?.secretKeyRef).toEqual(SECRETS.debeziumPassword);
   });
 
-  it('requires credentials on its REST API: the basic-auth extension, the JAAS file named by a system property, both files from one Secret, read-only', () => {
-    expect(workerConfig['rest.extension.classes']).toBe(REST_AUTH_EXTENSION_CLASS);
-    const spec = connect.spec as {
-      jvmOptions: { javaSystemProperties?: { name: string; value: string }[] };
-      template: { connectContainer: { volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[] }; pod?: { volumes?: { name: string; secret?: { secretName: string; defaultMode?: number; items: { key: string; path: string }[] } }[] } };
-    };
-    const jaasPath = spec.jvmOptions.javaSystemProperties?.find((p) => p.name === 'java.security.auth.login.config')?.value;
-    expect(jaasPath).toBe(`${CONNECT_REST_AUTH_MOUNT}/${SECRETS.connectRestJaas.key}`);
-    const mount = spec.template.connectContainer.volumeMounts?.find((m) => m.mountPath === CONNECT_REST_AUTH_MOUNT);
-    expect(mount?.readOnly).toBe(true);
-    const volume = spec.template.pod?.volumes?.find((v) => v.name === mount?.name);
-    expect(volume?.secret?.secretName).toBe(SECRETS.connectRestUsers.name);
-    expect(SECRETS.connectRestJaas.name).toBe(SECRETS.connectRestUsers.name);
-    expect(volume?.secret?.items.map((i) => i.path).sort()).toEqual([SECRETS.connectRestJaas.key, SECRETS.connectRestUsers.key].sort());
-    expect(((volume?.secret?.defaultMode ?? 0o644) & 0o007).toString(8), 'others may not read the files').toBe('0');
-    // The JAAS file the docs tell the operator to put into the Secret: the realm, the login module, the mounted users file.
-    expect(readFileSync(join(projectRoot, 'deploy/kubernetes/connect-rest-jaas.conf'), 'utf8')).toBe(restJaasConfig(`${CONNECT_REST_AUTH_MOUNT}/${SECRETS.connectRestUsers.key}`));
-    expect(readFileSync(join(projectRoot, 'docs/kubernetes.md'), 'utf8')).toContain(
-      `create secret generic ${SECRETS.connectRestUsers.name} --from-file=${SECRETS.connectRestJaas.key}=deploy/kubernetes/connect-rest-jaas.conf`,
-    );
+  it('runs no basic-auth REST extension: Strimzi\'s operator calls the REST API without credentials; a NetworkPolicy closes it', () => {
+    // The native worker's extension would lock the operator out of managing the KafkaConnector.
+    expect(workerProperties(stackLayout({}))).toContain(`rest.extension.classes=${REST_AUTH_EXTENSION_CLASS}`);
+    expect(Object.keys(workerConfig).filter((key) => key.startsWith('rest.'))).toEqual([]);
+    expect(JSON.stringify(connect.spec)).not.toContain('java.security.auth.login.config');
   });
 
   it('the KafkaConnector is the connector command\'s rendering of connectors/seat-outbox.json, with only the cluster\'s overrides', () => {
@@ -287,6 +277,13 @@ describe('the programs\' Deployments', () => {
     );
   }
 
+  /** Whether the program's configuration in the cluster is bad without the variable (its Kafka security settings need it). */
+  function neededHere(program: Program, c: Container, variable: string): boolean {
+    const { [variable]: _dropped, ...rest } = environment(program, c);
+    const config = parseSettings(program.settings, rest) as Partial<KafkaSecurityConfig>;
+    return config.kafkaSecurityProtocol !== undefined && kafkaSecurityProblems(config as KafkaSecurityConfig).length > 0;
+  }
+
   it('one per consumer and monitor, each running its npm script\'s command in the programs image', () => {
     expect(all('Deployment').map((d) => d.metadata.name).sort()).toEqual(
       ['confirmation-email', 'hold-sweeper', 'job-watchdog', 'sales-ledger', 'seat-availability', 'slot-monitor'].sort(),
@@ -311,7 +308,10 @@ describe('the programs\' Deployments', () => {
         const entry = c.env.find((e) => e.name === setting.env);
         expect(entry?.value, `${program.name} ${setting.env} is written into the manifest`).toBeUndefined();
         expect(entry?.valueFrom?.secretKeyRef, `${program.name} ${setting.env} does not come from a Secret`).toBeDefined();
-        expect(entry?.valueFrom?.secretKeyRef.optional ?? false, `${program.name} ${setting.env}`).toBe(setting.default === '');
+        // Optional exactly where the program runs without it: the setting may be empty, and the
+        // cluster's configuration does not need it (a SCRAM password with sasl_ssl does).
+        const mayBeEmpty = setting.default === '' && !neededHere(program, c, setting.env);
+        expect(entry?.valueFrom?.secretKeyRef.optional ?? false, `${program.name} ${setting.env}`).toBe(mayBeEmpty);
       }
       expect(() => parseSettings(program.settings, environment(program, c)), program.name).not.toThrow();
     }
@@ -360,16 +360,23 @@ describe('Prometheus', () => {
 });
 
 describe('no password in any manifest', () => {
-  /** Every [key, value] pair of string values anywhere in a document. */
+  /** Every [key path, value] pair of string values anywhere in a document (the path's keys joined by dots). */
   function stringEntries(value: unknown, key = ''): [string, string][] {
     if (typeof value === 'string') return [[key, value]];
     if (Array.isArray(value)) return value.flatMap((v) => stringEntries(v, key));
-    if (value !== null && typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => stringEntries(v, k));
+    if (value !== null && typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => stringEntries(v, key === '' ? k : `${key}.${k}`));
     return [];
   }
 
-  it('no value under a password-like key but a config provider reference (pushSecret names a Secret), no credentials in a URL', () => {
-    const literal = manifests.flatMap((m) => stringEntries(m).filter(([key, value]) => /password|secret|token/i.test(key) && key !== 'pushSecret' && key !== 'secretName' && !/^\$\{[a-z]+:[^{}]+\}$/.test(value)).map(([key, value]) => `${m.kind} ${m.metadata.name} ${key}=${value}`));
+  /** Keys that name a Secret or a key of one, never hold a secret: pushSecret, secretName, and passwordSecret.password (the key the password is under). */
+  const NAMES_A_SECRET = /(^|\.)(pushSecret|secretName|passwordSecret\.password)$/;
+
+  it('no value under a password-like key but a config provider reference (or the name of a Secret or of its key), no credentials in a URL', () => {
+    const literal = manifests.flatMap((m) =>
+      stringEntries(m)
+        .filter(([path, value]) => /password|secret|token/i.test(path.split('.').at(-1) ?? '') && !NAMES_A_SECRET.test(path) && !/^\$\{[a-z]+:[^{}]+\}$/.test(value))
+        .map(([path, value]) => `${m.kind} ${m.metadata.name} ${path}=${value}`),
+    );
     expect(literal).toEqual([]);
     expect([...texts.values()].join('\n')).not.toMatch(/[a-z]+:\/\/[^/@\s:]+:[^/@\s]+@/);
     expect((one('KafkaConnector').spec.config as Record<string, string>)['database.password']).toMatch(/^\$\{[a-z]+:[^}]+\}$/);

@@ -23,7 +23,7 @@ function runBare(entry: string, args: string[] = [], env: Record<string, string>
 const PROGRAMS = [
   { entry: 'seat-service/cli.ts', args: ['expire'], secrets: ['SEAT_DB_URL', 'SEAT_DB_ADMIN_URL', 'SEAT_SERVICE_DB_PASSWORD', 'DEBEZIUM_DB_PASSWORD'] },
   { entry: 'seat-service/sweeper-main.ts', args: [], secrets: ['SEAT_DB_URL'] },
-  { entry: 'connectors/cli.ts', args: ['status'], secrets: ['CONNECTOR_SEAT_DB_URL', 'CONNECT_PASSWORD'] },
+  { entry: 'connectors/cli.ts', args: ['status'], secrets: ['CONNECTOR_SEAT_DB_URL'] },
 ] as const;
 
 describe('secrets have no default', () => {
