@@ -19,8 +19,8 @@ import { EVENTS } from '../../events/catalogue.js';
 import { createKafka } from '../../lib/kafka.js';
 import { waitFor } from '../../lib/wait.js';
 import { seatId } from '../../seat-service/inventory.js';
-import { LOCAL_CONNECT_ENV, localConnectApi, projectRoot, stackLayout } from '../../stack/config.js';
-import { WORKER_SECURITY_PROPERTIES, connectComponent, workerProperties } from '../../stack/connect.js';
+import { LOCAL_CONNECT_ENV, LOCAL_CONNECT_USER, localConnectApi, projectRoot, stackLayout } from '../../stack/config.js';
+import { WORKER_SECURITY_PROPERTIES, connectComponent, restAuthFiles, restJaasConfig, restUsersFile, workerProperties } from '../../stack/connect.js';
 import { runChildProgram } from '../consumers/helpers/child-consumer.js';
 import { startConnectWorker, type ConnectWorker } from '../support/connect-worker.js';
 import { installLeakGuard } from '../support/leak-guard.js';
@@ -134,7 +134,14 @@ describe('docker-compose.yml configures its Connect worker like the native stack
       writeFileSync(propertiesFile, workerProperties(layout).replace('connector.client.config.override.policy=Allowlist\n', ''));
       expect(worker.outdated?.()).toBe(true);
       writeFileSync(propertiesFile, workerProperties(layout));
+      // Its REST users and JAAS files are part of its configuration too (read once at start).
+      const auth = restAuthFiles(layout);
+      expect(worker.outdated?.()).toBe(true);
+      writeFileSync(auth.users, restUsersFile([LOCAL_CONNECT_USER]));
+      writeFileSync(auth.jaas, restJaasConfig(auth.users));
       expect(worker.outdated?.()).toBe(false);
+      writeFileSync(auth.users, restUsersFile([LOCAL_CONNECT_USER, { username: 'another', password: 'other-password' }]));
+      expect(worker.outdated?.()).toBe(true);
     } finally {
       rmSync(home, { recursive: true, force: true });
     }
