@@ -17,13 +17,16 @@ export default tseslint.config(
     rules: {
       'no-restricted-syntax': [
         'error',
-        ...['describe', 'it', 'test', 'suite', 'bench'].flatMap((fn) => ['skip', 'only', 'todo', 'skipIf', 'runIf', 'fails'].map((mod) => ({
-          selector: `MemberExpression[object.name='${fn}'][property.name='${mod}']`,
-          message: `${fn}.${mod}: every test runs in the suite (an unrun test counts as failed); remove .${mod} or the test.`,
-        }))),
+        ...['describe', 'it', 'test', 'suite', 'bench'].flatMap((fn) =>
+          ['skip', 'only', 'todo', 'skipIf', 'runIf', 'fails'].map((mod) => ({
+            selector: `MemberExpression[object.name='${fn}'][property.name='${mod}']`,
+            message: `${fn}.${mod}: every test runs in the suite (an unrun test counts as failed); remove .${mod} or the test.`,
+          })),
+        ),
         {
           selector: "CallExpression[callee.property.name='skip'][callee.object.name=/^(ctx|context|t)$/]",
-          message: 'A test that skips itself at run time is a skipped test: the suite counts it as failed; make its precondition a failure instead.',
+          message:
+            'A test that skips itself at run time is a skipped test: the suite counts it as failed; make its precondition a failure instead.',
         },
       ],
     },

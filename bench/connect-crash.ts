@@ -34,18 +34,37 @@ interface CrashFigures {
 }
 
 /** One worker of the bench's own, one kill -9 under load, one restart; `pluginDiscovery` picks the old scan for the baseline. */
-async function crashOnce(ctx: BenchContext, label: string, loadMs: number, pluginDiscovery?: 'hybrid_warn'): Promise<CrashFigures> {
+async function crashOnce(
+  ctx: BenchContext,
+  label: string,
+  loadMs: number,
+  pluginDiscovery?: 'hybrid_warn',
+): Promise<CrashFigures> {
   const killAfterMs = 15_000;
   const name = ctx.name(label);
   const home = mkdtempSync(join(tmpdir(), `stagefront-${name}-`));
   const port = await freePort();
   const shared = stackLayout();
-  const layout = stackLayout({ ...process.env, STACK_HOME: home, STACK_DIST: shared.dist, STACK_CONNECT_PORT: String(port), STACK_CONNECT_HEAP_MB: '384' });
+  const layout = stackLayout({
+    ...process.env,
+    STACK_HOME: home,
+    STACK_DIST: shared.dist,
+    STACK_CONNECT_PORT: String(port),
+    STACK_CONNECT_HEAP_MB: '384',
+  });
   const storageTopicPrefix = `_${name}`;
-  const worker = connectComponent(layout, { groupId: name, storageTopicPrefix, ...(pluginDiscovery === undefined ? {} : { pluginDiscovery }) });
+  const worker = connectComponent(layout, {
+    groupId: name,
+    storageTopicPrefix,
+    ...(pluginDiscovery === undefined ? {} : { pluginDiscovery }),
+  });
   const launch = async () => {
     await worker.launch();
-    await waitFor(async () => worker.pid() !== undefined && (await worker.healthy()), { timeoutMs: 240_000, intervalMs: 500, description: `the bench's Connect worker on port ${port} (log: ${worker.logFile})` });
+    await waitFor(async () => worker.pid() !== undefined && (await worker.healthy()), {
+      timeoutMs: 240_000,
+      intervalMs: 500,
+      description: `the bench's Connect worker on port ${port} (log: ${worker.logFile})`,
+    });
   };
   try {
     const firstStart = Date.now();
@@ -59,21 +78,34 @@ async function crashOnce(ctx: BenchContext, label: string, loadMs: number, plugi
       const pid = worker.pid();
       if (pid === undefined) throw new Error("the bench's Connect worker is not running");
       process.kill(pid, 'SIGKILL');
-      await waitFor(() => worker.pid() === undefined, { timeoutMs: 30_000, intervalMs: 50, description: 'the killed worker to be gone' });
+      await waitFor(() => worker.pid() === undefined, {
+        timeoutMs: 30_000,
+        intervalMs: 50,
+        description: 'the killed worker to be gone',
+      });
       const restartBegan = Date.now();
       await launch();
       const count = await load;
       const [seats] = harness.watched;
       if (seats === undefined) throw new Error('no seat availability consumer');
       const applied = () => [...written.keys()].filter((id) => seats.seen.get(id)?.done !== undefined).length;
-      await waitFor(() => applied() >= count, { timeoutMs: 300_000, intervalMs: 500, description: `all ${count} seat events applied after the crash` });
+      await waitFor(() => applied() >= count, {
+        timeoutMs: 300_000,
+        intervalMs: 500,
+        description: `all ${count} seat events applied after the crash`,
+      });
       const after = [...written].flatMap(([id, w]) => {
         const s = seats.seen.get(id);
         return s?.done === undefined ? [] : [{ appended: s.appended, done: s.done, lag: s.done - w.committed }];
       });
       const streaming = Math.min(...after.filter((e) => e.appended >= restartBegan).map((e) => e.appended));
       const lastSlow = Math.max(restartBegan, ...after.filter((e) => e.lag >= 1_000).map((e) => e.done));
-      return { firstStartS, streamingS: (streaming - restartBegan) / 1000, lagS: Math.max(0, lastSlow - streaming) / 1000, count };
+      return {
+        firstStartS,
+        streamingS: (streaming - restartBegan) / 1000,
+        lagS: Math.max(0, lastSlow - streaming) / 1000,
+        count,
+      };
     } finally {
       await harness.stop();
     }
@@ -82,7 +114,9 @@ async function crashOnce(ctx: BenchContext, label: string, loadMs: number, plugi
     const admin = ctx.kafka.admin();
     await admin.connect();
     const existing = new Set(await admin.listTopics());
-    const ours = ['configs', 'offsets', 'status'].map((t) => `${storageTopicPrefix}-${t}`).filter((t) => existing.has(t));
+    const ours = ['configs', 'offsets', 'status']
+      .map((t) => `${storageTopicPrefix}-${t}`)
+      .filter((t) => existing.has(t));
     if (ours.length > 0) await admin.deleteTopics({ topics: ours }).catch(() => undefined);
     await admin.disconnect();
     rmSync(home, { recursive: true, force: true });
@@ -94,10 +128,35 @@ async function run(ctx: BenchContext): Promise<void> {
   const before = await crashOnce(ctx, 'connect_scan', loadMs, 'hybrid_warn');
   const now = await crashOnce(ctx, 'connect', loadMs);
   const baseline = (value: number) => ({ label: 'plugin.discovery=hybrid_warn', value });
-  ctx.record({ measure: "the bench's Connect worker, first start until its REST API lists Debezium", value: now.firstStartS, unit: 's', baseline: baseline(before.firstStartS) });
-  ctx.record({ measure: 'Connect killed with -9 at 1,000/s: restart begins → streaming again (first newer record timestamp)', value: now.streamingS, unit: 's', baseline: baseline(before.streamingS), target: '≤ 15 s' });
-  ctx.record({ measure: 'Connect killed with -9 at 1,000/s: streaming again → seat availability commit → effect lag < 1 s for good', value: now.lagS, unit: 's', baseline: baseline(before.lagS), target: '≤ 10 s' });
-  ctx.note(`connect crash: ${now.count.toLocaleString('en-US')} events over ${loadMs / 1000} s at ${RATE}/s, a Connect worker of the bench's own (384 MB heap) killed 15 s in and started again at once; every seat event was applied afterwards. The baseline is the same drill first, on a worker that scans every plugin jar at start (plugin.discovery=hybrid_warn, Kafka's default).`);
+  ctx.record({
+    measure: "the bench's Connect worker, first start until its REST API lists Debezium",
+    value: now.firstStartS,
+    unit: 's',
+    baseline: baseline(before.firstStartS),
+  });
+  ctx.record({
+    measure: 'Connect killed with -9 at 1,000/s: restart begins → streaming again (first newer record timestamp)',
+    value: now.streamingS,
+    unit: 's',
+    baseline: baseline(before.streamingS),
+    target: '≤ 15 s',
+  });
+  ctx.record({
+    measure:
+      'Connect killed with -9 at 1,000/s: streaming again → seat availability commit → effect lag < 1 s for good',
+    value: now.lagS,
+    unit: 's',
+    baseline: baseline(before.lagS),
+    target: '≤ 10 s',
+  });
+  ctx.note(
+    `connect crash: ${now.count.toLocaleString('en-US')} events over ${loadMs / 1000} s at ${RATE}/s, a Connect worker of the bench's own (384 MB heap) killed 15 s in and started again at once; every seat event was applied afterwards. The baseline is the same drill first, on a worker that scans every plugin jar at start (plugin.discovery=hybrid_warn, Kafka's default).`,
+  );
 }
 
-export const connectCrashScenario: Scenario = { name: 'connect-crash', description: "Kafka Connect (the bench's own worker) killed with -9 under 1,000/s: time to stream again and to lag < 1 s", run };
+export const connectCrashScenario: Scenario = {
+  name: 'connect-crash',
+  description:
+    "Kafka Connect (the bench's own worker) killed with -9 under 1,000/s: time to stream again and to lag < 1 s",
+  run,
+};

@@ -30,7 +30,11 @@ interface BenchWorker {
 }
 
 /** `count` workers of one Connect cluster of the bench's own, started at once; `remove` stops them and deletes what they left. */
-async function startBenchCluster(ctx: BenchContext, label: string, count: number): Promise<{ workers: BenchWorker[]; connectUrl: string; remove: () => Promise<void> }> {
+async function startBenchCluster(
+  ctx: BenchContext,
+  label: string,
+  count: number,
+): Promise<{ workers: BenchWorker[]; connectUrl: string; remove: () => Promise<void> }> {
   const name = ctx.name(label);
   const cluster: ConnectCluster = { groupId: name, storageTopicPrefix: `_${name}` };
   const shared = stackLayout();
@@ -40,11 +44,21 @@ async function startBenchCluster(ctx: BenchContext, label: string, count: number
     const home = mkdtempSync(join(tmpdir(), `stagefront-${name}-${i + 1}-`));
     homes.push(home);
     const port = await freePort();
-    const layout = stackLayout({ ...process.env, STACK_HOME: home, STACK_DIST: shared.dist, STACK_CONNECT_PORT: String(port), STACK_CONNECT_HEAP_MB: '384' });
+    const layout = stackLayout({
+      ...process.env,
+      STACK_HOME: home,
+      STACK_DIST: shared.dist,
+      STACK_CONNECT_PORT: String(port),
+      STACK_CONNECT_HEAP_MB: '384',
+    });
     const component = connectComponent(layout, cluster);
     const launch = async () => {
       await component.launch();
-      await waitFor(async () => component.pid() !== undefined && (await component.healthy()), { timeoutMs: 240_000, intervalMs: 500, description: `the bench's Connect worker on port ${port} (log: ${component.logFile})` });
+      await waitFor(async () => component.pid() !== undefined && (await component.healthy()), {
+        timeoutMs: 240_000,
+        intervalMs: 500,
+        description: `the bench's Connect worker on port ${port} (log: ${component.logFile})`,
+      });
     };
     workers.push({ component, url: `http://127.0.0.1:${port}`, workerId: `127.0.0.1:${port}`, launch });
   }
@@ -53,7 +67,9 @@ async function startBenchCluster(ctx: BenchContext, label: string, count: number
     const admin = ctx.kafka.admin();
     await admin.connect();
     const existing = new Set(await admin.listTopics());
-    const ours = ['configs', 'offsets', 'status'].map((t) => `${cluster.storageTopicPrefix}-${t}`).filter((t) => existing.has(t));
+    const ours = ['configs', 'offsets', 'status']
+      .map((t) => `${cluster.storageTopicPrefix}-${t}`)
+      .filter((t) => existing.has(t));
     if (ours.length > 0) await admin.deleteTopics({ topics: ours }).catch(() => undefined);
     await admin.disconnect();
     for (const home of homes) rmSync(home, { recursive: true, force: true });
@@ -74,7 +90,13 @@ interface FailoverFigures {
 }
 
 /** One kill -9 of the worker that runs the task, under `rate` events/s; with one worker it is started again at once. */
-async function killTaskWorker(ctx: BenchContext, label: string, workers: number, rate: number, loadMs: number): Promise<FailoverFigures> {
+async function killTaskWorker(
+  ctx: BenchContext,
+  label: string,
+  workers: number,
+  rate: number,
+  loadMs: number,
+): Promise<FailoverFigures> {
   const cluster = await startBenchCluster(ctx, label, workers);
   try {
     const harness = await startOpenLoopHarness(ctx, label, { connectUrl: cluster.connectUrl });
@@ -86,16 +108,25 @@ async function killTaskWorker(ctx: BenchContext, label: string, workers: number,
       const runningOn = status?.tasks[0]?.worker_id;
       const victim = cluster.workers.find((w) => w.workerId === runningOn);
       const pid = victim?.component.pid();
-      if (victim === undefined || pid === undefined) throw new Error(`the task runs on ${runningOn ?? 'no worker'}, not on a running worker of the bench's cluster`);
+      if (victim === undefined || pid === undefined)
+        throw new Error(`the task runs on ${runningOn ?? 'no worker'}, not on a running worker of the bench's cluster`);
       const killedAt = Date.now();
       process.kill(pid, 'SIGKILL');
-      await waitFor(() => victim.component.pid() === undefined, { timeoutMs: 30_000, intervalMs: 50, description: 'the killed worker to be gone' });
+      await waitFor(() => victim.component.pid() === undefined, {
+        timeoutMs: 30_000,
+        intervalMs: 50,
+        description: 'the killed worker to be gone',
+      });
       if (workers === 1) await victim.launch();
       const count = await load;
       const [seats] = harness.watched;
       if (seats === undefined) throw new Error('no seat availability consumer');
       const applied = () => [...written.keys()].filter((id) => seats.seen.get(id)?.done !== undefined).length;
-      await waitFor(() => applied() >= count, { timeoutMs: 300_000, intervalMs: 500, description: `all ${count} seat events applied after the kill` });
+      await waitFor(() => applied() >= count, {
+        timeoutMs: 300_000,
+        intervalMs: 500,
+        description: `all ${count} seat events applied after the kill`,
+      });
       const after = [...written].flatMap(([id, w]) => {
         const s = seats.seen.get(id);
         return s?.done === undefined ? [] : [{ appended: s.appended, done: s.done, lag: s.done - w.committed }];
@@ -119,8 +150,18 @@ async function run(ctx: BenchContext): Promise<void> {
   const two = await killTaskWorker(ctx, 'failover_two', 2, rate, loadMs);
   const baseline = (value: number) => ({ label: 'one worker, restarted at once', value });
   const at = `${rate.toLocaleString('en-US')}/s`;
-  ctx.record({ measure: `worker running the outbox task killed with -9 at ${at}: kill → streaming again, two workers`, value: two.streamingS, unit: 's', baseline: baseline(one.streamingS) });
-  ctx.record({ measure: `worker running the outbox task killed with -9 at ${at}: streaming again → seat availability lag < 1 s for good, two workers`, value: two.lagS, unit: 's', baseline: baseline(one.lagS) });
+  ctx.record({
+    measure: `worker running the outbox task killed with -9 at ${at}: kill → streaming again, two workers`,
+    value: two.streamingS,
+    unit: 's',
+    baseline: baseline(one.streamingS),
+  });
+  ctx.record({
+    measure: `worker running the outbox task killed with -9 at ${at}: streaming again → seat availability lag < 1 s for good, two workers`,
+    value: two.lagS,
+    unit: 's',
+    baseline: baseline(one.lagS),
+  });
   ctx.note(
     `connect failover: ${two.count.toLocaleString('en-US')} events (one worker: ${one.count.toLocaleString('en-US')}) over ${loadMs / 1000} s at ${at}; Connect clusters of the bench's own (384 MB heap per worker), ` +
       `the worker running the task killed ${KILL_AFTER_MS / 1000} s in. Two workers: the other takes the task over when the group coordinator drops the dead member (Connect's session timeout) and rebalances; ` +
@@ -128,4 +169,9 @@ async function run(ctx: BenchContext): Promise<void> {
   );
 }
 
-export const connectFailoverScenario: Scenario = { name: 'connect-failover', description: 'the Connect worker running the outbox task killed with -9: time to stream again with two workers against one', run };
+export const connectFailoverScenario: Scenario = {
+  name: 'connect-failover',
+  description:
+    'the Connect worker running the outbox task killed with -9: time to stream again with two workers against one',
+  run,
+};

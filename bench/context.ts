@@ -39,7 +39,11 @@ export interface Scenario {
   run(ctx: BenchContext): Promise<void>;
 }
 
-export function benchContext(scale: Scale, sink: { figures: Figure[]; notes: string[] }, scenario: () => string): BenchContext {
+export function benchContext(
+  scale: Scale,
+  sink: { figures: Figure[]; notes: string[] },
+  scenario: () => string,
+): BenchContext {
   const stack = stackEndpoints(stackLayout());
   const security = parseSettings(benchSettings, process.env);
   const logger = createLogger({ name: 'bench', level: (process.env.BENCH_LOG_LEVEL as 'info' | undefined) ?? 'warn' });
@@ -48,7 +52,12 @@ export function benchContext(scale: Scale, sink: { figures: Figure[]; notes: str
     scale,
     runId,
     stack,
-    kafka: createKafka({ brokers: stack.kafkaBrokers, clientId: runId, logger, security: kafkaClientSecurity(benchSettings.program, security) }),
+    kafka: createKafka({
+      brokers: stack.kafkaBrokers,
+      clientId: runId,
+      logger,
+      security: kafkaClientSecurity(benchSettings.program, security),
+    }),
     kafkaEnv: kafkaSecurityEnv(security),
     registry: createSchemaRegistry(stack.registryUrl),
     logger,
@@ -73,16 +82,38 @@ export async function adminSql(ctx: BenchContext, sql: string, params: unknown[]
 }
 
 /** A fresh database on the stack's cluster; `drop` removes it. */
-export async function freshDatabase(ctx: BenchContext, label: string): Promise<{ name: string; url: string; drop: () => Promise<void> }> {
+export async function freshDatabase(
+  ctx: BenchContext,
+  label: string,
+): Promise<{ name: string; url: string; drop: () => Promise<void> }> {
   const name = ctx.name(label);
   await adminSql(ctx, `create database ${pg.escapeIdentifier(name)}`);
-  return { name, url: ctx.stack.postgresAdminUrl.replace(/\/postgres$/, `/${name}`), drop: async () => void (await adminSql(ctx, `drop database if exists ${pg.escapeIdentifier(name)} with (force)`)) };
+  return {
+    name,
+    url: ctx.stack.postgresAdminUrl.replace(/\/postgres$/, `/${name}`),
+    drop: async () => void (await adminSql(ctx, `drop database if exists ${pg.escapeIdentifier(name)} with (force)`)),
+  };
 }
 
 /** A fresh consumer database with the consumers' migrations (inbox, read models). */
-export async function consumerDatabase(ctx: BenchContext, label: string, poolSize: number): Promise<{ pool: Pool; drop: () => Promise<void> }> {
+export async function consumerDatabase(
+  ctx: BenchContext,
+  label: string,
+  poolSize: number,
+): Promise<{ pool: Pool; drop: () => Promise<void> }> {
   const database = await freshDatabase(ctx, label);
-  const pool = createPool({ connectionString: database.url, applicationName: `bench-${label}`, logger: ctx.logger, max: poolSize });
+  const pool = createPool({
+    connectionString: database.url,
+    applicationName: `bench-${label}`,
+    logger: ctx.logger,
+    max: poolSize,
+  });
   await runMigrations({ pool, folder: CONSUMER_MIGRATIONS });
-  return { pool, drop: async () => { await pool.end(); await database.drop(); } };
+  return {
+    pool,
+    drop: async () => {
+      await pool.end();
+      await database.drop();
+    },
+  };
 }

@@ -4,7 +4,12 @@
  * (email) it claims, performs and stamps one message at a time.
  */
 import { decodeCloudEvent } from '../consumers/runtime/cloud-event.js';
-import { claimForExternalEffects, firstOccurrences, insertInboxRows, markEffectsSent } from '../consumers/runtime/inbox.js';
+import {
+  claimForExternalEffects,
+  firstOccurrences,
+  insertInboxRows,
+  markEffectsSent,
+} from '../consumers/runtime/inbox.js';
 import type { ConsumedEvent, ConsumerDefinition } from '../consumers/runtime/types.js';
 import type { Kafka } from '../lib/kafka.js';
 import { type Pool, withTransaction } from '../lib/postgres.js';
@@ -39,7 +44,13 @@ export async function startNaiveConsumer(options: NaiveConsumerOptions): Promise
         if (fresh.length > 0) await effects.apply(client, fresh);
       });
     } else {
-      const claims = await claimForExternalEffects(pool, definition.name, [event], effects.claimAbandonedAfterMs, `naive-${options.groupId}`);
+      const claims = await claimForExternalEffects(
+        pool,
+        definition.name,
+        [event],
+        effects.claimAbandonedAfterMs,
+        `naive-${options.groupId}`,
+      );
       if (claims.get(event.id) !== 'claimed') return;
       await effects.perform(event);
       await markEffectsSent(pool, definition.name, [event.id]);
@@ -53,7 +64,15 @@ export async function startNaiveConsumer(options: NaiveConsumerOptions): Promise
   await consumer.run({
     partitionsConsumedConcurrently: options.partitionsConsumedConcurrently,
     eachMessage: async ({ topic, partition, message }) => {
-      const record = { topic, partition, offset: message.offset, key: message.key, value: message.value, headers: message.headers ?? {}, timestamp: message.timestamp };
+      const record = {
+        topic,
+        partition,
+        offset: message.offset,
+        key: message.key,
+        value: message.value,
+        headers: message.headers ?? {},
+        timestamp: message.timestamp,
+      };
       const event = await decodeCloudEvent(registry, record, definition.eventTypes);
       if (event !== undefined) await handle(event);
     },

@@ -78,7 +78,11 @@ function watchExternal(definition: ConsumerDefinition, seen: Seen): ConsumerDefi
     effects: {
       ...effects,
       perform: async (event) => {
-        const entry = { appended: Number(event.record.timestamp), handed: Date.now() } as { appended: number; handed: number; done?: number };
+        const entry = { appended: Number(event.record.timestamp), handed: Date.now() } as {
+          appended: number;
+          handed: number;
+          done?: number;
+        };
         seen.set(event.id, entry);
         await effects.perform(event);
         entry.done = Date.now();
@@ -88,7 +92,13 @@ function watchExternal(definition: ConsumerDefinition, seen: Seen): ConsumerDefi
 }
 
 /** Writes `rate` events per second for `durationMs`, starting at event `from`; each write is one transaction, never awaited by the schedule. */
-export async function generate(service: SeatService, from: number, rate: number, durationMs: number, written: Written): Promise<number> {
+export async function generate(
+  service: SeatService,
+  from: number,
+  rate: number,
+  durationMs: number,
+  written: Written,
+): Promise<number> {
   const total = Math.round((rate * durationMs) / 1000);
   const start = Date.now();
   const writes: Promise<void>[] = [];
@@ -97,10 +107,15 @@ export async function generate(service: SeatService, from: number, rate: number,
     const due = Math.min(total, Math.floor(((Date.now() - start) * rate) / 1000) + 1);
     if (due > next) {
       const first = next;
-      writes.push(writeWorkload(service, { from: from + first, count: due - first, seats: SEATS, withOrders: true }).then((rows) => {
-        const committed = Date.now();
-        for (const row of rows) written.set(row.id, { scheduled: start + ((row.index - from) * 1000) / rate, committed });
-      }));
+      writes.push(
+        writeWorkload(service, { from: from + first, count: due - first, seats: SEATS, withOrders: true }).then(
+          (rows) => {
+            const committed = Date.now();
+            for (const row of rows)
+              written.set(row.id, { scheduled: start + ((row.index - from) * 1000) / rate, committed });
+          },
+        ),
+      );
       next = due;
     }
     await sleep(2);
@@ -111,14 +126,26 @@ export async function generate(service: SeatService, from: number, rate: number,
 
 /** The end-to-end percentiles (scheduled → effect committed) of the events in `written` that `watched` saw done. */
 function endToEnd(watched: Watched, written: Written): ReturnType<typeof percentiles> {
-  return percentiles([...written].flatMap(([id, w]) => {
-    const done = watched.seen.get(id)?.done;
-    return done === undefined ? [] : [Math.round(done - w.scheduled)];
-  }));
+  return percentiles(
+    [...written].flatMap(([id, w]) => {
+      const done = watched.seen.get(id)?.done;
+      return done === undefined ? [] : [Math.round(done - w.scheduled)];
+    }),
+  );
 }
 
-function recordPhase(ctx: BenchContext, rate: number, watched: Watched, written: Written, baseline?: { label: string; value: number }): void {
-  const stages: { name: string; of: (w: { scheduled: number; committed: number }, s: { appended: number; handed: number; done: number }) => number; target?: string }[] = [
+function recordPhase(
+  ctx: BenchContext,
+  rate: number,
+  watched: Watched,
+  written: Written,
+  baseline?: { label: string; value: number },
+): void {
+  const stages: {
+    name: string;
+    of: (w: { scheduled: number; committed: number }, s: { appended: number; handed: number; done: number }) => number;
+    target?: string;
+  }[] = [
     { name: 'scheduled → effect committed (end to end)', of: (w, s) => s.done - w.scheduled, target: watched.target },
     { name: 'scheduled → outbox commit returned', of: (w) => w.committed - w.scheduled },
     { name: 'outbox commit → Kafka record timestamp', of: (w, s) => s.appended - w.committed },
@@ -132,7 +159,15 @@ function recordPhase(ctx: BenchContext, rate: number, watched: Watched, written:
   for (const stage of stages) {
     const p = percentiles(pairs.map(({ w, s }) => Math.round(stage.of(w, s))));
     const isEndToEnd = stage === stages[0];
-    ctx.record({ measure: `${rate.toLocaleString('en-US')}/s, ${watched.label}: ${stage.name}`, value: p.p99, unit: 'ms', display: `p50 ${p.p50} · p99 ${p.p99} · max ${p.max} ms (${p.count})`, percentiles: p, ...(stage.target === undefined ? {} : { target: stage.target }), ...(isEndToEnd && baseline !== undefined ? { baseline } : {}) });
+    ctx.record({
+      measure: `${rate.toLocaleString('en-US')}/s, ${watched.label}: ${stage.name}`,
+      value: p.p99,
+      unit: 'ms',
+      display: `p50 ${p.p50} · p99 ${p.p99} · max ${p.max} ms (${p.count})`,
+      percentiles: p,
+      ...(stage.target === undefined ? {} : { target: stage.target }),
+      ...(isEndToEnd && baseline !== undefined ? { baseline } : {}),
+    });
   }
 }
 
@@ -156,7 +191,14 @@ export interface HarnessOptions {
 }
 
 /** Starts the three consumers of `definitions`, instrumented into `watched`, and waits until each has joined. */
-async function startWatchedConsumers(ctx: BenchContext, label: string, definitions: ConsumerDefinition[], watched: Watched[], pools: Pool[], kind: 'runtime' | 'naive'): Promise<{ stop: () => Promise<void> }[]> {
+async function startWatchedConsumers(
+  ctx: BenchContext,
+  label: string,
+  definitions: ConsumerDefinition[],
+  watched: Watched[],
+  pools: Pool[],
+  kind: 'runtime' | 'naive',
+): Promise<{ stop: () => Promise<void> }[]> {
   const running: { stop: () => Promise<void> }[] = [];
   for (const [i, definition] of definitions.entries()) {
     const seen = watched[i]?.seen ?? new Map();
@@ -167,27 +209,67 @@ async function startWatchedConsumers(ctx: BenchContext, label: string, definitio
         const now = Date.now();
         seen.set(event.id, { appended: Number(event.record.timestamp), handed: now, done: now });
       };
-      const naive = await startNaiveConsumer({ kafka: ctx.kafka, groupId: ctx.name(`${label}_${i}`), registry: ctx.registry, pool, definition, partitionsConsumedConcurrently: 3, fromBeginning: false, onApplied });
+      const naive = await startNaiveConsumer({
+        kafka: ctx.kafka,
+        groupId: ctx.name(`${label}_${i}`),
+        registry: ctx.registry,
+        pool,
+        definition,
+        partitionsConsumedConcurrently: 3,
+        fromBeginning: false,
+        onApplied,
+      });
       running.push(naive);
       await naive.joined;
       continue;
     }
     const events = new RuntimeEvents();
     const joined = new Promise<void>((resolve) => events.on('groupJoined', () => resolve()));
-    const instrumented = definition.effects.kind === 'transactional' ? watchTransactional(definition, events, seen) : watchExternal(definition, seen);
-    running.push(await startConsumer({ definition: instrumented, kafka: ctx.kafka, groupId: ctx.name(`${label}_${i}`), registry: ctx.registry, pool, logger: ctx.logger, policy: BENCH_POLICY, partitionsConsumedConcurrently: 3, events, fromBeginning: false }));
+    const instrumented =
+      definition.effects.kind === 'transactional'
+        ? watchTransactional(definition, events, seen)
+        : watchExternal(definition, seen);
+    running.push(
+      await startConsumer({
+        definition: instrumented,
+        kafka: ctx.kafka,
+        groupId: ctx.name(`${label}_${i}`),
+        registry: ctx.registry,
+        pool,
+        logger: ctx.logger,
+        policy: BENCH_POLICY,
+        partitionsConsumedConcurrently: 3,
+        events,
+        fromBeginning: false,
+      }),
+    );
     await joined;
   }
   return running;
 }
 
 /** A seat pipeline of its own and the three consumers, instrumented, joined and warmed up (2 s at 100/s). */
-export async function startOpenLoopHarness(ctx: BenchContext, label: string, options: HarnessOptions = {}): Promise<OpenLoopHarness> {
+export async function startOpenLoopHarness(
+  ctx: BenchContext,
+  label: string,
+  options: HarnessOptions = {},
+): Promise<OpenLoopHarness> {
   const connectUrl = options.connectUrl ?? ctx.stack.connectUrl;
   const pipeline = await startBenchSeatPipeline(ctx, label, connectUrl);
   const smtp = await startDiscardingSmtp();
-  const transport = createSmtpTransport({ smtpHost: '127.0.0.1', smtpPort: smtp.port, smtpSecure: false, smtpUser: '', smtpPassword: '', smtpTimeoutMs: 10_000, mailFrom: 'bench@example.test', sendConcurrency: 4 });
-  const databases = await Promise.all(['seats', 'ledger', 'email'].map((db) => consumerDatabase(ctx, `${label}_${db}`, 4)));
+  const transport = createSmtpTransport({
+    smtpHost: '127.0.0.1',
+    smtpPort: smtp.port,
+    smtpSecure: false,
+    smtpUser: '',
+    smtpPassword: '',
+    smtpTimeoutMs: 10_000,
+    mailFrom: 'bench@example.test',
+    sendConcurrency: 4,
+  });
+  const databases = await Promise.all(
+    ['seats', 'ledger', 'email'].map((db) => consumerDatabase(ctx, `${label}_${db}`, 4)),
+  );
   const prefix = pipeline.connector.topicPrefix;
   const watched: Watched[] = [
     { label: 'seat availability', seen: new Map(), target: 'p50 ≤ 50 ms, p99 ≤ 250 ms (at 1,000/s)' },
@@ -210,16 +292,34 @@ export async function startOpenLoopHarness(ctx: BenchContext, label: string, opt
       from += count;
       return count;
     },
-    done: (written) => watched.reduce((n, w) => n + [...written.keys()].filter((id) => w.seen.get(id)?.done !== undefined).length, 0),
+    done: (written) =>
+      watched.reduce((n, w) => n + [...written.keys()].filter((id) => w.seen.get(id)?.done !== undefined).length, 0),
     expected: (written, count) => count + 2 * (written.size - count),
     stop,
   };
   try {
-    const definitions = [seatAvailabilityConsumer('bench-seats', prefix), salesLedgerConsumer('bench-ledger', prefix), confirmationEmailConsumer('bench-email', prefix, transport, 'bench@example.test', 600_000, 4)];
-    running.push(...(await startWatchedConsumers(ctx, label, definitions, watched, databases.map((d) => d.pool), options.consumers ?? 'runtime')));
+    const definitions = [
+      seatAvailabilityConsumer('bench-seats', prefix),
+      salesLedgerConsumer('bench-ledger', prefix),
+      confirmationEmailConsumer('bench-email', prefix, transport, 'bench@example.test', 600_000, 4),
+    ];
+    running.push(
+      ...(await startWatchedConsumers(
+        ctx,
+        label,
+        definitions,
+        watched,
+        databases.map((d) => d.pool),
+        options.consumers ?? 'runtime',
+      )),
+    );
     const warmUp: Written = new Map();
     const count = await harness.generate(100, 2_000, warmUp);
-    await waitFor(() => harness.done(warmUp) >= harness.expected(warmUp, count), { timeoutMs: 120_000, intervalMs: 250, description: 'warm-up events handled' });
+    await waitFor(() => harness.done(warmUp) >= harness.expected(warmUp, count), {
+      timeoutMs: 120_000,
+      intervalMs: 250,
+      description: 'warm-up events handled',
+    });
   } catch (error) {
     await stop();
     throw error;
@@ -228,12 +328,29 @@ export async function startOpenLoopHarness(ctx: BenchContext, label: string, opt
 }
 
 /** Writes `rate` events/s for `durationMs` through `harness` and waits (up to 180 s) until every effect committed. */
-async function runRate(ctx: BenchContext, harness: OpenLoopHarness, rate: number, durationMs: number, what: string, settleMs = 180_000): Promise<Written> {
+async function runRate(
+  ctx: BenchContext,
+  harness: OpenLoopHarness,
+  rate: number,
+  durationMs: number,
+  what: string,
+  settleMs = 180_000,
+): Promise<Written> {
   const written: Written = new Map();
   const count = await harness.generate(rate, durationMs, written);
   const expected = harness.expected(written, count);
-  const settled = await waitFor(() => harness.done(written) >= expected, { timeoutMs: settleMs, intervalMs: 500, description: `${rate}/s events handled` }).then(() => true, () => false);
-  if (!settled) ctx.note(`open loop, ${what} at ${rate}/s: only ${harness.done(written)} of ${expected} effects had committed ${settleMs / 1000} s after the last write; the rows count those that had, so the figures understate the latency.`);
+  const settled = await waitFor(() => harness.done(written) >= expected, {
+    timeoutMs: settleMs,
+    intervalMs: 500,
+    description: `${rate}/s events handled`,
+  }).then(
+    () => true,
+    () => false,
+  );
+  if (!settled)
+    ctx.note(
+      `open loop, ${what} at ${rate}/s: only ${harness.done(written)} of ${expected} effects had committed ${settleMs / 1000} s after the last write; the rows count those that had, so the figures understate the latency.`,
+    );
   return written;
 }
 
@@ -253,23 +370,41 @@ async function naiveBaseline(ctx: BenchContext, rate: number, durationMs: number
 const BASELINE_RATE = 1_000;
 
 async function run(ctx: BenchContext): Promise<void> {
-  const rates = (process.env.BENCH_RATES ?? (ctx.scale === 'small' ? '250,1000' : '250,1000,3000')).split(',').map(Number);
+  const rates = (process.env.BENCH_RATES ?? (ctx.scale === 'small' ? '250,1000' : '250,1000,3000'))
+    .split(',')
+    .map(Number);
   const durationMs = Number(process.env.BENCH_RATE_SECONDS ?? (ctx.scale === 'small' ? 10 : 30)) * 1000;
-  const naive = rates.includes(BASELINE_RATE) ? await naiveBaseline(ctx, BASELINE_RATE, durationMs) : new Map<string, number>();
+  const naive = rates.includes(BASELINE_RATE)
+    ? await naiveBaseline(ctx, BASELINE_RATE, durationMs)
+    : new Map<string, number>();
   const harness = await startOpenLoopHarness(ctx, 'openloop');
   try {
     for (const rate of rates) {
       const written = await runRate(ctx, harness, rate, durationMs, 'the runtime');
       for (const w of harness.watched) {
         const baseline = rate === BASELINE_RATE ? naive.get(w.label) : undefined;
-        recordPhase(ctx, rate, w, written, baseline === undefined ? undefined : { label: 'naive consumer p99', value: baseline });
+        recordPhase(
+          ctx,
+          rate,
+          w,
+          written,
+          baseline === undefined ? undefined : { label: 'naive consumer p99', value: baseline },
+        );
       }
     }
-    ctx.note(`open loop: ${durationMs / 1000} s per rate after a 2 s warm-up at 100/s; seat events on ${SEATS} seats (held, released, held, sold), an order.confirmed with each sale (1 in 4 events), several events per outbox transaction at high rates; consumers in-process in the bench (one node process for the generator and all three consumers), 3 partitions, emails to a discarding loopback SMTP server, sent 4 at a time. The baseline at ${BASELINE_RATE.toLocaleString('en-US')}/s is the naive consumer (one transaction per event; emails claimed, sent and stamped one at a time) for each of the three, on a pipeline of its own, measured first in the same run.`);
-    ctx.note('open loop stage times: "scheduled" is the generator\'s plan (start + i / rate); "outbox commit returned" is when COMMIT returned to the generator (after the commit, so the next stage can be slightly negative); the Kafka record timestamp is the one Debezium gave the record when it read the change (before the record waits in its queue for Connect\'s next poll, so that wait counts in the next stage); "handed to the handler" is when the runtime called the effect (after fetch, decode and inbox insert); "effect committed" is the runtime\'s applied event (after the consumer-database commit and the offset commit) or, for email, the SMTP server\'s acceptance.');
+    ctx.note(
+      `open loop: ${durationMs / 1000} s per rate after a 2 s warm-up at 100/s; seat events on ${SEATS} seats (held, released, held, sold), an order.confirmed with each sale (1 in 4 events), several events per outbox transaction at high rates; consumers in-process in the bench (one node process for the generator and all three consumers), 3 partitions, emails to a discarding loopback SMTP server, sent 4 at a time. The baseline at ${BASELINE_RATE.toLocaleString('en-US')}/s is the naive consumer (one transaction per event; emails claimed, sent and stamped one at a time) for each of the three, on a pipeline of its own, measured first in the same run.`,
+    );
+    ctx.note(
+      'open loop stage times: "scheduled" is the generator\'s plan (start + i / rate); "outbox commit returned" is when COMMIT returned to the generator (after the commit, so the next stage can be slightly negative); the Kafka record timestamp is the one Debezium gave the record when it read the change (before the record waits in its queue for Connect\'s next poll, so that wait counts in the next stage); "handed to the handler" is when the runtime called the effect (after fetch, decode and inbox insert); "effect committed" is the runtime\'s applied event (after the consumer-database commit and the offset commit) or, for email, the SMTP server\'s acceptance.',
+    );
   } finally {
     await harness.stop();
   }
 }
 
-export const openLoopScenario: Scenario = { name: 'open-loop', description: 'latency per stage at fixed rates, three consumers, no coordinated omission', run };
+export const openLoopScenario: Scenario = {
+  name: 'open-loop',
+  description: 'latency per stage at fixed rates, three consumers, no coordinated omission',
+  run,
+};

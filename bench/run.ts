@@ -16,11 +16,26 @@ import { scaleOutScenario } from './scale-out.js';
 import { stadiumRehearsalScenario } from './stadium-rehearsal.js';
 import { type Report, renderTable, writeReport } from './report.js';
 
-const SCENARIOS: Scenario[] = [backlogDrainScenario, openLoopScenario, pollingRelayScenario, flatLagScenario, connectCrashScenario, connectFailoverScenario, scaleOutScenario, stadiumRehearsalScenario];
+const SCENARIOS: Scenario[] = [
+  backlogDrainScenario,
+  openLoopScenario,
+  pollingRelayScenario,
+  flatLagScenario,
+  connectCrashScenario,
+  connectFailoverScenario,
+  scaleOutScenario,
+  stadiumRehearsalScenario,
+];
 
 async function main(): Promise<void> {
   const scale: Scale = process.env.BENCH_SCALE === 'small' ? 'small' : 'full';
-  const report: Report = { startedAt: new Date().toISOString(), scale, machine: machineDescription(), figures: [], notes: ['Shared stack: other work may run on the same machine at the same time, so figures are noisy.'] };
+  const report: Report = {
+    startedAt: new Date().toISOString(),
+    scale,
+    machine: machineDescription(),
+    figures: [],
+    notes: ['Shared stack: other work may run on the same machine at the same time, so figures are noisy.'],
+  };
   let current = '';
   let ctx: BenchContext;
   // Settings first, as every program of the project: bad ones stop the bench before it reads its arguments.
@@ -34,7 +49,9 @@ async function main(): Promise<void> {
   const wanted = process.argv.slice(2);
   const unknown = wanted.filter((w) => !SCENARIOS.some((s) => s.name === w));
   if (unknown.length > 0) {
-    console.error(`unknown scenario ${unknown.join(', ')}; scenarios:\n${SCENARIOS.map((s) => `  ${s.name}  ${s.description}`).join('\n')}`);
+    console.error(
+      `unknown scenario ${unknown.join(', ')}; scenarios:\n${SCENARIOS.map((s) => `  ${s.name}  ${s.description}`).join('\n')}`,
+    );
     process.exit(2);
   }
   const selected = wanted.length === 0 ? SCENARIOS : SCENARIOS.filter((s) => wanted.includes(s.name));

@@ -29,38 +29,66 @@ export interface BenchSeatPipeline {
   teardown(): Promise<void>;
 }
 
-async function setState(ctx: BenchContext, connector: ConnectorConfig, action: 'pause' | 'resume', state: string): Promise<void> {
-  const response = await connectFetch(connector, `/connectors/${encodeURIComponent(connector.connectorName)}/${action}`, { method: 'PUT' });
-  if (!response.ok) throw new Error(`${action} ${connector.connectorName}: HTTP ${response.status} ${await response.text()}`);
-  await waitFor(async () => {
-    const status = await connectorStatus(connector, connector.connectorName);
-    return status?.connector.state === state && status.tasks.every((t) => t.state === state);
-  }, { timeoutMs: 60_000, intervalMs: 100, description: `connector ${connector.connectorName} ${state}` });
+async function setState(
+  ctx: BenchContext,
+  connector: ConnectorConfig,
+  action: 'pause' | 'resume',
+  state: string,
+): Promise<void> {
+  const response = await connectFetch(
+    connector,
+    `/connectors/${encodeURIComponent(connector.connectorName)}/${action}`,
+    { method: 'PUT' },
+  );
+  if (!response.ok)
+    throw new Error(`${action} ${connector.connectorName}: HTTP ${response.status} ${await response.text()}`);
+  await waitFor(
+    async () => {
+      const status = await connectorStatus(connector, connector.connectorName);
+      return status?.connector.state === state && status.tasks.every((t) => t.state === state);
+    },
+    { timeoutMs: 60_000, intervalMs: 100, description: `connector ${connector.connectorName} ${state}` },
+  );
   ctx.logger.info({ connector: connector.connectorName, state }, 'connector state');
 }
 
 /** A seat database of the bench's own (migrated, with the service and Debezium roles) and the seat service on it. */
-export async function openBenchSeatDatabase(ctx: BenchContext, label: string): Promise<{ name: string; url: string; service: SeatService; drop: () => Promise<void> }> {
+export async function openBenchSeatDatabase(
+  ctx: BenchContext,
+  label: string,
+): Promise<{ name: string; url: string; service: SeatService; drop: () => Promise<void> }> {
   const database = await freshDatabase(ctx, label);
-  const adminPool = createPool({ connectionString: database.url, applicationName: 'bench-migrate', logger: ctx.logger, max: 1 });
+  const adminPool = createPool({
+    connectionString: database.url,
+    applicationName: 'bench-migrate',
+    logger: ctx.logger,
+    max: 1,
+  });
   try {
     await migrateSeatDatabase(adminPool, ctx.logger);
     await setupRoles(adminPool, LOCAL_ROLE_PASSWORDS);
   } finally {
     await adminPool.end();
   }
-  const service = await openSeatService(parseSettings(seatServiceSettings, {
-    SEAT_DB_URL: database.url.replace('postgres:postgres@', `stagefront_service:${LOCAL_ROLE_PASSWORDS.service}@`),
-    SEAT_DB_ADMIN_URL: database.url,
-    SCHEMA_REGISTRY_URL: ctx.stack.registryUrl,
-    SEAT_SERVICE_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.service,
-    DEBEZIUM_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.debezium,
-    SEAT_DB_POOL_SIZE: '8',
-  }), ctx.logger);
+  const service = await openSeatService(
+    parseSettings(seatServiceSettings, {
+      SEAT_DB_URL: database.url.replace('postgres:postgres@', `stagefront_service:${LOCAL_ROLE_PASSWORDS.service}@`),
+      SEAT_DB_ADMIN_URL: database.url,
+      SCHEMA_REGISTRY_URL: ctx.stack.registryUrl,
+      SEAT_SERVICE_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.service,
+      DEBEZIUM_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.debezium,
+      SEAT_DB_POOL_SIZE: '8',
+    }),
+    ctx.logger,
+  );
   return { ...database, service };
 }
 
-export async function startBenchSeatPipeline(ctx: BenchContext, label: string, connectUrl = ctx.stack.connectUrl): Promise<BenchSeatPipeline> {
+export async function startBenchSeatPipeline(
+  ctx: BenchContext,
+  label: string,
+  connectUrl = ctx.stack.connectUrl,
+): Promise<BenchSeatPipeline> {
   const database = await openBenchSeatDatabase(ctx, label);
   const { name, service } = database;
   const connector = parseSettings(connectorSettings, {
@@ -89,18 +117,23 @@ export async function startBenchSeatPipeline(ctx: BenchContext, label: string, c
     teardown: async () => {
       await service.close();
       await deleteConnector(connector, name);
-      await waitFor(async () => {
-        const { rows } = await adminSql(ctx, 'select active from pg_replication_slots where slot_name = $1', [name]);
-        if (rows.length === 0) return true;
-        if (rows[0].active) return false;
-        await adminSql(ctx, 'select pg_drop_replication_slot($1)', [name]);
-        return true;
-      }, { timeoutMs: 30_000, intervalMs: 250, description: `slot ${name} released and dropped` });
+      await waitFor(
+        async () => {
+          const { rows } = await adminSql(ctx, 'select active from pg_replication_slots where slot_name = $1', [name]);
+          if (rows.length === 0) return true;
+          if (rows[0].active) return false;
+          await adminSql(ctx, 'select pg_drop_replication_slot($1)', [name]);
+          return true;
+        },
+        { timeoutMs: 30_000, intervalMs: 250, description: `slot ${name} released and dropped` },
+      );
       await database.drop();
       const admin = ctx.kafka.admin();
       await admin.connect();
       const existing = new Set(await admin.listTopics());
-      const ours = [topics.seat, topics.order, `${topics.seat}.dlq`, `${topics.order}.dlq`].filter((t) => existing.has(t));
+      const ours = [topics.seat, topics.order, `${topics.seat}.dlq`, `${topics.order}.dlq`].filter((t) =>
+        existing.has(t),
+      );
       await admin.deleteTopics({ topics: ours }).catch(() => undefined);
       await admin.disconnect();
     },

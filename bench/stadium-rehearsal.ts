@@ -16,12 +16,20 @@ import type { BenchContext, Scenario } from './context.js';
 const BEFORE_P99_MS = 2_183;
 
 const CROWDS = {
-  full: { REHEARSAL_BUYERS: '20000', REHEARSAL_CONCURRENCY: '64', REHEARSAL_SECTIONS: 'A:80x50:12900,B:80x50:8900,C:80x50:5900' },
+  full: {
+    REHEARSAL_BUYERS: '20000',
+    REHEARSAL_CONCURRENCY: '64',
+    REHEARSAL_SECTIONS: 'A:80x50:12900,B:80x50:8900,C:80x50:5900',
+  },
   small: {},
 } as const;
 
 async function rehearse(env: NodeJS.ProcessEnv): Promise<number> {
-  const child = spawn('npm', ['run', '-s', 'rehearsal'], { cwd: projectRoot, env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn('npm', ['run', '-s', 'rehearsal'], {
+    cwd: projectRoot,
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     child.on('error', reject);
     child.on('exit', (code) => resolve(code ?? 1));
@@ -45,17 +53,31 @@ async function run(ctx: BenchContext): Promise<void> {
       value: endToEnd.p99,
       unit: 'ms',
       display: `p50 ${endToEnd.p50} · p99 ${endToEnd.p99} · max ${endToEnd.max} ms (${endToEnd.count})`,
-      ...(ctx.scale === 'full' ? { baseline: { label: 'before this work, same crowd', value: BEFORE_P99_MS }, target: 'p99 ≤ 500 ms' } : {}),
+      ...(ctx.scale === 'full'
+        ? { baseline: { label: 'before this work, same crowd', value: BEFORE_P99_MS }, target: 'p99 ≤ 500 ms' }
+        : {}),
     });
     for (const stage of seats.filter((s) => s !== endToEnd)) {
-      ctx.record({ measure: `${buyers}-buyer rehearsal, seat availability: ${stage.stage}`, value: stage.p99, unit: 'ms', display: `p50 ${stage.p50} · p99 ${stage.p99} · max ${stage.max} ms (${stage.count})` });
+      ctx.record({
+        measure: `${buyers}-buyer rehearsal, seat availability: ${stage.stage}`,
+        value: stage.p99,
+        unit: 'ms',
+        display: `p50 ${stage.p50} · p99 ${stage.p99} · max ${stage.max} ms (${stage.count})`,
+      });
     }
     const failed = record.checks.filter((c) => !c.ok).map((c) => c.name);
-    ctx.note(`rehearsal: ${buyers} buyers in ${record.crowd.seconds.toFixed(1)} s, ${record.crowd.confirmed.toLocaleString('en-US')} orders; its checks: ${failed.length === 0 ? 'all ok' : `FAILED ${failed.join(', ')}`}. Commit is the outbox row's created_at (the writing transaction's start); the seat availability effect is the inbox row's received_at (its transaction). Its baseline is the figure measured before the performance work (the old code is gone, so it cannot run side by side).`);
-    if (code !== 0) throw new Error(`the rehearsal exited with ${code}; its checks: ${failed.join(', ') || 'none failed'}`);
+    ctx.note(
+      `rehearsal: ${buyers} buyers in ${record.crowd.seconds.toFixed(1)} s, ${record.crowd.confirmed.toLocaleString('en-US')} orders; its checks: ${failed.length === 0 ? 'all ok' : `FAILED ${failed.join(', ')}`}. Commit is the outbox row's created_at (the writing transaction's start); the seat availability effect is the inbox row's received_at (its transaction). Its baseline is the figure measured before the performance work (the old code is gone, so it cannot run side by side).`,
+    );
+    if (code !== 0)
+      throw new Error(`the rehearsal exited with ${code}; its checks: ${failed.join(', ') || 'none failed'}`);
   } finally {
     rmSync(reportDir, { recursive: true, force: true });
   }
 }
 
-export const stadiumRehearsalScenario: Scenario = { name: 'rehearsal', description: 'the 20,000-buyer rehearsal (small: 2,500) as a user runs it, commit → seat availability per stage', run };
+export const stadiumRehearsalScenario: Scenario = {
+  name: 'rehearsal',
+  description: 'the 20,000-buyer rehearsal (small: 2,500) as a user runs it, commit → seat availability per stage',
+  run,
+};

@@ -15,18 +15,53 @@ const SHOWS = 4;
 function seatEvents(index: number, seats: number, at: number, withOrders: boolean): PendingEvent[] {
   const seat = index % seats;
   const step = Math.floor(index / seats) + seat; // staggered: every stretch of events has sales in it
-  const base = { seat_id: `seat-${seat}`, show_id: `show-${seat % SHOWS}`, section: `S${seat % 10}`, hold_id: `hold-${seat}-${step >> 1}` };
+  const base = {
+    seat_id: `seat-${seat}`,
+    show_id: `show-${seat % SHOWS}`,
+    section: `S${seat % 10}`,
+    hold_id: `hold-${seat}-${step >> 1}`,
+  };
   switch (step % 4) {
     case 0:
     case 2:
-      return [{ name: 'seatHeld', payload: { ...base, buyer_id: `buyer-${seat}`, held_at: at, expires_at: at + 600_000 } satisfies EventPayloads['seatHeld'] }];
+      return [
+        {
+          name: 'seatHeld',
+          payload: {
+            ...base,
+            buyer_id: `buyer-${seat}`,
+            held_at: at,
+            expires_at: at + 600_000,
+          } satisfies EventPayloads['seatHeld'],
+        },
+      ];
     case 1:
       return [{ name: 'seatReleased', payload: { ...base, released_at: at } satisfies EventPayloads['seatReleased'] }];
     default: {
       const order = `order-${seat}-${step}`;
-      const sold: PendingEvent = { name: 'seatSold', payload: { seat_id: base.seat_id, show_id: base.show_id, section: base.section, order_id: order, price_cents: 4500, sold_at: at } satisfies EventPayloads['seatSold'] };
+      const sold: PendingEvent = {
+        name: 'seatSold',
+        payload: {
+          seat_id: base.seat_id,
+          show_id: base.show_id,
+          section: base.section,
+          order_id: order,
+          price_cents: 4500,
+          sold_at: at,
+        } satisfies EventPayloads['seatSold'],
+      };
       if (!withOrders) return [sold];
-      const confirmed: EventPayloads['orderConfirmed'] = { order_id: order, show_id: base.show_id, hold_id: base.hold_id, buyer_id: `buyer-${seat}`, buyer_email: `buyer-${seat}@example.test`, seat_ids: [base.seat_id], total_cents: 4500, currency: 'EUR', confirmed_at: at };
+      const confirmed: EventPayloads['orderConfirmed'] = {
+        order_id: order,
+        show_id: base.show_id,
+        hold_id: base.hold_id,
+        buyer_id: `buyer-${seat}`,
+        buyer_email: `buyer-${seat}@example.test`,
+        seat_ids: [base.seat_id],
+        total_cents: 4500,
+        currency: 'EUR',
+        confirmed_at: at,
+      };
       return [sold, { name: 'orderConfirmed', payload: confirmed }];
     }
   }
@@ -36,9 +71,26 @@ function seatEvents(index: number, seats: number, at: number, withOrders: boolea
  * Writes events `from` … `from + count - 1` in one transaction; returns each outbox row's id
  * (ce_id) with the index of the event it came from (an order.confirmed shares its sale's index).
  */
-export async function writeWorkload(service: SeatService, options: { from: number; count: number; seats: number; withOrders?: boolean; at?: Date }): Promise<{ id: string; index: number }[]> {
+export async function writeWorkload(
+  service: SeatService,
+  options: { from: number; count: number; seats: number; withOrders?: boolean; at?: Date },
+): Promise<{ id: string; index: number }[]> {
   const at = options.at ?? new Date();
-  const indexed = Array.from({ length: options.count }, (_, i) => seatEvents(options.from + i, options.seats, at.getTime(), options.withOrders ?? false).map((event) => ({ event, index: options.from + i }))).flat();
-  const ids = await withTransaction(service.pool, (client) => service.events.write(client, indexed.map((e) => e.event), at), { retries: 0 });
+  const indexed = Array.from({ length: options.count }, (_, i) =>
+    seatEvents(options.from + i, options.seats, at.getTime(), options.withOrders ?? false).map((event) => ({
+      event,
+      index: options.from + i,
+    })),
+  ).flat();
+  const ids = await withTransaction(
+    service.pool,
+    (client) =>
+      service.events.write(
+        client,
+        indexed.map((e) => e.event),
+        at,
+      ),
+    { retries: 0 },
+  );
   return ids.map((id, i) => ({ id, index: indexed[i]?.index ?? -1 }));
 }

@@ -20,7 +20,7 @@ export const composeSetupSettings = defineSettings('compose-setup', {
     env: 'CONSUMER_DB_ADMIN_URL',
     default: undefined,
     parser: pgUrl('postgres://postgres:secret@postgres:5432/stagefront_consumers'),
-    description: 'Consumer database as a superuser: created if missing and handed to the consumers\' own role.',
+    description: "Consumer database as a superuser: created if missing and handed to the consumers' own role.",
     secret: true,
   },
   servicePassword: {
@@ -34,7 +34,8 @@ export const composeSetupSettings = defineSettings('compose-setup', {
     env: 'DEBEZIUM_DB_PASSWORD',
     default: undefined,
     parser: password('change-me'),
-    description: 'Password given to the stagefront_debezium role; the Connect worker must have the same value in its environment.',
+    description:
+      'Password given to the stagefront_debezium role; the Connect worker must have the same value in its environment.',
     secret: true,
   },
   consumerPassword: {

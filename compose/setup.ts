@@ -17,13 +17,26 @@ Creates and migrates the seat database, gives its roles their passwords, creates
 monitor's and job watchdog's roles, and creates the consumer database owned by the consumers'
 role. Safe to run again.`;
 
-async function main(config: Config<typeof composeSetupSettings.settings>, _args: string[], logger: Logger): Promise<number> {
-  const applied = await prepareRehearsalDatabases({
-    seatAdminUrl: config.seatAdminUrl,
-    consumerAdminUrl: config.consumerAdminUrl,
-    passwords: { service: config.servicePassword, debezium: config.debeziumPassword, slotMonitor: config.slotMonitorPassword, jobWatchdog: config.jobWatchdogPassword, consumer: config.consumerPassword },
-    applicationName: 'compose-setup',
-  }, logger);
+async function main(
+  config: Config<typeof composeSetupSettings.settings>,
+  _args: string[],
+  logger: Logger,
+): Promise<number> {
+  const applied = await prepareRehearsalDatabases(
+    {
+      seatAdminUrl: config.seatAdminUrl,
+      consumerAdminUrl: config.consumerAdminUrl,
+      passwords: {
+        service: config.servicePassword,
+        debezium: config.debeziumPassword,
+        slotMonitor: config.slotMonitorPassword,
+        jobWatchdog: config.jobWatchdogPassword,
+        consumer: config.consumerPassword,
+      },
+      applicationName: 'compose-setup',
+    },
+    logger,
+  );
   logger.info({ applied }, 'seat and consumer databases ready');
   return 0;
 }

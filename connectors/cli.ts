@@ -4,7 +4,13 @@ import { parseArgs } from 'node:util';
 import { restartFailed } from './connect-client.js';
 import { type DeleteOptions, runDelete } from './connector-delete.js';
 import { connectorHealth } from './connector-health.js';
-import { KUBERNETES_CONNECT_CLUSTER, applyOutboxConnector, renderOutboxConnector, renderOutboxKafkaConnector, type ConnectorConfig } from './outbox-connector.js';
+import {
+  KUBERNETES_CONNECT_CLUSTER,
+  applyOutboxConnector,
+  renderOutboxConnector,
+  renderOutboxKafkaConnector,
+  type ConnectorConfig,
+} from './outbox-connector.js';
 import { connectorSettings } from './settings.js';
 
 const USAGE = `Usage: npm run connector -- <command>
@@ -27,7 +33,10 @@ const USAGE = `Usage: npm run connector -- <command>
 
 function deleteFlags(args: string[]): DeleteOptions | undefined {
   try {
-    const { values } = parseArgs({ args, options: { yes: { type: 'boolean', default: false }, 'keep-slot': { type: 'boolean', default: false } } });
+    const { values } = parseArgs({
+      args,
+      options: { yes: { type: 'boolean', default: false }, 'keep-slot': { type: 'boolean', default: false } },
+    });
     return { yes: values.yes, keepSlot: values['keep-slot'] };
   } catch {
     return undefined;
@@ -60,7 +69,9 @@ async function main(config: ConnectorConfig, args: string[], logger: Logger): Pr
         console.log(JSON.stringify(renderOutboxConnector(config), null, 2));
         return 0;
       }
-      const connectCluster = kubernetes.includes('=') ? kubernetes.slice(kubernetes.indexOf('=') + 1) : KUBERNETES_CONNECT_CLUSTER;
+      const connectCluster = kubernetes.includes('=')
+        ? kubernetes.slice(kubernetes.indexOf('=') + 1)
+        : KUBERNETES_CONNECT_CLUSTER;
       console.log(JSON.stringify(renderOutboxKafkaConnector(config, connectCluster), null, 2));
       return 0;
     }

@@ -27,7 +27,10 @@ export interface ConnectApi {
  * separated by commas ("http://a:8083,http://b:8083"). Any worker answers for the whole cluster.
  */
 export function connectUrls(connectUrl: string): string[] {
-  return connectUrl.split(',').map((url) => url.trim().replace(/\/+$/, '')).filter((url) => url !== '');
+  return connectUrl
+    .split(',')
+    .map((url) => url.trim().replace(/\/+$/, ''))
+    .filter((url) => url !== '');
 }
 
 /** CONNECT_URL's parser: one or more http(s) URLs separated by commas. */
@@ -37,7 +40,11 @@ export function zConnectUrls(): SettingParser<string> {
     .transform(connectUrls)
     .pipe(z.array(z.url({ protocol: /^https?$/ })).min(1))
     .transform((urls) => urls.join(','));
-  return { schema, expected: 'one or more http URLs separated by commas (workers of one Connect cluster)', example: 'http://connect-0:8083,http://connect-1:8083' };
+  return {
+    schema,
+    expected: 'one or more http URLs separated by commas (workers of one Connect cluster)',
+    example: 'http://connect-0:8083,http://connect-1:8083',
+  };
 }
 
 /**
@@ -56,14 +63,20 @@ export function connectApiSettings(program: string) {
       env: 'CONNECT_USERNAME',
       default: '',
       // Basic authentication sends "user:password": a colon would end the user name early.
-      parser: zString({ pattern: /^[^:\s]*$/, expected: 'a user name without colons or spaces', example: 'stagefront-connect' }),
-      description: 'User that signs in to the Kafka Connect REST API (HTTP basic authentication, checked by the workers\' BasicAuthSecurityRestExtension against their REST users file; the native stack and docker compose require it). Empty sends no credentials: only for a Connect whose REST API is closed otherwise (Kubernetes, where Strimzi\'s operator manages Connect and NetworkPolicies admit only it and the tools).',
+      parser: zString({
+        pattern: /^[^:\s]*$/,
+        expected: 'a user name without colons or spaces',
+        example: 'stagefront-connect',
+      }),
+      description:
+        "User that signs in to the Kafka Connect REST API (HTTP basic authentication, checked by the workers' BasicAuthSecurityRestExtension against their REST users file; the native stack and docker compose require it). Empty sends no credentials: only for a Connect whose REST API is closed otherwise (Kubernetes, where Strimzi's operator manages Connect and NetworkPolicies admit only it and the tools).",
     },
     connectPassword: {
       env: 'CONNECT_PASSWORD',
       default: '',
       parser: zString({ example: 'change-me' }),
-      description: 'Password of CONNECT_USERNAME in the Connect workers\' REST users file (required when CONNECT_USERNAME is set).',
+      description:
+        "Password of CONNECT_USERNAME in the Connect workers' REST users file (required when CONNECT_USERNAME is set).",
       secret: true,
     },
   } as const satisfies Record<string, Setting<string>>;
@@ -101,7 +114,10 @@ export async function connectFetch(connect: ConnectApi, path: string, init: Requ
   const headers = new Headers(init.headers);
   if (connect.connectUsername !== '' || connect.connectPassword !== '') {
     if (connect.connectUsername === '' || connect.connectPassword === '') {
-      throw new PipelineError('connect_unauthorized', 'CONNECT_USERNAME and CONNECT_PASSWORD go together: set both (the user of the Connect workers\' REST users file and its password), or neither for a Connect whose REST API takes no credentials.');
+      throw new PipelineError(
+        'connect_unauthorized',
+        "CONNECT_USERNAME and CONNECT_PASSWORD go together: set both (the user of the Connect workers' REST users file and its password), or neither for a Connect whose REST API takes no credentials.",
+      );
     }
     headers.set('authorization', basicAuthorization(connect.connectUsername, connect.connectPassword));
   }
@@ -112,7 +128,9 @@ export async function connectFetch(connect: ConnectApi, path: string, init: Requ
       response = await fetch(`${url}${path}`, { ...init, headers, signal: AbortSignal.timeout(30_000) });
     } catch (cause) {
       lastCause = cause;
-      failures.push(`${url}: ${cause instanceof Error ? (cause.cause instanceof Error ? cause.cause.message : cause.message) : String(cause)}`);
+      failures.push(
+        `${url}: ${cause instanceof Error ? (cause.cause instanceof Error ? cause.cause.message : cause.message) : String(cause)}`,
+      );
       continue;
     }
     // Every worker checks the same users file: one that refuses the credentials speaks for all.
@@ -122,15 +140,25 @@ export async function connectFetch(connect: ConnectApi, path: string, init: Requ
     }
     return response;
   }
-  const which = urls.length === 1 ? `Kafka Connect at ${urls[0]} does not answer` : `none of the ${urls.length} Kafka Connect workers answers (${failures.join('; ')})`;
-  throw new PipelineError('connect_unreachable', `${which}; start the stack (npm run stack -- start) or set CONNECT_URL (several workers: comma separated)`, {
-    cause: lastCause,
-    details: { failures },
-  });
+  const which =
+    urls.length === 1
+      ? `Kafka Connect at ${urls[0]} does not answer`
+      : `none of the ${urls.length} Kafka Connect workers answers (${failures.join('; ')})`;
+  throw new PipelineError(
+    'connect_unreachable',
+    `${which}; start the stack (npm run stack -- start) or set CONNECT_URL (several workers: comma separated)`,
+    {
+      cause: lastCause,
+      details: { failures },
+    },
+  );
 }
 
 function connectRequest(connect: ConnectApi, path: string, init: RequestInit = {}): Promise<Response> {
-  return connectFetch(connect, path, { ...init, headers: { 'content-type': 'application/json', accept: 'application/json' } });
+  return connectFetch(connect, path, {
+    ...init,
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+  });
 }
 
 async function expectOk(response: Response, what: string): Promise<Response> {
@@ -140,7 +168,11 @@ async function expectOk(response: Response, what: string): Promise<Response> {
 }
 
 /** Creates the connector or updates its configuration (PUT is idempotent). */
-export async function putConnectorConfig(connect: ConnectApi, name: string, config: Record<string, string>): Promise<void> {
+export async function putConnectorConfig(
+  connect: ConnectApi,
+  name: string,
+  config: Record<string, string>,
+): Promise<void> {
   const response = await connectRequest(connect, `/connectors/${encodeURIComponent(name)}/config`, {
     method: 'PUT',
     body: JSON.stringify(config),
@@ -169,7 +201,9 @@ export async function connectorStatus(connect: ConnectApi, name: string): Promis
 
 /** The connector and every one of its tasks RUNNING (Connect's word; the slot may say otherwise). */
 export function isRunning(status: ConnectorStatus | undefined): boolean {
-  return status?.connector.state === 'RUNNING' && status.tasks.length > 0 && status.tasks.every((t) => t.state === 'RUNNING');
+  return (
+    status?.connector.state === 'RUNNING' && status.tasks.length > 0 && status.tasks.every((t) => t.state === 'RUNNING')
+  );
 }
 
 function failureTrace(status: ConnectorStatus | undefined): string | undefined {
@@ -194,7 +228,9 @@ export async function waitUntilRunning(connect: ConnectApi, name: string, timeou
 
 export class ConnectorFailed extends PipelineError {
   constructor(name: string, trace: string) {
-    super('connector_failed', `connector ${name} FAILED:\n${trace.split('\n').slice(0, 40).join('\n')}`, { details: { name } });
+    super('connector_failed', `connector ${name} FAILED:\n${trace.split('\n').slice(0, 40).join('\n')}`, {
+      details: { name },
+    });
   }
 }
 
@@ -204,7 +240,11 @@ export class ConnectorFailed extends PipelineError {
  */
 export async function restartFailed(connect: ConnectApi, name: string): Promise<void> {
   const before = failureTrace(await connectorStatus(connect, name));
-  const response = await connectRequest(connect, `/connectors/${encodeURIComponent(name)}/restart?includeTasks=true&onlyFailed=true`, { method: 'POST' });
+  const response = await connectRequest(
+    connect,
+    `/connectors/${encodeURIComponent(name)}/restart?includeTasks=true&onlyFailed=true`,
+    { method: 'POST' },
+  );
   await expectOk(response, `restarting ${name}`);
   if (before === undefined) return;
   await waitFor(async () => failureTrace(await connectorStatus(connect, name)) !== before, {

@@ -40,7 +40,12 @@ export interface DeletePlan {
 const SLOT_RELEASE_TIMEOUT_MS = 60_000;
 
 async function readSlotFacts(pool: Pool, slotName: string): Promise<SlotFacts | undefined> {
-  const { rows } = await pool.query<{ active: boolean; active_pid: number | null; wal_status: string | null; retained: string | null }>(
+  const { rows } = await pool.query<{
+    active: boolean;
+    active_pid: number | null;
+    wal_status: string | null;
+    retained: string | null;
+  }>(
     /* sql */ `select active, active_pid, wal_status,
                       case when pg_is_in_recovery() then null else pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint end as retained
                  from pg_replication_slots where slot_name = $1`,
@@ -48,44 +53,71 @@ async function readSlotFacts(pool: Pool, slotName: string): Promise<SlotFacts | 
   );
   const row = rows[0];
   if (row === undefined) return undefined;
-  return { active: row.active, activePid: row.active_pid, walStatus: row.wal_status, retainedBytes: row.retained === null ? null : Number(row.retained) };
+  return {
+    active: row.active,
+    activePid: row.active_pid,
+    walStatus: row.wal_status,
+    retainedBytes: row.retained === null ? null : Number(row.retained),
+  };
 }
 
 /** The connector's facts: its slot is the one its live configuration names (SLOT_NAME when Connect has no such connector). */
 export async function planDelete(config: ConnectorConfig, pool: Pool): Promise<DeletePlan> {
   const status = await connectorStatus(config, config.connectorName);
-  const live = status === undefined ? undefined : await liveConnectorConfig(config, config.connectorName).catch(() => undefined);
+  const live =
+    status === undefined ? undefined : await liveConnectorConfig(config, config.connectorName).catch(() => undefined);
   const slotName = live?.['slot.name'] ?? config.slotName;
-  return { connector: config.connectorName, connectorState: status?.connector.state, slotName, slot: await readSlotFacts(pool, slotName) };
+  return {
+    connector: config.connectorName,
+    connectorState: status?.connector.state,
+    slotName,
+    slot: await readSlotFacts(pool, slotName),
+  };
 }
 
 function describeSlotFacts(plan: DeletePlan): string {
   const { slot, slotName } = plan;
   if (slot === undefined) return `replication slot ${slotName} does not exist`;
-  const retained = slot.retainedBytes === null ? 'an unknown amount of WAL (read on a standby)' : `${formatBytes(slot.retainedBytes)} of WAL`;
+  const retained =
+    slot.retainedBytes === null
+      ? 'an unknown amount of WAL (read on a standby)'
+      : `${formatBytes(slot.retainedBytes)} of WAL`;
   return `replication slot ${slotName} (wal_status ${slot.walStatus ?? 'unknown'}, ${slot.active ? `active, pid ${slot.activePid}` : 'inactive'}) retains ${retained}`;
 }
 
 /** What delete will do, in sentences, for the plan and the flags. */
 export function describeDelete(plan: DeletePlan, options: DeleteOptions): string[] {
-  const connector = plan.connectorState === undefined ? `connector ${plan.connector} does not exist in Connect` : `connector ${plan.connector} (${plan.connectorState})`;
+  const connector =
+    plan.connectorState === undefined
+      ? `connector ${plan.connector} does not exist in Connect`
+      : `connector ${plan.connector} (${plan.connectorState})`;
   const lines = [connector, describeSlotFacts(plan)];
   const steps: string[] = [];
   if (plan.connectorState !== undefined) steps.push(`delete connector ${plan.connector}`);
-  if (plan.slot !== undefined && !options.keepSlot) steps.push(`drop replication slot ${plan.slotName} once the task has let go of it, releasing its WAL`);
+  if (plan.slot !== undefined && !options.keepSlot)
+    steps.push(`drop replication slot ${plan.slotName} once the task has let go of it, releasing its WAL`);
   if (plan.slot !== undefined && !options.keepSlot) {
     // A connector made again starts with no snapshot (snapshot.mode no_data) at the new slot's position.
-    lines.push(`if the slot is behind, outbox rows committed since its last confirmation are not on Kafka and, once it is dropped, reach Kafka only through npm run slot-recovery (docs/recovery.md); --keep-slot keeps them streamable`);
+    lines.push(
+      `if the slot is behind, outbox rows committed since its last confirmation are not on Kafka and, once it is dropped, reach Kafka only through npm run slot-recovery (docs/recovery.md); --keep-slot keeps them streamable`,
+    );
   }
   if (plan.slot !== undefined && options.keepSlot) {
-    lines.push(`--keep-slot: slot ${plan.slotName} stays and keeps retaining WAL until a connector reads it again or it is dropped (npm run connector -- delete --yes)`);
+    lines.push(
+      `--keep-slot: slot ${plan.slotName} stays and keeps retaining WAL until a connector reads it again or it is dropped (npm run connector -- delete --yes)`,
+    );
   }
   lines.push(steps.length === 0 ? 'nothing to do' : `will ${steps.join(', then ')}`);
   return lines;
 }
 
 /** Deletes the connector, then drops its slot once the stopped task has released it (unless keepSlot). */
-export async function executeDelete(config: ConnectorConfig, pool: Pool, plan: DeletePlan, options: DeleteOptions): Promise<string[]> {
+export async function executeDelete(
+  config: ConnectorConfig,
+  pool: Pool,
+  plan: DeletePlan,
+  options: DeleteOptions,
+): Promise<string[]> {
   const done: string[] = [];
   if (plan.connectorState !== undefined) {
     await deleteConnector(config, plan.connector);
@@ -109,14 +141,21 @@ export async function executeDelete(config: ConnectorConfig, pool: Pool, plan: D
 }
 
 /** The delete command: the plan, then a refusal without --yes (exit 2) or the deletion (exit 0). */
-export async function runDelete(config: ConnectorConfig, options: DeleteOptions, logger: Logger, out: (line: string) => void): Promise<number> {
+export async function runDelete(
+  config: ConnectorConfig,
+  options: DeleteOptions,
+  logger: Logger,
+  out: (line: string) => void,
+): Promise<number> {
   const pool = createPool({ connectionString: config.seatDbUrl, applicationName: 'connector-delete', logger, max: 1 });
   try {
     const plan = await planDelete(config, pool);
     for (const line of describeDelete(plan, options)) out(line);
     if (plan.connectorState === undefined && (plan.slot === undefined || options.keepSlot)) return 0;
     if (!options.yes) {
-      out('refusing without confirmation: nothing was changed. Run it again with --yes to do this (--keep-slot to leave the slot).');
+      out(
+        'refusing without confirmation: nothing was changed. Run it again with --yes to do this (--keep-slot to leave the slot).',
+      );
       return 2;
     }
     for (const line of await executeDelete(config, pool, plan, options)) out(line);

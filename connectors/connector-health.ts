@@ -23,7 +23,8 @@ export interface ConnectorHealth {
 /** Why a connector Connect reports RUNNING does not stream from its slot; undefined when it does. */
 export function slotProblem(slotName: string, slot: SlotCondition, graceMs: number): string | undefined {
   const retrying = 'Debezium keeps the task RUNNING while it retries (about 30 minutes) but nothing streams';
-  if (!slot.exists) return `replication slot ${slotName} does not exist: ${retrying}. Recover the events written since with: ${SLOT_RECOVERY_COMMAND}`;
+  if (!slot.exists)
+    return `replication slot ${slotName} does not exist: ${retrying}. Recover the events written since with: ${SLOT_RECOVERY_COMMAND}`;
   if (slot.walStatus === 'lost') {
     return `replication slot ${slotName} is lost (wal_status lost: Postgres removed WAL it still needed): ${retrying}. Recover with: ${SLOT_RECOVERY_COMMAND}`;
   }
@@ -54,7 +55,9 @@ export async function connectorHealth(config: ConnectorConfig, logger: Logger): 
   const pool = createPool({ connectionString: config.seatDbUrl, applicationName: 'connector-status', logger, max: 1 });
   try {
     const running = isRunning(status);
-    const slot = running ? await settledSlot(() => readSlot(pool, config.slotName), config.slotInactiveGraceMs) : await readSlot(pool, config.slotName);
+    const slot = running
+      ? await settledSlot(() => readSlot(pool, config.slotName), config.slotInactiveGraceMs)
+      : await readSlot(pool, config.slotName);
     const problem = running
       ? slotProblem(config.slotName, slot, config.slotInactiveGraceMs)
       : `connector ${config.connectorName} is ${status.connector.state}, tasks ${status.tasks.map((t) => t.state).join(', ') || 'none'}: see the traces above; after fixing the cause run npm run connector -- restart`;

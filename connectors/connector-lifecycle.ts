@@ -7,8 +7,13 @@ import { type ConnectApi, connectFetch, connectorStatus } from './connect-client
 
 async function connectCall(connect: ConnectApi, method: string, path: string, what: string): Promise<Response> {
   const response = await connectFetch(connect, path, { method, headers: { accept: 'application/json' } });
-  if (response.status === 404) throw new PipelineError('connector_missing', `${what}: Connect has no connector at ${path}; check CONNECTOR_NAME`);
-  if (!response.ok) throw new PipelineError('connect_request_failed', `${what}: HTTP ${response.status} ${(await response.text()).slice(0, 2000)}`);
+  if (response.status === 404)
+    throw new PipelineError('connector_missing', `${what}: Connect has no connector at ${path}; check CONNECTOR_NAME`);
+  if (!response.ok)
+    throw new PipelineError(
+      'connect_request_failed',
+      `${what}: HTTP ${response.status} ${(await response.text()).slice(0, 2000)}`,
+    );
   return response;
 }
 
@@ -16,7 +21,12 @@ const connectorPath = (name: string, tail = '') => `/connectors/${encodeURICompo
 
 /** The configuration Connect runs the connector with (placeholders already filled). */
 export async function liveConnectorConfig(connect: ConnectApi, name: string): Promise<Record<string, string>> {
-  const response = await connectCall(connect, 'GET', connectorPath(name, '/config'), `reading the configuration of ${name}`);
+  const response = await connectCall(
+    connect,
+    'GET',
+    connectorPath(name, '/config'),
+    `reading the configuration of ${name}`,
+  );
   return (await response.json()) as Record<string, string>;
 }
 

@@ -8,7 +8,12 @@ import { kafkaClientSecurity } from '../lib/kafka-security.js';
 import { PipelineError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import type { Config } from '../lib/settings.js';
-import { putConnectorConfig, validateConnectorConfig, waitUntilRunning, type ConnectorStatus } from './connect-client.js';
+import {
+  putConnectorConfig,
+  validateConnectorConfig,
+  waitUntilRunning,
+  type ConnectorStatus,
+} from './connect-client.js';
 import type { connectorSettings } from './settings.js';
 
 export type ConnectorConfig = Config<typeof connectorSettings.settings>;
@@ -55,7 +60,7 @@ export function renderOutboxConnector(config: ConnectorConfig, file = OUTBOX_CON
 function passwordHint(config: ConnectorConfig): string {
   return (
     `Connect resolves database.password from ${config.debeziumPasswordReference}: the worker must have the password of ${config.debeziumUser} there ` +
-    '(the native stack puts DEBEZIUM_DB_PASSWORD in its Connect worker\'s environment; npm run stack -- start restarts a worker started before that), ' +
+    "(the native stack puts DEBEZIUM_DB_PASSWORD in its Connect worker's environment; npm run stack -- start restarts a worker started before that), " +
     'and its provider must be configured and allowed to read it (config.providers, allowlist.pattern).'
   );
 }
@@ -71,11 +76,23 @@ export function outboxTopics(prefix: string): string[] {
  * configuration, creates or updates the connector, and waits until it and its task run.
  */
 export async function applyOutboxConnector(config: ConnectorConfig, logger: Logger): Promise<ConnectorStatus> {
-  const kafka = createKafka({ brokers: config.kafkaBrokers, clientId: 'connector-command', logger, security: kafkaClientSecurity('connector', config) });
+  const kafka = createKafka({
+    brokers: config.kafkaBrokers,
+    clientId: 'connector-command',
+    logger,
+    security: kafkaClientSecurity('connector', config),
+  });
   const admin = kafka.admin();
   await admin.connect();
   try {
-    await ensureTopics(admin, outboxTopics(config.topicPrefix).map((topic) => ({ topic, numPartitions: config.topicPartitions, replicationFactor: config.topicReplicationFactor })));
+    await ensureTopics(
+      admin,
+      outboxTopics(config.topicPrefix).map((topic) => ({
+        topic,
+        numPartitions: config.topicPartitions,
+        replicationFactor: config.topicReplicationFactor,
+      })),
+    );
   } finally {
     await admin.disconnect();
   }
@@ -83,13 +100,20 @@ export async function applyOutboxConnector(config: ConnectorConfig, logger: Logg
   const problems = await validateConnectorConfig(config, { name: config.connectorName, ...rendered });
   if (problems.length > 0) {
     const hint = problems.some((p) => p.includes('password authentication failed')) ? `\n${passwordHint(config)}` : '';
-    throw new PipelineError('connector_config_refused', `Connect refused the configuration of ${config.connectorName}:\n  ${problems.join('\n  ')}${hint}`, {
-      details: { problems },
-    });
+    throw new PipelineError(
+      'connector_config_refused',
+      `Connect refused the configuration of ${config.connectorName}:\n  ${problems.join('\n  ')}${hint}`,
+      {
+        details: { problems },
+      },
+    );
   }
   await putConnectorConfig(config, config.connectorName, rendered);
   const status = await waitUntilRunning(config, config.connectorName, config.readyTimeoutMs);
-  logger.info({ connector: config.connectorName, slot: config.slotName, topics: outboxTopics(config.topicPrefix) }, 'connector running');
+  logger.info(
+    { connector: config.connectorName, slot: config.slotName, topics: outboxTopics(config.topicPrefix) },
+    'connector running',
+  );
   return status;
 }
 
@@ -119,9 +143,14 @@ export const KUBERNETES_CONNECT_CLUSTER = 'stagefront-connect';
  * `apply`), with `connector.class` and `tasks.max` moved to the resource's own fields and
  * KUBERNETES_CONNECTOR_OVERRIDES applied. Namespace-neutral; `connectCluster` is the KafkaConnect's name.
  */
-export function renderOutboxKafkaConnector(config: ConnectorConfig, connectCluster = KUBERNETES_CONNECT_CLUSTER, file = OUTBOX_CONNECTOR_FILE) {
+export function renderOutboxKafkaConnector(
+  config: ConnectorConfig,
+  connectCluster = KUBERNETES_CONNECT_CLUSTER,
+  file = OUTBOX_CONNECTOR_FILE,
+) {
   const { 'connector.class': connectorClass, 'tasks.max': tasksMax, ...rest } = renderOutboxConnector(config, file);
-  if (connectorClass === undefined || tasksMax === undefined) throw new Error(`${file}: connector.class and tasks.max are required`);
+  if (connectorClass === undefined || tasksMax === undefined)
+    throw new Error(`${file}: connector.class and tasks.max are required`);
   return {
     apiVersion: STRIMZI_API_VERSION,
     kind: 'KafkaConnector',

@@ -10,10 +10,25 @@ const id = z.string().min(1);
 const millis = z.number().int().nonnegative();
 
 export const payloadSchemas = {
-  seatHeld: z.object({ seat_id: id, show_id: id, section: id, hold_id: id, buyer_id: id, held_at: millis, expires_at: millis }),
+  seatHeld: z.object({
+    seat_id: id,
+    show_id: id,
+    section: id,
+    hold_id: id,
+    buyer_id: id,
+    held_at: millis,
+    expires_at: millis,
+  }),
   seatReleased: z.object({ seat_id: id, show_id: id, section: id, hold_id: id, released_at: millis }),
   seatHoldExpired: z.object({ seat_id: id, show_id: id, section: id, hold_id: id, expired_at: millis }),
-  seatSold: z.object({ seat_id: id, show_id: id, section: id, order_id: id, price_cents: z.number().int().nonnegative(), sold_at: millis }),
+  seatSold: z.object({
+    seat_id: id,
+    show_id: id,
+    section: id,
+    order_id: id,
+    price_cents: z.number().int().nonnegative(),
+    sold_at: millis,
+  }),
   orderConfirmed: z.object({
     order_id: id,
     show_id: id,
@@ -34,6 +49,13 @@ export const payloadSchemas = {
  */
 export function catalogueEventTypes(names: readonly EventName[], whenLate: LatePolicy): Record<string, EventTypeSpec> {
   return Object.fromEntries(
-    names.map((name) => [EVENTS[name].type, { whenLate, readerSchema: readEventSchema(name), parse: (payload: unknown) => payloadSchemas[name].parse(payload) }]),
+    names.map((name) => [
+      EVENTS[name].type,
+      {
+        whenLate,
+        readerSchema: readEventSchema(name),
+        parse: (payload: unknown) => payloadSchemas[name].parse(payload),
+      },
+    ]),
   );
 }

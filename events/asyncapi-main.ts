@@ -18,7 +18,10 @@ export const CONTRACT_FILES = { asyncapi: 'events/asyncapi.yaml', page: 'docs/ev
 /** What `npm run asyncapi` writes, by path relative to the project root. */
 export function renderContractFiles(): Record<string, string> {
   const contract = buildEventContract();
-  return { [CONTRACT_FILES.asyncapi]: renderAsyncApiYaml(contract), [CONTRACT_FILES.page]: renderContractPage(contract) };
+  return {
+    [CONTRACT_FILES.asyncapi]: renderAsyncApiYaml(contract),
+    [CONTRACT_FILES.page]: renderContractPage(contract),
+  };
 }
 
 export function contractFilePath(file: string): string {

@@ -5,7 +5,14 @@
  */
 import { stringify } from 'yaml';
 import { consumerSettings } from '../consumers/runtime/settings.js';
-import { buildEventContract, PREFIX_PARAMETER, type EventContract, type HeaderFact, type MessageFact, type TopicFact } from './contract.js';
+import {
+  buildEventContract,
+  PREFIX_PARAMETER,
+  type EventContract,
+  type HeaderFact,
+  type MessageFact,
+  type TopicFact,
+} from './contract.js';
 
 export const AVRO_SCHEMA_FORMAT = 'application/vnd.apache.avro;version=1.9.0';
 const KAFKA_BINDING_VERSION = '0.5.0';
@@ -37,7 +44,10 @@ function headersSchema(headers: readonly HeaderFact[], overrides: Record<string,
 }
 
 function keyBinding(topic: TopicFact): Json {
-  return { type: 'string', description: `The aggregate id, ${topic.keyMeaning}, also in ce_subject. ${orderingPromise(topic)}` };
+  return {
+    type: 'string',
+    description: `The aggregate id, ${topic.keyMeaning}, also in ce_subject. ${orderingPromise(topic)}`,
+  };
 }
 
 function eventMessage(contract: EventContract, message: MessageFact): Json {
@@ -48,11 +58,22 @@ function eventMessage(contract: EventContract, message: MessageFact): Json {
     title: message.recordName,
     summary: message.meaning,
     contentType: contract.contentType,
-    correlationId: { location: '$message.header#/ce_id', description: 'The event id; every delivery of the same event carries the same one.' },
-    headers: { description: contract.headerRules, ...headersSchema(contract.headers, { ce_type: { const: message.type } }) },
+    correlationId: {
+      location: '$message.header#/ce_id',
+      description: 'The event id; every delivery of the same event carries the same one.',
+    },
+    headers: {
+      description: contract.headerRules,
+      ...headersSchema(contract.headers, { ce_type: { const: message.type } }),
+    },
     payload: { schemaFormat: AVRO_SCHEMA_FORMAT, schema: message.schema },
     bindings: {
-      kafka: { key: keyBinding(topic), schemaIdLocation: 'payload', schemaIdPayloadEncoding: 'confluent', bindingVersion: KAFKA_BINDING_VERSION },
+      kafka: {
+        key: keyBinding(topic),
+        schemaIdLocation: 'payload',
+        schemaIdPayloadEncoding: 'confluent',
+        bindingVersion: KAFKA_BINDING_VERSION,
+      },
     },
   };
 }
@@ -62,17 +83,22 @@ function deadLetterMessage(contract: EventContract, topic: TopicFact): Json {
   return {
     name: `${topic.aggregateType}.dead-letter`,
     title: `Dead letter of ${topic.address}`,
-    summary: 'A record a consumer could not handle: the original key, headers and value bytes, plus dlq_* headers saying why.',
+    summary:
+      'A record a consumer could not handle: the original key, headers and value bytes, plus dlq_* headers saying why.',
     contentType: contract.contentType,
     correlationId: { location: '$message.header#/ce_id', description: 'The original event id.' },
     headers: {
       type: 'object',
-      description: 'The original record\'s headers (as on the source topic) and the dead letter\'s own.',
+      description: "The original record's headers (as on the source topic) and the dead letter's own.",
       required: (dlq?.headers ?? []).map((h) => h.name),
       properties: Object.fromEntries((dlq?.headers ?? []).map((h) => [h.name, headerSchema(h)])),
       additionalProperties: { type: 'string' },
     },
-    payload: { type: 'string', format: 'binary', description: 'The original value bytes, untouched: decode them as on the source topic.' },
+    payload: {
+      type: 'string',
+      format: 'binary',
+      description: 'The original value bytes, untouched: decode them as on the source topic.',
+    },
     bindings: { kafka: { key: keyBinding(topic), bindingVersion: KAFKA_BINDING_VERSION } },
   };
 }
@@ -86,33 +112,48 @@ function deadLetterId(topic: TopicFact): string {
 }
 
 const prefixParameter = (contract: EventContract): Json => ({
-  [PREFIX_PARAMETER]: { default: contract.prefixDefault, description: 'TOPIC_PREFIX of the connector and the consumers.' },
+  [PREFIX_PARAMETER]: {
+    default: contract.prefixDefault,
+    description: 'TOPIC_PREFIX of the connector and the consumers.',
+  },
 });
 
 function channels(contract: EventContract): Json {
   const entries: [string, Json][] = [];
   for (const topic of contract.topics) {
-    entries.push([channelId(topic), {
-      address: topic.address,
-      title: `${topic.aggregateType} events`,
-      description: `Every ${topic.aggregateType} event (the outbox rows whose aggregatetype is ${topic.aggregateType}). Key: ${topic.keyMeaning}. ${orderingPromise(topic)}`,
-      parameters: prefixParameter(contract),
-      messages: Object.fromEntries(topic.messages.map((name) => [name, { $ref: `#/components/messages/${name}` }])),
-      bindings: { kafka: { partitions: contract.partitionsDefault, bindingVersion: KAFKA_BINDING_VERSION } },
-      'x-ordering': orderingPromise(topic),
-    }]);
+    entries.push([
+      channelId(topic),
+      {
+        address: topic.address,
+        title: `${topic.aggregateType} events`,
+        description: `Every ${topic.aggregateType} event (the outbox rows whose aggregatetype is ${topic.aggregateType}). Key: ${topic.keyMeaning}. ${orderingPromise(topic)}`,
+        parameters: prefixParameter(contract),
+        messages: Object.fromEntries(topic.messages.map((name) => [name, { $ref: `#/components/messages/${name}` }])),
+        bindings: { kafka: { partitions: contract.partitionsDefault, bindingVersion: KAFKA_BINDING_VERSION } },
+        'x-ordering': orderingPromise(topic),
+      },
+    ]);
   }
   for (const dlq of contract.deadLetterTopics) {
     const topic = contract.topics.find((t) => t.aggregateType === dlq.aggregateType);
     if (topic === undefined) continue;
-    entries.push([channelId(topic, true), {
-      address: dlq.address,
-      title: `${topic.aggregateType} dead letters`,
-      description: `Records of ${topic.address} a consumer could not handle, after its delivery limit or past its deadline. One partition, ${dlq.retentionMs / 86_400_000} days of retention. \`npm run redrive\` puts chosen records back on ${topic.address} with the same ce_id.`,
-      parameters: prefixParameter(contract),
-      messages: { [deadLetterId(topic)]: { $ref: `#/components/messages/${deadLetterId(topic)}` } },
-      bindings: { kafka: { partitions: 1, topicConfiguration: { 'retention.ms': dlq.retentionMs }, bindingVersion: KAFKA_BINDING_VERSION } },
-    }]);
+    entries.push([
+      channelId(topic, true),
+      {
+        address: dlq.address,
+        title: `${topic.aggregateType} dead letters`,
+        description: `Records of ${topic.address} a consumer could not handle, after its delivery limit or past its deadline. One partition, ${dlq.retentionMs / 86_400_000} days of retention. \`npm run redrive\` puts chosen records back on ${topic.address} with the same ce_id.`,
+        parameters: prefixParameter(contract),
+        messages: { [deadLetterId(topic)]: { $ref: `#/components/messages/${deadLetterId(topic)}` } },
+        bindings: {
+          kafka: {
+            partitions: 1,
+            topicConfiguration: { 'retention.ms': dlq.retentionMs },
+            bindingVersion: KAFKA_BINDING_VERSION,
+          },
+        },
+      },
+    ]);
   }
   return Object.fromEntries(entries);
 }
@@ -121,19 +162,25 @@ function operations(contract: EventContract): Json {
   const entries: [string, Json][] = [];
   for (const topic of contract.topics) {
     const id = channelId(topic);
-    entries.push([`receive${capitalized(id)}Events`, {
-      action: 'receive',
-      channel: { $ref: `#/channels/${id}` },
-      summary: `Receive ${topic.aggregateType} events: at least once, in order per key; deduplicate on ce_id.`,
-      messages: topic.messages.map((name) => ({ $ref: `#/channels/${id}/messages/${name}` })),
-    }]);
+    entries.push([
+      `receive${capitalized(id)}Events`,
+      {
+        action: 'receive',
+        channel: { $ref: `#/channels/${id}` },
+        summary: `Receive ${topic.aggregateType} events: at least once, in order per key; deduplicate on ce_id.`,
+        messages: topic.messages.map((name) => ({ $ref: `#/channels/${id}/messages/${name}` })),
+      },
+    ]);
     const dlqId = channelId(topic, true);
-    entries.push([`deadLetter${capitalized(id)}Events`, {
-      action: 'send',
-      channel: { $ref: `#/channels/${dlqId}` },
-      summary: `A consumer on the runtime sends here the ${topic.aggregateType} records it cannot handle.`,
-      messages: [{ $ref: `#/channels/${dlqId}/messages/${deadLetterId(topic)}` }],
-    }]);
+    entries.push([
+      `deadLetter${capitalized(id)}Events`,
+      {
+        action: 'send',
+        channel: { $ref: `#/channels/${dlqId}` },
+        summary: `A consumer on the runtime sends here the ${topic.aggregateType} records it cannot handle.`,
+        messages: [{ $ref: `#/channels/${dlqId}/messages/${deadLetterId(topic)}` }],
+      },
+    ]);
   }
   return Object.fromEntries(entries);
 }
@@ -144,7 +191,8 @@ function capitalized(text: string): string {
 
 /** The AsyncAPI 3.0 document of the contract, as a plain object. */
 export function buildAsyncApiDocument(contract: EventContract = buildEventContract()): Json {
-  const brokers = consumerSettings({ groupId: 'x', metricsPort: '0', deadlineMs: '1000', whenLate: 'keep-retrying' }).kafkaBrokers.default;
+  const brokers = consumerSettings({ groupId: 'x', metricsPort: '0', deadlineMs: '1000', whenLate: 'keep-retrying' })
+    .kafkaBrokers.default;
   const messages: [string, Json][] = contract.messages.map((m) => [m.name, eventMessage(contract, m)]);
   for (const topic of contract.topics) messages.push([deadLetterId(topic), deadLetterMessage(contract, topic)]);
   return {
@@ -176,6 +224,7 @@ export function buildAsyncApiDocument(contract: EventContract = buildEventContra
 
 /** The document as YAML text, as committed in events/asyncapi.yaml. */
 export function renderAsyncApiYaml(contract: EventContract = buildEventContract()): string {
-  const header = '# Generated by `npm run asyncapi` from events/catalogue.ts, events/schemas, connectors/seat-outbox.json\n# and the consumer runtime. Do not edit: change those and run the command again.\n';
+  const header =
+    '# Generated by `npm run asyncapi` from events/catalogue.ts, events/schemas, connectors/seat-outbox.json\n# and the consumer runtime. Do not edit: change those and run the command again.\n';
   return header + stringify(buildAsyncApiDocument(contract), { aliasDuplicateObjects: false, lineWidth: 0 });
 }

@@ -15,7 +15,11 @@ function code(text: string): string {
 }
 
 function table(head: string[], rows: string[][]): string[] {
-  return [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...rows.map((row) => `| ${row.map(cell).join(' | ')} |`)];
+  return [
+    `| ${head.join(' | ')} |`,
+    `| ${head.map(() => '---').join(' | ')} |`,
+    ...rows.map((row) => `| ${row.map(cell).join(' | ')} |`),
+  ];
 }
 
 function days(ms: number): string {
@@ -23,7 +27,11 @@ function days(ms: number): string {
 }
 
 function topicsSection(contract: EventContract): string[] {
-  const typesOf = (names: readonly string[]) => contract.messages.filter((m) => names.includes(m.name)).map((m) => code(m.type)).join(', ');
+  const typesOf = (names: readonly string[]) =>
+    contract.messages
+      .filter((m) => names.includes(m.name))
+      .map((m) => code(m.type))
+      .join(', ');
   return [
     '## Topics',
     '',
@@ -32,12 +40,17 @@ function topicsSection(contract: EventContract): string[] {
     '',
     ...table(
       ['topic', 'key', 'event types', 'order'],
-      contract.topics.map((t) => [code(t.address), `${t.keyMeaning} (${code(t.keyField)})`, typesOf(t.messages), orderingPromise(t)]),
+      contract.topics.map((t) => [
+        code(t.address),
+        `${t.keyMeaning} (${code(t.keyField)})`,
+        typesOf(t.messages),
+        orderingPromise(t),
+      ]),
     ),
     '',
     '### Dead letter topics',
     '',
-    'A consumer built on this project\'s runtime sends a record it cannot handle (a bad record after its delivery limit, or an',
+    "A consumer built on this project's runtime sends a record it cannot handle (a bad record after its delivery limit, or an",
     'event past its deadline whose type says so) to the dead letter topic of its source topic. It keeps the original key,',
     'value bytes and headers, and adds the headers below. `npm run redrive` puts chosen records back on the source topic,',
     `with the ${code(contract.redrivenAt.name)} header added (details: [subscribing](subscribing.md#dead-letters-and-redrive)).`,
@@ -54,10 +67,20 @@ function topicsSection(contract: EventContract): string[] {
 }
 
 function headerTable(headers: readonly HeaderFact[], withSource: boolean): string[] {
-  if (!withSource) return table(['header', 'meaning'], headers.map((h) => [code(h.name), h.meaning]));
+  if (!withSource)
+    return table(
+      ['header', 'meaning'],
+      headers.map((h) => [code(h.name), h.meaning]),
+    );
   return table(
     ['header', 'outbox column', 'value', 'on every record', 'meaning'],
-    headers.map((h) => [code(h.name), h.column === undefined ? '(the router)' : code(h.column), h.value === undefined ? '' : code(h.value), h.always ? 'yes' : 'no', h.meaning]),
+    headers.map((h) => [
+      code(h.name),
+      h.column === undefined ? '(the router)' : code(h.column),
+      h.value === undefined ? '' : code(h.value),
+      h.always ? 'yes' : 'no',
+      h.meaning,
+    ]),
   );
 }
 
@@ -73,7 +96,7 @@ function headersSection(contract: EventContract): string[] {
     '',
     contract.headerRules,
     '',
-    'Debezium also adds `__debezium.context.*` headers (the connector\'s name, task and run): they describe the pipeline, not the',
+    "Debezium also adds `__debezium.context.*` headers (the connector's name, task and run): they describe the pipeline, not the",
     'event, and are not part of the contract. Ignore them, and any other header you do not know.',
     '',
   ];
@@ -88,7 +111,7 @@ function avroSection(contract: EventContract): string[] {
     '| bytes | what |',
     '| --- | --- |',
     '| 0 | magic byte, always 0 |',
-    '| 1–4 | the writer\'s schema id in the registry, a 32-bit big-endian integer |',
+    "| 1–4 | the writer's schema id in the registry, a 32-bit big-endian integer |",
     '| 5 to the end | the record in Avro binary encoding, written with that schema (no Avro container file, no schema inside) |',
     '',
     `The writer's schema is at the URL in ${code('ce_dataschema')} (${code('<registry>/schemas/ids/<id>')}), or, for an event`,
@@ -101,9 +124,9 @@ function avroSection(contract: EventContract): string[] {
     '',
     '1. A Kafka client that reads record headers. Read `ce_type` first and skip the types it does not handle (new types may appear).',
     '2. Check byte 0 is 0 and read the schema id; fetch that schema once per id and cache it: an id never changes meaning.',
-    '3. An Avro library that decodes binary data with a writer\'s schema and resolves it into the reader\'s schema the',
+    "3. An Avro library that decodes binary data with a writer's schema and resolves it into the reader's schema the",
     '   consumer was written against (Avro schema resolution: a field the reader lacks is skipped, a field the writer lacks',
-    '   takes the reader\'s default). Then every version ever registered for the subject decodes into the same shape.',
+    "   takes the reader's default). Then every version ever registered for the subject decodes into the same shape.",
     '4. Timestamps (`long`, `timestamp-millis`) are milliseconds since the Unix epoch, UTC. Text is UTF-8.',
     '5. Deduplicate on `ce_id` and commit the offset only after the effect (see [subscribing](subscribing.md)).',
     '',
@@ -128,7 +151,12 @@ function messageSection(contract: EventContract, message: MessageFact): string[]
     '',
     ...table(
       ['field', 'Avro type', 'default', 'note'],
-      message.fields.map((f) => [code(f.name), f.type, f.default === undefined ? '' : code(f.default), [f.name === message.keyField ? 'the key' : '', f.doc ?? ''].filter(Boolean).join('; ')]),
+      message.fields.map((f) => [
+        code(f.name),
+        f.type,
+        f.default === undefined ? '' : code(f.default),
+        [f.name === message.keyField ? 'the key' : '', f.doc ?? ''].filter(Boolean).join('; '),
+      ]),
     ),
     '',
   ];

@@ -105,26 +105,48 @@ export const PREFIX_PARAMETER = 'prefix';
 /** What each header means. A header the connector places that is missing here stops the build. */
 const EVENT_HEADER_MEANINGS: Readonly<Record<string, Omit<HeaderFact, 'name' | 'column' | 'value'>>> = {
   ce_id: {
-    meaning: 'The event id: a UUIDv7 chosen when the business transaction wrote the outbox row, never regenerated, in lower-case canonical form (8-4-4-4-12 hex digits). A redelivery, a re-emit after a recovery and a redrive all carry the same ce_id: deduplicate on it.',
+    meaning:
+      'The event id: a UUIDv7 chosen when the business transaction wrote the outbox row, never regenerated, in lower-case canonical form (8-4-4-4-12 hex digits). A redelivery, a re-emit after a recovery and a redrive all carry the same ce_id: deduplicate on it.',
     format: 'uuid',
     pattern: CE_ID_PATTERN,
     always: true,
   },
-  ce_type: { meaning: 'The event type: picks the Avro schema and the meaning. Skip types you do not handle; new ones may appear.', always: true },
-  ce_source: { meaning: 'Who emitted the event, a non-empty URI-reference: always the seat service.', format: 'uri-reference', always: true },
+  ce_type: {
+    meaning:
+      'The event type: picks the Avro schema and the meaning. Skip types you do not handle; new ones may appear.',
+    always: true,
+  },
+  ce_source: {
+    meaning: 'Who emitted the event, a non-empty URI-reference: always the seat service.',
+    format: 'uri-reference',
+    always: true,
+  },
   ce_specversion: { meaning: 'CloudEvents version: 1.0, the only one this contract speaks.', always: true },
-  ce_time: { meaning: 'When the business transaction wrote the event (RFC 3339, UTC). Deadlines and event age count from it.', format: 'date-time', always: true },
-  ce_subject: { meaning: 'The aggregate id: the same value as the record key (the seat id or the order id).', always: true },
+  ce_time: {
+    meaning: 'When the business transaction wrote the event (RFC 3339, UTC). Deadlines and event age count from it.',
+    format: 'date-time',
+    always: true,
+  },
+  ce_subject: {
+    meaning: 'The aggregate id: the same value as the record key (the seat id or the order id).',
+    always: true,
+  },
   ce_dataschema: {
-    meaning: 'Where the registry serves the writer\'s Avro schema: `<registry>/schemas/ids/<id>`, the id in the value\'s framing. Absent (or a header without a value) on events written before it was introduced.',
+    meaning:
+      "Where the registry serves the writer's Avro schema: `<registry>/schemas/ids/<id>`, the id in the value's framing. Absent (or a header without a value) on events written before it was introduced.",
     format: 'uri',
     always: false,
   },
   ce_traceparent: {
-    meaning: 'The W3C trace context (traceparent) of the seat service operation that wrote the event: the CloudEvents distributed tracing extension. Link the span that handles the event to it. Absent (or a header without a value) on events written before it was introduced.',
+    meaning:
+      'The W3C trace context (traceparent) of the seat service operation that wrote the event: the CloudEvents distributed tracing extension. Link the span that handles the event to it. Absent (or a header without a value) on events written before it was introduced.',
     always: false,
   },
-  'content-type': { meaning: 'The value\'s encoding: one Avro datum in the registry framing (magic byte 0, 4-byte big-endian schema id, Avro binary).', always: true },
+  'content-type': {
+    meaning:
+      "The value's encoding: one Avro datum in the registry framing (magic byte 0, 4-byte big-endian schema id, Avro binary).",
+    always: true,
+  },
 };
 
 /** Headers the Outbox Event Router adds by itself. */
@@ -140,13 +162,25 @@ const HEADER_VALUES: Readonly<Record<string, string>> = {
 };
 
 /** Every dead letter reason of the runtime; the type check below fails when the runtime gains one. */
-const DEAD_LETTER_REASONS = ['deadline exceeded', 'not a cloudevent', 'undecodable', 'unknown schema', 'invalid payload', 'data error', 'crashed the consumer'] as const satisfies readonly DeadLetterReason[];
+const DEAD_LETTER_REASONS = [
+  'deadline exceeded',
+  'not a cloudevent',
+  'undecodable',
+  'unknown schema',
+  'invalid payload',
+  'data error',
+  'crashed the consumer',
+] as const satisfies readonly DeadLetterReason[];
 type UndescribedReason = Exclude<DeadLetterReason, (typeof DEAD_LETTER_REASONS)[number]>;
 const everyReasonDescribed: [UndescribedReason] extends [never] ? true : UndescribedReason = true;
 
 const DEAD_LETTER_HEADER_MEANINGS: Readonly<Record<string, Omit<HeaderFact, 'name'>>> = {
-  dlq_reason: { meaning: `Why, one of: ${DEAD_LETTER_REASONS.join(', ')}.`, values: DEAD_LETTER_REASONS, always: everyReasonDescribed },
-  dlq_error: { meaning: 'The last error\'s message (at most 2,000 characters).', always: true },
+  dlq_reason: {
+    meaning: `Why, one of: ${DEAD_LETTER_REASONS.join(', ')}.`,
+    values: DEAD_LETTER_REASONS,
+    always: everyReasonDescribed,
+  },
+  dlq_error: { meaning: "The last error's message (at most 2,000 characters).", always: true },
   dlq_first_failure_at: { meaning: 'When the record first failed (RFC 3339).', format: 'date-time', always: true },
   dlq_dead_lettered_at: { meaning: 'When it was dead-lettered (RFC 3339).', format: 'date-time', always: true },
   dlq_attempts: { meaning: 'Attempts made (a whole number, as text).', always: true },
@@ -170,7 +204,10 @@ export function placedHeaders(connectorFile = OUTBOX_CONNECTOR_FILE): { column: 
 function eventHeaders(): HeaderFact[] {
   const placed = placedHeaders().map(({ column, header }) => {
     const described = EVENT_HEADER_MEANINGS[header];
-    if (described === undefined) throw new Error(`events/contract.ts: the connector places header ${header} (column ${column}), which EVENT_HEADER_MEANINGS does not describe`);
+    if (described === undefined)
+      throw new Error(
+        `events/contract.ts: the connector places header ${header} (column ${column}), which EVENT_HEADER_MEANINGS does not describe`,
+      );
     const value = HEADER_VALUES[header];
     return { name: header, column, ...described, ...(value === undefined ? {} : { value }) };
   });
@@ -185,7 +222,10 @@ function deadLetterHeaderFacts(): HeaderFact[] {
   );
   return Object.keys(sample).map((name) => {
     const described = DEAD_LETTER_HEADER_MEANINGS[name];
-    if (described === undefined) throw new Error(`events/contract.ts: the runtime adds dead letter header ${name}, which DEAD_LETTER_HEADER_MEANINGS does not describe`);
+    if (described === undefined)
+      throw new Error(
+        `events/contract.ts: the runtime adds dead letter header ${name}, which DEAD_LETTER_HEADER_MEANINGS does not describe`,
+      );
     return { name, ...described };
   });
 }
@@ -201,7 +241,14 @@ interface AvroField {
 export function avroTypeWords(type: unknown): string {
   if (typeof type === 'string') return type;
   if (Array.isArray(type)) return type.map(avroTypeWords).join(' or ');
-  const t = type as { type: string; items?: unknown; values?: unknown; logicalType?: string; name?: string; symbols?: string[] };
+  const t = type as {
+    type: string;
+    items?: unknown;
+    values?: unknown;
+    logicalType?: string;
+    name?: string;
+    symbols?: string[];
+  };
   if (t.logicalType !== undefined) return `${t.type} (${t.logicalType})`;
   if (t.type === 'array') return `array of ${avroTypeWords(t.items)}`;
   if (t.type === 'map') return `map of ${avroTypeWords(t.values)}`;
@@ -211,10 +258,19 @@ export function avroTypeWords(type: unknown): string {
 
 function messageFact(name: EventName): MessageFact {
   const definition = EVENTS[name];
-  const schema = JSON.parse(readEventSchema(name)) as { name: string; namespace?: string; doc?: string; fields: AvroField[] };
+  const schema = JSON.parse(readEventSchema(name)) as {
+    name: string;
+    namespace?: string;
+    doc?: string;
+    fields: AvroField[];
+  };
   const recordName = schema.namespace === undefined ? schema.name : `${schema.namespace}.${schema.name}`;
-  if (recordName !== definition.subject) throw new Error(`${definition.schemaFile}: record ${recordName} is not the catalogue's subject ${definition.subject}`);
-  if (!schema.fields.some((f) => f.name === definition.keyField)) throw new Error(`${definition.schemaFile}: no key field ${definition.keyField}`);
+  if (recordName !== definition.subject)
+    throw new Error(
+      `${definition.schemaFile}: record ${recordName} is not the catalogue's subject ${definition.subject}`,
+    );
+  if (!schema.fields.some((f) => f.name === definition.keyField))
+    throw new Error(`${definition.schemaFile}: no key field ${definition.keyField}`);
   return {
     name,
     type: definition.type,
@@ -248,8 +304,15 @@ export function buildEventContract(): EventContract {
   const topics = aggregates.map((aggregateType): TopicFact => {
     const own = messages.filter((m) => m.aggregateType === aggregateType);
     const keyFields = [...new Set(own.map((m) => m.keyField))];
-    if (keyFields.length !== 1) throw new Error(`topic ${aggregateType}: its event types disagree on the key field (${keyFields.join(', ')})`);
-    return { aggregateType, address: topicFor(prefix, aggregateType), messages: own.map((m) => m.name), keyField: keyFields[0] ?? '', keyMeaning: KEY_MEANINGS[aggregateType] };
+    if (keyFields.length !== 1)
+      throw new Error(`topic ${aggregateType}: its event types disagree on the key field (${keyFields.join(', ')})`);
+    return {
+      aggregateType,
+      address: topicFor(prefix, aggregateType),
+      messages: own.map((m) => m.name),
+      keyField: keyFields[0] ?? '',
+      keyMeaning: KEY_MEANINGS[aggregateType],
+    };
   });
   const dlqHeaders = deadLetterHeaderFacts();
   return {
@@ -268,6 +331,12 @@ export function buildEventContract(): EventContract {
       retentionMs: Number(DEAD_LETTER_RETENTION_MS),
       headers: dlqHeaders,
     })),
-    redrivenAt: { name: REDRIVEN_AT_HEADER, meaning: 'Added by redrive when it puts a dead letter back (RFC 3339); the consumer\'s deadline counts from it instead of ce_time. Every other header, the key and the value are the original ones.', format: 'date-time', always: false },
+    redrivenAt: {
+      name: REDRIVEN_AT_HEADER,
+      meaning:
+        "Added by redrive when it puts a dead letter back (RFC 3339); the consumer's deadline counts from it instead of ce_time. Every other header, the key and the value are the original ones.",
+      format: 'date-time',
+      always: false,
+    },
   };
 }

@@ -6,7 +6,15 @@
  */
 import { PipelineError, causeChain, errorMessage, isRetryableKafkaError, isRetryablePgError } from './errors.js';
 import { createLogger, isLogLevel, type Logger, type LogLevel } from './logger.js';
-import { ConfigError, envExample, parseSettings, settingsHelp, type Config, type SettingsDefinition, type SettingsTable } from './settings.js';
+import {
+  ConfigError,
+  envExample,
+  parseSettings,
+  settingsHelp,
+  type Config,
+  type SettingsDefinition,
+  type SettingsTable,
+} from './settings.js';
 
 export interface ProgramOptions<T extends SettingsTable> {
   settings: SettingsDefinition<T>;
@@ -57,8 +65,10 @@ export async function runProgram<T extends SettingsTable>(options: ProgramOption
 function unreachableHint(err: unknown): string {
   if (err instanceof PipelineError) return '';
   const links = causeChain(err);
-  if (links.some(isRetryableKafkaError)) return ' (Kafka did not answer: start the stack with npm run stack -- start, or set KAFKA_BROKERS)';
-  if (links.some(isRetryablePgError)) return ' (Postgres did not answer: start the stack with npm run stack -- start, or fix the database URL)';
+  if (links.some(isRetryableKafkaError))
+    return ' (Kafka did not answer: start the stack with npm run stack -- start, or set KAFKA_BROKERS)';
+  if (links.some(isRetryablePgError))
+    return ' (Postgres did not answer: start the stack with npm run stack -- start, or fix the database URL)';
   return '';
 }
 

@@ -18,7 +18,18 @@ export type KafkaResourceType = (typeof KAFKA_RESOURCE_TYPES)[number];
 export const KAFKA_PATTERN_TYPES = ['literal', 'prefix'] as const;
 export type KafkaPatternType = (typeof KAFKA_PATTERN_TYPES)[number];
 
-export const KAFKA_OPERATIONS = ['Read', 'Write', 'Create', 'Delete', 'Alter', 'Describe', 'ClusterAction', 'DescribeConfigs', 'AlterConfigs', 'IdempotentWrite'] as const;
+export const KAFKA_OPERATIONS = [
+  'Read',
+  'Write',
+  'Create',
+  'Delete',
+  'Alter',
+  'Describe',
+  'ClusterAction',
+  'DescribeConfigs',
+  'AlterConfigs',
+  'IdempotentWrite',
+] as const;
 export type KafkaOperation = (typeof KAFKA_OPERATIONS)[number];
 
 /** A resource as Strimzi writes it; the cluster resource has no name (Kafka calls it `kafka-cluster`). */
@@ -84,8 +95,16 @@ export function deadLetterReaderGroupPrefix(deadLetterTopic: string): string {
   return `read-${deadLetterTopic}-`;
 }
 
-const literal = (type: Exclude<KafkaResourceType, 'cluster'>, name: string): KafkaAclResource => ({ type, name, patternType: 'literal' });
-const prefixed = (type: Exclude<KafkaResourceType, 'cluster'>, name: string): KafkaAclResource => ({ type, name, patternType: 'prefix' });
+const literal = (type: Exclude<KafkaResourceType, 'cluster'>, name: string): KafkaAclResource => ({
+  type,
+  name,
+  patternType: 'literal',
+});
+const prefixed = (type: Exclude<KafkaResourceType, 'cluster'>, name: string): KafkaAclResource => ({
+  type,
+  name,
+  patternType: 'prefix',
+});
 const CLUSTER: KafkaAclResource = { type: 'cluster', patternType: 'literal' };
 
 /**
@@ -104,10 +123,16 @@ function consumerAccess(consumer: KafkaConsumerAccessInput): KafkaUserAccess {
     purpose: `The ${consumer.name} consumer: reads ${consumer.topics.join(', ')} in group ${consumer.groupId}, creates and writes its dead letter topics.`,
     superUser: false,
     acls: [
-      ...consumer.topics.map((topic): KafkaAcl => ({ resource: literal('topic', topic), operations: ['Read', 'Describe'] })),
+      ...consumer.topics.map((topic): KafkaAcl => ({
+        resource: literal('topic', topic),
+        operations: ['Read', 'Describe'],
+      })),
       { resource: literal('group', consumer.groupId), operations: ['Read', 'Describe'] },
       // consumers/runtime/consumer.ts ensureTopics its dead letter topics, then produces dead letters.
-      ...consumer.topics.map((topic): KafkaAcl => ({ resource: literal('topic', deadLetterTopicFor(topic)), operations: ['Create', 'Describe', 'Write'] })),
+      ...consumer.topics.map((topic): KafkaAcl => ({
+        resource: literal('topic', deadLetterTopicFor(topic)),
+        operations: ['Create', 'Describe', 'Write'],
+      })),
       READ_BROKER_DEFAULTS,
     ],
   };
@@ -115,9 +140,18 @@ function consumerAccess(consumer: KafkaConsumerAccessInput): KafkaUserAccess {
 
 /** The plan: one entry per user, in a stable order (admin, consumers, redrive, connector command, Connect). */
 export function kafkaAccessPlan(input: KafkaAccessInput): KafkaUserAccess[] {
-  const names = [KAFKA_ADMIN_USER, KAFKA_CONNECT_USER, KAFKA_REDRIVE_USER, KAFKA_CONNECTOR_COMMAND_USER, ...input.consumers.map((c) => c.name)];
+  const names = [
+    KAFKA_ADMIN_USER,
+    KAFKA_CONNECT_USER,
+    KAFKA_REDRIVE_USER,
+    KAFKA_CONNECTOR_COMMAND_USER,
+    ...input.consumers.map((c) => c.name),
+  ];
   const clash = names.find((name, i) => names.indexOf(name) !== i);
-  if (clash !== undefined) throw new Error(`Kafka user ${JSON.stringify(clash)} is named twice in the access plan: give each consumer a name of its own, none of ${names.slice(0, 4).join(', ')}.`);
+  if (clash !== undefined)
+    throw new Error(
+      `Kafka user ${JSON.stringify(clash)} is named twice in the access plan: give each consumer a name of its own, none of ${names.slice(0, 4).join(', ')}.`,
+    );
   const eventTopics = unique(input.aggregates.map((a) => topicFor(input.topicPrefix, a)));
   const consumedTopics = unique(input.consumers.flatMap((c) => c.topics));
   const deadLetterTopics = consumedTopics.map(deadLetterTopicFor);
@@ -125,26 +159,43 @@ export function kafkaAccessPlan(input: KafkaAccessInput): KafkaUserAccess[] {
   return [
     {
       user: KAFKA_ADMIN_USER,
-      purpose: 'The stack itself and tests: creates the ACLs and users, checks health. A super user; no program runs as it.',
+      purpose:
+        'The stack itself and tests: creates the ACLs and users, checks health. A super user; no program runs as it.',
       superUser: true,
       acls: [],
     },
     ...input.consumers.map(consumerAccess),
     {
       user: KAFKA_REDRIVE_USER,
-      purpose: 'The redrive command: reads dead letter topics with throwaway groups (deleted after) and writes the records back to their source topics.',
+      purpose:
+        'The redrive command: reads dead letter topics with throwaway groups (deleted after) and writes the records back to their source topics.',
       superUser: false,
       acls: [
-        ...deadLetterTopics.map((topic): KafkaAcl => ({ resource: literal('topic', topic), operations: ['Read', 'Describe'] })),
-        ...deadLetterTopics.map((topic): KafkaAcl => ({ resource: prefixed('group', deadLetterReaderGroupPrefix(topic)), operations: ['Read', 'Describe', 'Delete'] })),
-        ...consumedTopics.map((topic): KafkaAcl => ({ resource: literal('topic', topic), operations: ['Write', 'Describe'] })),
+        ...deadLetterTopics.map((topic): KafkaAcl => ({
+          resource: literal('topic', topic),
+          operations: ['Read', 'Describe'],
+        })),
+        ...deadLetterTopics.map((topic): KafkaAcl => ({
+          resource: prefixed('group', deadLetterReaderGroupPrefix(topic)),
+          operations: ['Read', 'Describe', 'Delete'],
+        })),
+        ...consumedTopics.map((topic): KafkaAcl => ({
+          resource: literal('topic', topic),
+          operations: ['Write', 'Describe'],
+        })),
       ],
     },
     {
       user: KAFKA_CONNECTOR_COMMAND_USER,
       purpose: 'The connector command: creates the event topics before it applies the outbox connector.',
       superUser: false,
-      acls: [...eventTopics.map((topic): KafkaAcl => ({ resource: literal('topic', topic), operations: ['Create', 'Describe'] })), READ_BROKER_DEFAULTS],
+      acls: [
+        ...eventTopics.map((topic): KafkaAcl => ({
+          resource: literal('topic', topic),
+          operations: ['Create', 'Describe'],
+        })),
+        READ_BROKER_DEFAULTS,
+      ],
     },
     {
       user: KAFKA_CONNECT_USER,
@@ -153,11 +204,20 @@ export function kafkaAccessPlan(input: KafkaAccessInput): KafkaUserAccess[] {
       acls: [
         { resource: literal('group', input.connect.groupId), operations: ['Read', 'Describe'] },
         // Workers create their storage topics at first start and check that they are compacted.
-        { resource: prefixed('topic', `${storage}-`), operations: ['Create', 'Describe', 'DescribeConfigs', 'Read', 'Write'] },
+        {
+          resource: prefixed('topic', `${storage}-`),
+          operations: ['Create', 'Describe', 'DescribeConfigs', 'Read', 'Write'],
+        },
         // The event topics exist (the connector command creates them); Connect looks them up and writes.
-        ...eventTopics.map((topic): KafkaAcl => ({ resource: literal('topic', topic), operations: ['Describe', 'Write'] })),
+        ...eventTopics.map((topic): KafkaAcl => ({
+          resource: literal('topic', topic),
+          operations: ['Describe', 'Write'],
+        })),
         // topic.creation.enable: Connect creates the heartbeat topic at the heartbeat's first record.
-        { resource: literal('topic', debeziumHeartbeatTopic(input.topicPrefix)), operations: ['Create', 'Describe', 'Write'] },
+        {
+          resource: literal('topic', debeziumHeartbeatTopic(input.topicPrefix)),
+          operations: ['Create', 'Describe', 'Write'],
+        },
       ],
     },
   ];
@@ -166,7 +226,10 @@ export function kafkaAccessPlan(input: KafkaAccessInput): KafkaUserAccess[] {
 /** The user's entry, or a clear error naming the users there are. */
 export function kafkaUserAccess(plan: readonly KafkaUserAccess[], user: string): KafkaUserAccess {
   const found = plan.find((u) => u.user === user);
-  if (found === undefined) throw new Error(`no Kafka user ${JSON.stringify(user)} in the access plan; its users are ${plan.map((u) => u.user).join(', ')}`);
+  if (found === undefined)
+    throw new Error(
+      `no Kafka user ${JSON.stringify(user)} in the access plan; its users are ${plan.map((u) => u.user).join(', ')}`,
+    );
   return found;
 }
 
@@ -182,9 +245,19 @@ function resourceMatches(acl: KafkaAclResource, type: KafkaResourceType, name: s
  * allow rules only: a super user may do anything; Read, Write, Delete and Alter imply Describe,
  * AlterConfigs implies DescribeConfigs.
  */
-export function kafkaAccessAllows(access: KafkaUserAccess, type: KafkaResourceType, name: string | undefined, operation: KafkaOperation): boolean {
+export function kafkaAccessAllows(
+  access: KafkaUserAccess,
+  type: KafkaResourceType,
+  name: string | undefined,
+  operation: KafkaOperation,
+): boolean {
   if (access.superUser) return true;
-  const implying: Partial<Record<KafkaOperation, KafkaOperation[]>> = { Describe: ['Read', 'Write', 'Delete', 'Alter'], DescribeConfigs: ['AlterConfigs'] };
+  const implying: Partial<Record<KafkaOperation, KafkaOperation[]>> = {
+    Describe: ['Read', 'Write', 'Delete', 'Alter'],
+    DescribeConfigs: ['AlterConfigs'],
+  };
   const granted = [operation, ...(implying[operation] ?? [])];
-  return access.acls.some((acl) => resourceMatches(acl.resource, type, name) && acl.operations.some((op) => granted.includes(op)));
+  return access.acls.some(
+    (acl) => resourceMatches(acl.resource, type, name) && acl.operations.some((op) => granted.includes(op)),
+  );
 }

@@ -21,19 +21,21 @@ export const kafkaSecuritySettings = {
     env: 'KAFKA_SECURITY_PROTOCOL',
     default: 'plaintext',
     parser: zEnum(KAFKA_SECURITY_PROTOCOLS),
-    description: 'How this program reaches the Kafka brokers: plaintext (the local stack, loopback only), ssl (TLS, the brokers\' certificate checked against KAFKA_TLS_CA_FILE or the system\'s CAs) or sasl_ssl (TLS and a SCRAM user of its own, KAFKA_SASL_USERNAME).',
+    description:
+      "How this program reaches the Kafka brokers: plaintext (the local stack, loopback only), ssl (TLS, the brokers' certificate checked against KAFKA_TLS_CA_FILE or the system's CAs) or sasl_ssl (TLS and a SCRAM user of its own, KAFKA_SASL_USERNAME).",
   },
   kafkaSaslMechanism: {
     env: 'KAFKA_SASL_MECHANISM',
     default: 'scram-sha-512',
     parser: zEnum(KAFKA_SASL_MECHANISMS),
-    description: 'The SCRAM mechanism of KAFKA_SASL_USERNAME, as its credentials were created on the brokers (only with sasl_ssl).',
+    description:
+      'The SCRAM mechanism of KAFKA_SASL_USERNAME, as its credentials were created on the brokers (only with sasl_ssl).',
   },
   kafkaSaslUsername: {
     env: 'KAFKA_SASL_USERNAME',
     default: '',
     parser: zString({ example: 'seat-availability' }),
-    description: 'This program\'s Kafka user (required with sasl_ssl): its ACLs allow its job only.',
+    description: "This program's Kafka user (required with sasl_ssl): its ACLs allow its job only.",
   },
   kafkaSaslPassword: {
     env: 'KAFKA_SASL_PASSWORD',
@@ -46,7 +48,8 @@ export const kafkaSecuritySettings = {
     env: 'KAFKA_TLS_CA_FILE',
     default: '',
     parser: zString({ example: '/etc/stagefront/kafka-ca.pem' }),
-    description: 'PEM file of the certificate authority that signed the brokers\' certificates (ssl and sasl_ssl); empty trusts the system\'s CAs.',
+    description:
+      "PEM file of the certificate authority that signed the brokers' certificates (ssl and sasl_ssl); empty trusts the system's CAs.",
   },
 } as const satisfies SettingsTable;
 
@@ -63,13 +66,23 @@ export function kafkaSecurityProblems(config: KafkaSecurityConfig): string[] {
   const problems: string[] = [];
   const protocol = config.kafkaSecurityProtocol;
   if (protocol === 'sasl_ssl') {
-    if (config.kafkaSaslUsername === '') problems.push('KAFKA_SECURITY_PROTOCOL is sasl_ssl but KAFKA_SASL_USERNAME is not set: set it to this program\'s Kafka user.');
-    if (config.kafkaSaslPassword === '') problems.push('KAFKA_SECURITY_PROTOCOL is sasl_ssl but KAFKA_SASL_PASSWORD (secret) is not set: set it to the password of KAFKA_SASL_USERNAME.');
+    if (config.kafkaSaslUsername === '')
+      problems.push(
+        "KAFKA_SECURITY_PROTOCOL is sasl_ssl but KAFKA_SASL_USERNAME is not set: set it to this program's Kafka user.",
+      );
+    if (config.kafkaSaslPassword === '')
+      problems.push(
+        'KAFKA_SECURITY_PROTOCOL is sasl_ssl but KAFKA_SASL_PASSWORD (secret) is not set: set it to the password of KAFKA_SASL_USERNAME.',
+      );
   } else if (config.kafkaSaslUsername !== '' || config.kafkaSaslPassword !== '') {
-    problems.push(`KAFKA_SASL_USERNAME or KAFKA_SASL_PASSWORD is set but KAFKA_SECURITY_PROTOCOL is ${protocol}, which sends no credentials: set KAFKA_SECURITY_PROTOCOL=sasl_ssl, or unset them.`);
+    problems.push(
+      `KAFKA_SASL_USERNAME or KAFKA_SASL_PASSWORD is set but KAFKA_SECURITY_PROTOCOL is ${protocol}, which sends no credentials: set KAFKA_SECURITY_PROTOCOL=sasl_ssl, or unset them.`,
+    );
   }
   if (protocol === 'plaintext' && config.kafkaTlsCaFile !== '') {
-    problems.push('KAFKA_TLS_CA_FILE is set but KAFKA_SECURITY_PROTOCOL is plaintext, which uses no TLS: set KAFKA_SECURITY_PROTOCOL to ssl or sasl_ssl, or unset KAFKA_TLS_CA_FILE.');
+    problems.push(
+      'KAFKA_TLS_CA_FILE is set but KAFKA_SECURITY_PROTOCOL is plaintext, which uses no TLS: set KAFKA_SECURITY_PROTOCOL to ssl or sasl_ssl, or unset KAFKA_TLS_CA_FILE.',
+    );
   }
   return problems;
 }
@@ -78,7 +91,11 @@ export function kafkaSecurityProblems(config: KafkaSecurityConfig): string[] {
  * The client options of a security configuration. A bad combination or an unreadable CA file
  * throws a ConfigError of `program` naming the setting and the fix; the password is never echoed.
  */
-export function kafkaClientSecurity(program: string, config: KafkaSecurityConfig, readFile: (path: string) => string = (path) => readFileSync(path, 'utf8')): KafkaClientSecurity {
+export function kafkaClientSecurity(
+  program: string,
+  config: KafkaSecurityConfig,
+  readFile: (path: string) => string = (path) => readFileSync(path, 'utf8'),
+): KafkaClientSecurity {
   const problems = kafkaSecurityProblems(config);
   if (problems.length > 0) throw new ConfigError(program, problems);
   const protocol = config.kafkaSecurityProtocol;
@@ -88,15 +105,26 @@ export function kafkaClientSecurity(program: string, config: KafkaSecurityConfig
     try {
       ca = readFile(config.kafkaTlsCaFile);
     } catch (error) {
-      throw new ConfigError(program, [`KAFKA_TLS_CA_FILE=${JSON.stringify(config.kafkaTlsCaFile)} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)}): point it at the PEM file of the brokers' certificate authority.`]);
+      throw new ConfigError(program, [
+        `KAFKA_TLS_CA_FILE=${JSON.stringify(config.kafkaTlsCaFile)} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)}): point it at the PEM file of the brokers' certificate authority.`,
+      ]);
     }
     if (!ca.includes('-----BEGIN CERTIFICATE-----')) {
-      throw new ConfigError(program, [`KAFKA_TLS_CA_FILE=${JSON.stringify(config.kafkaTlsCaFile)} holds no PEM certificate: point it at the PEM file of the brokers' certificate authority.`]);
+      throw new ConfigError(program, [
+        `KAFKA_TLS_CA_FILE=${JSON.stringify(config.kafkaTlsCaFile)} holds no PEM certificate: point it at the PEM file of the brokers' certificate authority.`,
+      ]);
     }
   }
   const ssl: ConnectionOptions = ca === undefined ? {} : { ca: [ca] };
   if (protocol === 'ssl') return { ssl };
-  return { ssl, sasl: { mechanism: config.kafkaSaslMechanism, username: config.kafkaSaslUsername, password: config.kafkaSaslPassword } };
+  return {
+    ssl,
+    sasl: {
+      mechanism: config.kafkaSaslMechanism,
+      username: config.kafkaSaslUsername,
+      password: config.kafkaSaslPassword,
+    },
+  };
 }
 
 /**
@@ -104,5 +132,10 @@ export function kafkaClientSecurity(program: string, config: KafkaSecurityConfig
  * rehearsal its consumers, the bench its instances): the child reads the same settings.
  */
 export function kafkaSecurityEnv(config: KafkaSecurityConfig): Record<string, string> {
-  return Object.fromEntries(Object.entries(kafkaSecuritySettings).map(([key, setting]) => [setting.env, String(config[key as keyof KafkaSecurityConfig])]));
+  return Object.fromEntries(
+    Object.entries(kafkaSecuritySettings).map(([key, setting]) => [
+      setting.env,
+      String(config[key as keyof KafkaSecurityConfig]),
+    ]),
+  );
 }

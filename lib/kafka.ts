@@ -77,7 +77,12 @@ export function kafkaLogCreator(logger: Logger): logCreator {
     ({ namespace, level, log }: LogEntry) => {
       const method = pinoMethod(level);
       if (method === undefined) return;
-      const { message, timestamp: _timestamp, logger: _logger, ...fields } = log as LogEntry['log'] & Record<string, unknown>;
+      const {
+        message,
+        timestamp: _timestamp,
+        logger: _logger,
+        ...fields
+      } = log as LogEntry['log'] & Record<string, unknown>;
       logger[method]({ kafkajs: namespace, ...fields }, message);
     };
 }
@@ -140,8 +145,11 @@ export async function defaultReplicationFactor(admin: Admin): Promise<number> {
     includeSynonyms: false,
     resources: [{ type: BROKER_RESOURCE, name: String(broker.nodeId), configNames: ['default.replication.factor'] }],
   });
-  const value = Number(resources[0]?.configEntries.find((e) => e.configName === 'default.replication.factor')?.configValue);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`broker ${broker.nodeId} reports no usable default.replication.factor`);
+  const value = Number(
+    resources[0]?.configEntries.find((e) => e.configName === 'default.replication.factor')?.configValue,
+  );
+  if (!Number.isInteger(value) || value < 1)
+    throw new Error(`broker ${broker.nodeId} reports no usable default.replication.factor`);
   return value;
 }
 
@@ -153,7 +161,9 @@ export async function ensureTopics(admin: Admin, topics: readonly TopicSpec[]): 
   const existing = new Set(await admin.listTopics());
   const missing = topics.filter((spec) => !existing.has(spec.topic));
   if (missing.length === 0) return [];
-  const brokerDefault = missing.some((spec) => spec.replicationFactor === undefined || spec.replicationFactor === -1) ? await defaultReplicationFactor(admin) : undefined;
+  const brokerDefault = missing.some((spec) => spec.replicationFactor === undefined || spec.replicationFactor === -1)
+    ? await defaultReplicationFactor(admin)
+    : undefined;
   await admin.createTopics({
     // kafkajs's own wait gives up when the broker's metadata has not caught up with the creation
     // yet (UNKNOWN_TOPIC_OR_PARTITION, seen for ~150 ms on a broker with TLS, SCRAM and ACLs).
@@ -161,11 +171,15 @@ export async function ensureTopics(admin: Admin, topics: readonly TopicSpec[]): 
     topics: missing.map((spec) => ({
       topic: spec.topic,
       numPartitions: spec.numPartitions,
-      replicationFactor: spec.replicationFactor === undefined || spec.replicationFactor === -1 ? brokerDefault : spec.replicationFactor,
+      replicationFactor:
+        spec.replicationFactor === undefined || spec.replicationFactor === -1 ? brokerDefault : spec.replicationFactor,
       configEntries: Object.entries(spec.configs ?? {}).map(([name, value]) => ({ name, value })),
     })),
   });
-  await waitForTopicLeaders(admin, missing.map((spec) => spec.topic));
+  await waitForTopicLeaders(
+    admin,
+    missing.map((spec) => spec.topic),
+  );
   return missing.map((spec) => spec.topic);
 }
 
@@ -177,11 +191,16 @@ async function waitForTopicLeaders(admin: Admin, topics: string[], timeoutMs = 3
   for (;;) {
     try {
       const { topics: described } = await admin.fetchTopicMetadata({ topics });
-      if (described.length === topics.length && described.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return;
+      if (
+        described.length === topics.length &&
+        described.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))
+      )
+        return;
     } catch (error) {
       if (!NOT_YET_IN_METADATA.has((error as { type?: string }).type ?? '')) throw error;
     }
-    if (Date.now() > deadline) throw new Error(`the topics ${topics.join(', ')} were created but have no leaders after ${timeoutMs} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`the topics ${topics.join(', ')} were created but have no leaders after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

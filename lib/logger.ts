@@ -31,11 +31,17 @@ export function createLogger({ name, level = 'info', destination }: CreateLogger
     level,
     base: { name },
     timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label: string) => ({ level: label }), log: (object: Record<string, unknown>) => redactUserInfo(object) },
+    formatters: {
+      level: (label: string) => ({ level: label }),
+      log: (object: Record<string, unknown>) => redactUserInfo(object),
+    },
     serializers: { err: redactedError, error: redactedError },
     hooks: {
       logMethod(this: PinoLogger, args: Parameters<PinoLogger['info']>, method: (...args: unknown[]) => void) {
-        method.apply(this, args.map((arg: unknown) => (typeof arg === 'string' ? withoutUserInfo(arg) : arg)));
+        method.apply(
+          this,
+          args.map((arg: unknown) => (typeof arg === 'string' ? withoutUserInfo(arg) : arg)),
+        );
       },
     },
   };

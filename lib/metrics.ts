@@ -78,9 +78,13 @@ function listen(server: Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const onError = (err: Error): void => {
       reject(
-        new PipelineError('http_listen_failed', `Cannot listen on ${host}:${port} (${err.message}); choose a free port or stop what holds it.`, {
-          cause: err,
-        }),
+        new PipelineError(
+          'http_listen_failed',
+          `Cannot listen on ${host}:${port} (${err.message}); choose a free port or stop what holds it.`,
+          {
+            cause: err,
+          },
+        ),
       );
     };
     server.once('error', onError);

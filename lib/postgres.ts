@@ -31,7 +31,10 @@ export function createPool(options: CreatePoolOptions): Pool {
     idleTimeoutMillis: options.idleTimeoutMs ?? 30_000,
   });
   pool.on('error', (err) => {
-    logger.error({ err, applicationName }, 'an idle Postgres connection failed; the pool drops it and opens a new one when needed');
+    logger.error(
+      { err, applicationName },
+      'an idle Postgres connection failed; the pool drops it and opens a new one when needed',
+    );
   });
   return pool;
 }
@@ -207,5 +210,7 @@ export interface Queryable {
 export async function ensureLoginRole(admin: Queryable, role: string, password: string): Promise<void> {
   const existing = await admin.query(/* sql */ `select 1 from pg_catalog.pg_roles where rolname = $1`, [role]);
   const verb = existing.rowCount === 0 ? 'create' : 'alter';
-  await admin.query(/* sql */ `${verb} role ${pg.escapeIdentifier(role)} login nosuperuser password ${pg.escapeLiteral(password)}`);
+  await admin.query(
+    /* sql */ `${verb} role ${pg.escapeIdentifier(role)} login nosuperuser password ${pg.escapeLiteral(password)}`,
+  );
 }

@@ -45,7 +45,11 @@ async function registryFetch(registry: Registry, path: string, init: RequestInit
   try {
     return await fetch(url, { ...init, headers, signal: AbortSignal.timeout(10_000) });
   } catch (cause) {
-    throw new PipelineError('schema_registry_unreachable', `the schema registry at ${registryAddress(registry.url)} does not answer; start it (npm run stack -- start) or fix the registry URL`, { cause });
+    throw new PipelineError(
+      'schema_registry_unreachable',
+      `the schema registry at ${registryAddress(registry.url)} does not answer; start it (npm run stack -- start) or fix the registry URL`,
+      { cause },
+    );
   }
 }
 
@@ -53,7 +57,11 @@ async function registryFetch(registry: Registry, path: string, init: RequestInit
 export async function latestSchema(registry: Registry, subject: string): Promise<string | undefined> {
   const response = await registryFetch(registry, `/subjects/${encodeURIComponent(subject)}/versions/latest`);
   if (response.status === 404) return undefined;
-  if (!response.ok) throw new PipelineError('schema_registry_error', `reading ${subject}: HTTP ${response.status} ${await response.text()}`);
+  if (!response.ok)
+    throw new PipelineError(
+      'schema_registry_error',
+      `reading ${subject}: HTTP ${response.status} ${await response.text()}`,
+    );
   return ((await response.json()) as { schema: string }).schema;
 }
 
@@ -62,7 +70,11 @@ async function setCompatibility(registry: Registry, subject: string, compatibili
     method: 'PUT',
     body: JSON.stringify({ compatibility }),
   });
-  if (!response.ok) throw new PipelineError('schema_registry_error', `setting ${compatibility} on ${subject}: HTTP ${response.status} ${await response.text()}`);
+  if (!response.ok)
+    throw new PipelineError(
+      'schema_registry_error',
+      `setting ${compatibility} on ${subject}: HTTP ${response.status} ${await response.text()}`,
+    );
 }
 
 /** Every registered version of a subject, oldest first (empty when the subject is new). */
@@ -70,12 +82,20 @@ async function registeredVersions(registry: Registry, subject: string): Promise<
   const path = `/subjects/${encodeURIComponent(subject)}/versions`;
   const response = await registryFetch(registry, path);
   if (response.status === 404) return [];
-  if (!response.ok) throw new PipelineError('schema_registry_error', `listing versions of ${subject}: HTTP ${response.status} ${await response.text()}`);
+  if (!response.ok)
+    throw new PipelineError(
+      'schema_registry_error',
+      `listing versions of ${subject}: HTTP ${response.status} ${await response.text()}`,
+    );
   const versions = ((await response.json()) as number[]).sort((a, b) => a - b);
   return Promise.all(
     versions.map(async (version) => {
       const one = await registryFetch(registry, `${path}/${version}`);
-      if (!one.ok) throw new PipelineError('schema_registry_error', `reading ${subject} version ${version}: HTTP ${one.status} ${await one.text()}`);
+      if (!one.ok)
+        throw new PipelineError(
+          'schema_registry_error',
+          `reading ${subject} version ${version}: HTTP ${one.status} ${await one.text()}`,
+        );
       return { version, schema: ((await one.json()) as { schema: string }).schema };
     }),
   );
@@ -84,7 +104,9 @@ async function registeredVersions(registry: Registry, subject: string): Promise<
 /** Field by field, why `schema` cannot read what each registered version wrote. */
 async function whyIncompatible(registry: Registry, subject: string, schema: string): Promise<string[]> {
   const versions = await registeredVersions(registry, subject).catch(() => []);
-  return versions.flatMap(({ version, schema: old }) => incompatibleFields(old, schema).map((problem) => `${problem} (against version ${version})`));
+  return versions.flatMap(({ version, schema: old }) =>
+    incompatibleFields(old, schema).map((problem) => `${problem} (against version ${version})`),
+  );
 }
 
 /**
@@ -104,7 +126,10 @@ export async function registerAvroSchema(
   if (previous !== undefined) await setCompatibility(registry, subject, compatibility);
   try {
     // The client refuses to register when the subject's rule differs from the one it is told.
-    const { id } = await registry.client.register({ type: SchemaType.AVRO, schema }, { subject, compatibility: COMPATIBILITY[compatibility] });
+    const { id } = await registry.client.register(
+      { type: SchemaType.AVRO, schema },
+      { subject, compatibility: COMPATIBILITY[compatibility] },
+    );
     if (previous === undefined) await setCompatibility(registry, subject, compatibility);
     return id;
   } catch (cause) {
@@ -137,7 +162,9 @@ export function incompatibleFields(previousSchema: string, nextSchema: string): 
     const old = before.get(field.name);
     if (old === undefined && !('default' in field)) problems.push(`field "${field.name}" was added without a default`);
     else if (old !== undefined && JSON.stringify(old.type) !== JSON.stringify(field.type)) {
-      problems.push(`field "${field.name}" changed type from ${JSON.stringify(old.type)} to ${JSON.stringify(field.type)}`);
+      problems.push(
+        `field "${field.name}" changed type from ${JSON.stringify(old.type)} to ${JSON.stringify(field.type)}`,
+      );
     }
   }
   return problems;
@@ -176,7 +203,8 @@ export function subjectOfSchema(schema: string): string | undefined {
   try {
     const parsed = JSON.parse(schema) as { type?: unknown; name?: unknown; namespace?: unknown };
     if (parsed.type !== 'record' || typeof parsed.name !== 'string') return undefined;
-    if (parsed.name.includes('.') || typeof parsed.namespace !== 'string' || parsed.namespace === '') return parsed.name;
+    if (parsed.name.includes('.') || typeof parsed.namespace !== 'string' || parsed.namespace === '')
+      return parsed.name;
     return `${parsed.namespace}.${parsed.name}`;
   } catch {
     return undefined;
@@ -191,7 +219,12 @@ export const REGISTRY_PROBE_TTL_MS = 5_000;
 
 const probeCache = new WeakMap<Registry, Map<string, { at: number; answer: Promise<ProbeAnswer> }>>();
 
-function cachedProbe(registry: Registry, key: string, probe: () => Promise<ProbeAnswer>, now = Date.now()): Promise<ProbeAnswer> {
+function cachedProbe(
+  registry: Registry,
+  key: string,
+  probe: () => Promise<ProbeAnswer>,
+  now = Date.now(),
+): Promise<ProbeAnswer> {
   let cache = probeCache.get(registry);
   if (cache === undefined) probeCache.set(registry, (cache = new Map()));
   const hit = cache.get(key);
@@ -222,11 +255,16 @@ function readerSchemaProbe(registry: Registry, schema: string): Promise<ProbeAns
     const listed = await registryFetch(registry, '/subjects');
     if (!listed.ok) return answered(listed, 'GET /subjects fails');
     const body = (await listed.json().catch(() => undefined)) as unknown;
-    const subjects = (Array.isArray(body) ? body : []).filter((s): s is string => typeof s === 'string' && s.endsWith(name));
+    const subjects = (Array.isArray(body) ? body : []).filter(
+      (s): s is string => typeof s === 'string' && s.endsWith(name),
+    );
     if (subjects.length === 0) return `no subject is named ${name} (with or without a prefix)`;
     for (const subject of subjects.slice(0, SUBJECTS_LOOKED_UP)) {
       // POST /subjects/<subject> looks the schema up under the subject; it registers nothing.
-      const found = await registryFetch(registry, `/subjects/${encodeURIComponent(subject)}`, { method: 'POST', body: JSON.stringify({ schema }) });
+      const found = await registryFetch(registry, `/subjects/${encodeURIComponent(subject)}`, {
+        method: 'POST',
+        body: JSON.stringify({ schema }),
+      });
       if (found.ok) return undefined;
     }
     return `the reader schema of ${name} is not registered under ${subjects.slice(0, SUBJECTS_LOOKED_UP).join(', ')}`;
@@ -234,7 +272,9 @@ function readerSchemaProbe(registry: Registry, schema: string): Promise<ProbeAns
 }
 
 function knownIdProbe(registry: Registry, id: number): Promise<ProbeAnswer> {
-  return cachedProbe(registry, `id\u0000${id}`, async () => answered(await registryFetch(registry, `/schemas/ids/${id}`), `schema id ${id}, read from it before, is gone`));
+  return cachedProbe(registry, `id\u0000${id}`, async () =>
+    answered(await registryFetch(registry, `/schemas/ids/${id}`), `schema id ${id}, read from it before, is gone`),
+  );
 }
 
 /**
@@ -242,8 +282,12 @@ function knownIdProbe(registry: Registry, id: number): Promise<ProbeAnswer> {
  * checks out, and there is some); otherwise what speaks against it, in words. Answers are cached briefly.
  */
 export async function registryMissing(registry: Registry, evidence: RegistryEvidence): Promise<string | undefined> {
-  const probes = [...evidence.readerSchemas.map((schema) => readerSchemaProbe(registry, schema)), ...evidence.knownIds.map((id) => knownIdProbe(registry, id))];
-  if (probes.length === 0) return 'this consumer has no reader schema and has decoded nothing from it yet, so nothing shows it is the right registry';
+  const probes = [
+    ...evidence.readerSchemas.map((schema) => readerSchemaProbe(registry, schema)),
+    ...evidence.knownIds.map((id) => knownIdProbe(registry, id)),
+  ];
+  if (probes.length === 0)
+    return 'this consumer has no reader schema and has decoded nothing from it yet, so nothing shows it is the right registry';
   const missing = (await Promise.all(probes)).filter((answer): answer is string => answer !== undefined);
   return missing.length === 0 ? undefined : missing.join('; ');
 }

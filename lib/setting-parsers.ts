@@ -41,7 +41,11 @@ export function zInt(options: { min?: number; max?: number; example?: string } =
 
 /** A TCP port; 0 lets the system pick a free one. */
 export function zPort(): SettingParser<number> {
-  return { schema: wholeNumber(0, 65_535), expected: 'a TCP port from 0 to 65535 (0 picks a free port)', example: '9464' };
+  return {
+    schema: wholeNumber(0, 65_535),
+    expected: 'a TCP port from 0 to 65535 (0 picks a free port)',
+    example: '9464',
+  };
 }
 
 export function zDurationMs(options: { min?: number; max?: number; example?: string } = {}): SettingParser<number> {
@@ -86,13 +90,20 @@ export function zList(options: { minItems?: number; example?: string } = {}): Se
   const { minItems = 0 } = options;
   const schema = z
     .string()
-    .transform((text) => text.split(',').map((item) => item.trim()).filter((item) => item !== ''))
+    .transform((text) =>
+      text
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item !== ''),
+    )
     .pipe(z.array(z.string()).min(minItems));
   const count = minItems > 1 ? ` (at least ${minItems})` : minItems === 1 ? ' (at least one)' : '';
   return { schema, expected: `a comma separated list${count}`, example: options.example ?? 'a,b' };
 }
 
-export function zString(options: { minLength?: number; pattern?: RegExp; expected?: string; example?: string } = {}): SettingParser<string> {
+export function zString(
+  options: { minLength?: number; pattern?: RegExp; expected?: string; example?: string } = {},
+): SettingParser<string> {
   const { minLength = 0, pattern } = options;
   let schema = z.string().min(minLength);
   if (pattern) schema = schema.regex(pattern);

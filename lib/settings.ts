@@ -65,7 +65,9 @@ function checkTable(program: string, settings: SettingsTable): void {
       throw new Error(`${where}: default "${setting.default}" is not ${setting.parser.expected}.`);
     }
     if (setting.secret && setting.default !== undefined && setting.default !== '') {
-      throw new Error(`${where}: ${setting.env} is a secret and must not have a default; make it required (default: undefined).`);
+      throw new Error(
+        `${where}: ${setting.env} is a secret and must not have a default; make it required (default: undefined).`,
+      );
     }
   }
 }
@@ -83,7 +85,9 @@ function fixHint(setting: Setting<unknown>): string {
 }
 
 function invalidSentence(setting: Setting<unknown>, raw: string): string {
-  const shown = setting.secret ? `${setting.env} (secret, value not shown)` : `${setting.env}=${JSON.stringify(withoutUserInfo(raw))}`;
+  const shown = setting.secret
+    ? `${setting.env} (secret, value not shown)`
+    : `${setting.env}=${JSON.stringify(withoutUserInfo(raw))}`;
   return `${shown} is not valid: expected ${setting.parser.expected}; ${fixHint(setting)}.`;
 }
 
@@ -117,7 +121,10 @@ export function parseSettings<T extends SettingsTable>(
 }
 
 /** The configuration as a plain object safe to log: secrets replaced by "[secret]", passwords taken out of URLs. */
-export function configForLog<T extends SettingsTable>(def: SettingsDefinition<T>, config: Config<T>): Record<string, unknown> {
+export function configForLog<T extends SettingsTable>(
+  def: SettingsDefinition<T>,
+  config: Config<T>,
+): Record<string, unknown> {
   const shown: Record<string, unknown> = {};
   for (const [key, setting] of Object.entries(def.settings)) {
     shown[key] = setting.secret ? '[secret]' : redactUserInfo((config as Record<string, unknown>)[key]);

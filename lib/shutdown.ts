@@ -36,7 +36,10 @@ export class Releasers {
         this.#logger.debug({ releaser: entry.name }, 'released');
       } catch (err) {
         errors.push(err);
-        this.#logger.error({ err, releaser: entry.name }, `cleanup of ${entry.name} failed; continuing with the others`);
+        this.#logger.error(
+          { err, releaser: entry.name },
+          `cleanup of ${entry.name} failed; continuing with the others`,
+        );
       }
     }
     return errors;
@@ -69,13 +72,15 @@ export function onShutdownSignals(options: ShutdownSignalOptions): () => void {
       return;
     }
     logger.info({ signal }, `${signal} received: shutting down gracefully (send it again to force)`);
-    Promise.resolve().then(graceful).then(
-      () => logger.info('graceful shutdown finished'),
-      (err: unknown) => {
-        process.exitCode = 1;
-        logger.error({ err }, 'graceful shutdown failed');
-      },
-    );
+    Promise.resolve()
+      .then(graceful)
+      .then(
+        () => logger.info('graceful shutdown finished'),
+        (err: unknown) => {
+          process.exitCode = 1;
+          logger.error({ err }, 'graceful shutdown failed');
+        },
+      );
   };
   for (const signal of signals) process.on(signal, onSignal);
   return () => {

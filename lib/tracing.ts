@@ -11,10 +11,24 @@
  * endpoint is set. Without it the seat service still gets real span ids for its traceparents (so
  * every event can be followed in the logs), and the consumers record no spans at all.
  */
-import { type Attributes, type Link, type Span, type SpanContext, SpanKind, SpanStatusCode, TraceFlags } from '@opentelemetry/api';
+import {
+  type Attributes,
+  type Link,
+  type Span,
+  type SpanContext,
+  SpanKind,
+  SpanStatusCode,
+  TraceFlags,
+} from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  SimpleSpanProcessor,
+  type SpanExporter,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import { errorMessage } from './errors.js';
 import type { Logger } from './logger.js';
 import { type SettingParser, zUrl } from './setting-parsers.js';
@@ -27,7 +41,8 @@ export const otlpEndpointSetting = {
   env: 'OTEL_EXPORTER_OTLP_ENDPOINT',
   default: '',
   parser: otlpEndpointParser(),
-  description: 'OpenTelemetry collector to send traces to over OTLP HTTP/protobuf (base URL; /v1/traces is appended). Empty: no export.',
+  description:
+    'OpenTelemetry collector to send traces to over OTLP HTTP/protobuf (base URL; /v1/traces is appended). Empty: no export.',
 } as const;
 
 function otlpEndpointParser(): SettingParser<string> {
@@ -67,7 +82,10 @@ export function startTracing(options: TracingOptions): Tracing {
     processors.push(new BatchSpanProcessor(new OTLPTraceExporter({ url })));
     options.logger.info({ url }, 'exporting traces over OTLP');
   }
-  const provider = new BasicTracerProvider({ resource: resourceFromAttributes({ 'service.name': options.serviceName }), spanProcessors: processors });
+  const provider = new BasicTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': options.serviceName }),
+    spanProcessors: processors,
+  });
   const previous = state.provider;
   state = { provider, exporting: processors.length > 0 };
   void previous.shutdown();
@@ -104,7 +122,14 @@ export function formatTraceparent(context: SpanContext): string {
 export function parseTraceparent(value: string | undefined): SpanContext | undefined {
   const match = value === undefined ? null : TRACEPARENT.exec(value.trim());
   if (match === null) return undefined;
-  const [, version, traceId, spanId, flags, rest] = match as unknown as [string, string, string, string, string, string | undefined];
+  const [, version, traceId, spanId, flags, rest] = match as unknown as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string | undefined,
+  ];
   if (version === 'ff' || (version === '00' && rest !== undefined)) return undefined;
   if (/^0+$/.test(traceId) || /^0+$/.test(spanId)) return undefined;
   return { traceId, spanId, traceFlags: parseInt(flags, 16) & TraceFlags.SAMPLED, isRemote: true };
@@ -125,7 +150,11 @@ export function startOperationSpan(name: string, attributes: Attributes = {}): O
 }
 
 /** Runs `operation` inside an operation span; the span records a thrown error. */
-export async function traced<T>(name: string, attributes: Attributes, operation: (span: OperationSpan) => Promise<T>): Promise<T> {
+export async function traced<T>(
+  name: string,
+  attributes: Attributes,
+  operation: (span: OperationSpan) => Promise<T>,
+): Promise<T> {
   const span = startOperationSpan(name, attributes);
   try {
     const result = await operation(span);
@@ -153,10 +182,17 @@ export interface EventSpan {
  * A consumer span for one event, linked to the producer's span context when there is one.
  * Undefined when tracing is off (the runtime records nothing then).
  */
-export function startEventSpan(name: string, attributes: Attributes, producer: SpanContext | undefined, startTime: number): EventSpan | undefined {
+export function startEventSpan(
+  name: string,
+  attributes: Attributes,
+  producer: SpanContext | undefined,
+  startTime: number,
+): EventSpan | undefined {
   if (!state.exporting) return undefined;
   const links: Link[] = producer === undefined ? [] : [{ context: producer }];
-  const span = state.provider.getTracer(TRACER_NAME).startSpan(name, { kind: SpanKind.CONSUMER, attributes, links, startTime });
+  const span = state.provider
+    .getTracer(TRACER_NAME)
+    .startSpan(name, { kind: SpanKind.CONSUMER, attributes, links, startTime });
   return { end: (error) => endSpan(span, error), setAttribute: (key, value) => span.setAttribute(key, value) };
 }
 

@@ -58,9 +58,9 @@ async function evaluateBefore<T>(
   deadline: number,
 ): Promise<Awaited<T> | typeof TIMED_OUT> {
   const controller = new AbortController();
-  const timer = delay<typeof TIMED_OUT>(Math.max(0, deadline - Date.now()), TIMED_OUT, { signal: controller.signal }).catch(
-    (): typeof TIMED_OUT => TIMED_OUT,
-  );
+  const timer = delay<typeof TIMED_OUT>(Math.max(0, deadline - Date.now()), TIMED_OUT, {
+    signal: controller.signal,
+  }).catch((): typeof TIMED_OUT => TIMED_OUT);
   try {
     return await Promise.race([Promise.resolve().then(condition), timer]);
   } finally {
@@ -73,7 +73,10 @@ async function evaluateBefore<T>(
  * value, and returns that value. A throwing condition counts as "not yet". After
  * `timeoutMs` it throws an Error naming `description` and the last value or error seen.
  */
-export async function waitFor<T>(condition: () => T | Promise<T>, options: WaitForOptions): Promise<Truthy<Awaited<T>>> {
+export async function waitFor<T>(
+  condition: () => T | Promise<T>,
+  options: WaitForOptions,
+): Promise<Truthy<Awaited<T>>> {
   const { timeoutMs, intervalMs = 100, description } = options;
   const deadline = Date.now() + timeoutMs;
   let seen: Observation = { kind: 'none' };

@@ -29,7 +29,13 @@ interface Seen {
  * programs are stopped, so these fire then; the rehearsal waits for them to resolve after it has
  * started its programs, before the run begins (see waitForOwnProgramsSeen).
  */
-export const OWN_PROGRAM_ALERTS = ['ConsumerDown', 'HoldSweeperDown', 'HoldSweeperNoRecentSuccess', 'JobWatchdogDown', 'SlotMonitorDown'] as const;
+export const OWN_PROGRAM_ALERTS = [
+  'ConsumerDown',
+  'HoldSweeperDown',
+  'HoldSweeperNoRecentSuccess',
+  'JobWatchdogDown',
+  'SlotMonitorDown',
+] as const;
 
 export class AlertWatcher {
   readonly #url: string;
@@ -75,7 +81,9 @@ export class AlertWatcher {
       this.#lastError = err instanceof Error ? err.message : String(err);
       return;
     }
-    const active = alerts.filter((a) => (a.status?.state ?? 'active') === 'active' && a.labels.alertname !== 'Watchdog');
+    const active = alerts.filter(
+      (a) => (a.status?.state ?? 'active') === 'active' && a.labels.alertname !== 'Watchdog',
+    );
     const present = new Set<string>();
     for (const alert of active) {
       const key = `${alert.fingerprint}@${alert.startsAt}`;
@@ -107,7 +115,13 @@ export class AlertWatcher {
   during(from: number, to: number): AlertRecord[] {
     return [...this.#seen.values()]
       .filter((s) => s.lastSeen >= from && Math.min(s.startsAt, s.lastSeen) <= to)
-      .map((s) => ({ name: s.name, severity: s.severity, startsAt: s.startsAt, endsAt: s.endedAt, beganBeforeRun: s.startsAt < from }))
+      .map((s) => ({
+        name: s.name,
+        severity: s.severity,
+        startsAt: s.startsAt,
+        endsAt: s.endedAt,
+        beganBeforeRun: s.startsAt < from,
+      }))
       .sort((a, b) => a.startsAt - b.startsAt || a.name.localeCompare(b.name));
   }
 
@@ -115,7 +129,13 @@ export class AlertWatcher {
   endedBefore(from: number): AlertRecord[] {
     return [...this.#seen.values()]
       .filter((s) => s.endedAt !== null && s.lastSeen < from)
-      .map((s) => ({ name: s.name, severity: s.severity, startsAt: s.startsAt, endsAt: s.endedAt, beganBeforeRun: true }));
+      .map((s) => ({
+        name: s.name,
+        severity: s.severity,
+        startsAt: s.startsAt,
+        endsAt: s.endedAt,
+        beganBeforeRun: true,
+      }));
   }
 
   /** "N of M polls unanswered (last error)" or undefined when Alertmanager always answered. */
@@ -133,10 +153,13 @@ export class AlertWatcher {
     const own = (): string[] => this.#firing.filter((name) => (OWN_PROGRAM_ALERTS as readonly string[]).includes(name));
     await this.poll();
     try {
-      await waitFor(async () => {
-        await this.poll();
-        return own().length === 0;
-      }, { timeoutMs, intervalMs: 1000, description: `${OWN_PROGRAM_ALERTS.join(', ')} to resolve` });
+      await waitFor(
+        async () => {
+          await this.poll();
+          return own().length === 0;
+        },
+        { timeoutMs, intervalMs: 1000, description: `${OWN_PROGRAM_ALERTS.join(', ')} to resolve` },
+      );
     } catch {
       // reported by the caller
     }

@@ -5,7 +5,11 @@ import { CONSUMER_KINDS, eventTypesOf, type ReconciledConsumer } from '../monito
 import { reconcile, type Reconciliation } from '../monitors/reconciliation/reconcile.js';
 
 /** The rehearsal's consumers as reconciliation sees them: each kind under its own name in the inbox. */
-export const REHEARSAL_CONSUMERS: ReconciledConsumer[] = CONSUMER_KINDS.map((kind) => ({ kind, name: kind, eventTypes: eventTypesOf(kind) }));
+export const REHEARSAL_CONSUMERS: ReconciledConsumer[] = CONSUMER_KINDS.map((kind) => ({
+  kind,
+  name: kind,
+  eventTypes: eventTypesOf(kind),
+}));
 
 export interface Check {
   name: string;
@@ -26,8 +30,23 @@ export const REHEARSAL_CLAIM_GRACE_MS = 30_000;
  * reconciliation module (`npm run reconcile` runs the same code): the source of every
  * exactly-once verdict of the report.
  */
-export function reconcileRun(seat: Pool, consumers: Pool, from: Date, to: Date, claimGraceMs = REHEARSAL_CLAIM_GRACE_MS): Promise<Reconciliation> {
-  return reconcile({ seatPool: seat, consumerPool: consumers, consumers: REHEARSAL_CONSUMERS, from, to, pageSize: 5000, missingShown: 5, claimGraceMs });
+export function reconcileRun(
+  seat: Pool,
+  consumers: Pool,
+  from: Date,
+  to: Date,
+  claimGraceMs = REHEARSAL_CLAIM_GRACE_MS,
+): Promise<Reconciliation> {
+  return reconcile({
+    seatPool: seat,
+    consumerPool: consumers,
+    consumers: REHEARSAL_CONSUMERS,
+    from,
+    to,
+    pageSize: 5000,
+    missingShown: 5,
+    claimGraceMs,
+  });
 }
 
 /**
@@ -45,7 +64,11 @@ export function exactlyOnceChecks(result: Reconciliation): Check[] {
     if (c.missing > 0) parts.push(`missing ${c.missing}: ${c.missingIds.join(', ')}`);
     if (c.unsent > 0) parts.push(`claimed and never sent ${c.unsent}: ${c.unsentIds.join(', ')}`);
     if (c.claimed > c.unsent) parts.push(`${c.claimed - c.unsent} claimed within the claim grace, not sent yet`);
-    return { name: `${c.consumer.name} handled every event once`, ok: c.missing === 0 && c.unsent === 0, detail: parts.join(', ') };
+    return {
+      name: `${c.consumer.name} handled every event once`,
+      ok: c.missing === 0 && c.unsent === 0,
+      detail: parts.join(', '),
+    };
   });
 }
 
@@ -58,7 +81,16 @@ export function exactlyOnceChecks(result: Reconciliation): Check[] {
  * in two orders there could never find one.)
  */
 export async function oversoldCheck(seat: Pool, showId: string): Promise<Check> {
-  const { rows } = await seat.query<{ doubled: number; doubled_ids: string[] | null; sold: number; sold_rows: number; show_sold: number; sold_no_event: number; event_not_sold: number }>(/* sql */ `
+  const { rows } = await seat.query<{
+    doubled: number;
+    doubled_ids: string[] | null;
+    sold: number;
+    sold_rows: number;
+    show_sold: number;
+    sold_no_event: number;
+    event_not_sold: number;
+  }>(
+    /* sql */ `
     with sales as (select aggregateid as seat_id, count(*)::int as events from outbox where type = $2 group by aggregateid),
          show_seats as (select seat_id, state from seats where show_id = $1)
     select (select count(*) from sales where events > 1)::int as doubled,
@@ -68,15 +100,20 @@ export async function oversoldCheck(seat: Pool, showId: string): Promise<Check> 
            (select count(*) from show_seats where state = 'sold')::int as show_sold,
            (select count(*) from show_seats s where s.state = 'sold' and not exists (select 1 from sales e where e.seat_id = s.seat_id))::int as sold_no_event,
            (select count(*) from show_seats s join sales e using (seat_id) where s.state <> 'sold')::int as event_not_sold`,
-  [showId, EVENTS.seatSold.type]);
+    [showId, EVENTS.seatSold.type],
+  );
   const r = rows[0];
   if (r === undefined) return { name: 'no seat sold twice', ok: false, detail: 'the seat database returned no row' };
   const ok = r.doubled === 0 && r.sold === r.sold_rows && r.sold_no_event === 0 && r.event_not_sold === 0;
   const problems = [
-    ...(r.doubled > 0 ? [`${r.doubled} seats with more than one seat.sold event (${(r.doubled_ids ?? []).join(', ')})`] : []),
+    ...(r.doubled > 0
+      ? [`${r.doubled} seats with more than one seat.sold event (${(r.doubled_ids ?? []).join(', ')})`]
+      : []),
     ...(r.sold !== r.sold_rows ? [`${r.sold} seats sold but ${r.sold_rows} order seats`] : []),
     ...(r.sold_no_event > 0 ? [`${r.sold_no_event} sold seats of this show without a seat.sold event`] : []),
-    ...(r.event_not_sold > 0 ? [`${r.event_not_sold} seats of this show with a seat.sold event that are not sold`] : []),
+    ...(r.event_not_sold > 0
+      ? [`${r.event_not_sold} seats of this show with a seat.sold event that are not sold`]
+      : []),
   ];
   return {
     name: 'no seat sold twice',
@@ -90,14 +127,27 @@ export async function oversoldCheck(seat: Pool, showId: string): Promise<Check> 
  * lost, repeated or reordered event that changed a seat's state shows as a count that differs.
  */
 export async function availabilityCheck(seat: Pool, consumers: Pool, showId: string): Promise<Check> {
-  const truth = await seat.query<{ section: string; held: number; sold: number }>(/* sql */ `
+  const truth = await seat.query<{ section: string; held: number; sold: number }>(
+    /* sql */ `
     select section, count(*) filter (where state = 'held')::int as held, count(*) filter (where state = 'sold')::int as sold
-      from seats where show_id = $1 group by section order by section`, [showId]);
-  const model = await consumers.query<{ section: string; held: number; sold: number }>(/* sql */ `
-    select section, held, sold from seat_availability_sections where show_id = $1 order by section`, [showId]);
+      from seats where show_id = $1 group by section order by section`,
+    [showId],
+  );
+  const model = await consumers.query<{ section: string; held: number; sold: number }>(
+    /* sql */ `
+    select section, held, sold from seat_availability_sections where show_id = $1 order by section`,
+    [showId],
+  );
   const bySection = new Map(model.rows.map((r) => [r.section, r]));
-  const wrong = truth.rows.filter((t) => (bySection.get(t.section)?.held ?? 0) !== t.held || (bySection.get(t.section)?.sold ?? 0) !== t.sold);
-  const detail = truth.rows.map((t) => `${t.section}: ${t.sold} sold/${t.held} held (read model ${bySection.get(t.section)?.sold ?? 0}/${bySection.get(t.section)?.held ?? 0})`).join(', ');
+  const wrong = truth.rows.filter(
+    (t) => (bySection.get(t.section)?.held ?? 0) !== t.held || (bySection.get(t.section)?.sold ?? 0) !== t.sold,
+  );
+  const detail = truth.rows
+    .map(
+      (t) =>
+        `${t.section}: ${t.sold} sold/${t.held} held (read model ${bySection.get(t.section)?.sold ?? 0}/${bySection.get(t.section)?.held ?? 0})`,
+    )
+    .join(', ');
   return { name: 'availability read model matches the seats', ok: wrong.length === 0, detail };
 }
 
@@ -111,7 +161,11 @@ export async function ledgerCheck(seat: Pool, consumers: Pool, showId: string): 
   const mine = ledger.filter((row) => row.show_id === showId);
   const others = new Set(ledger.filter((row) => row.show_id !== showId).map((row) => row.show_id)).size;
   const detail = `${mine.map((row) => `${row.show_id}: ${row.orders} orders, ${row.seats} seats, ${(row.total_cents / 100).toFixed(2)} ${row.currency}`).join('; ') || `${showId}: no orders`}${others > 0 ? ` (and ${others} earlier shows)` : ''}`;
-  return { name: 'sales ledger equals a recompute from the seat database', ok: differences.length === 0, detail: differences.length === 0 ? detail : JSON.stringify(differences) };
+  return {
+    name: 'sales ledger equals a recompute from the seat database',
+    ok: differences.length === 0,
+    detail: differences.length === 0 ? detail : JSON.stringify(differences),
+  };
 }
 
 /**
@@ -119,12 +173,19 @@ export async function ledgerCheck(seat: Pool, consumers: Pool, showId: string): 
  * emails with one order's id (the mailbox keeps every message it received), fails.
  */
 export async function emailCheck(seat: Pool, messageIds: readonly string[], since: Date): Promise<Check> {
-  const { rows } = await seat.query<{ id: string }>(`select id::text from outbox where type = $1 and created_at >= $2`, [EVENTS.orderConfirmed.type, since]);
+  const { rows } = await seat.query<{ id: string }>(
+    `select id::text from outbox where type = $1 and created_at >= $2`,
+    [EVENTS.orderConfirmed.type, since],
+  );
   const orders = new Set(rows.map((r) => r.id));
   // The Message-ID is <ce_id@host>; a mailbox shared with earlier runs (Mailpit) holds other orders' emails too.
   const ours = messageIds.map((id) => id.split('@')[0] ?? id).filter((id) => orders.has(id));
   const received = new Set(ours);
   const missing = rows.filter((r) => !received.has(r.id)).length;
   const duplicates = ours.length - received.size;
-  return { name: 'one confirmation email per order', ok: missing === 0 && duplicates === 0, detail: `${ours.length} emails for ${rows.length} orders, ${missing} missing, ${duplicates} duplicates` };
+  return {
+    name: 'one confirmation email per order',
+    ok: missing === 0 && duplicates === 0,
+    detail: `${ours.length} emails for ${rows.length} orders, ${missing} missing, ${duplicates} duplicates`,
+  };
 }

@@ -63,12 +63,23 @@ function behaviour(random: () => number, abandonPercent: number, releasePercent:
 }
 
 /** One buyer: up to three tries for seats; then confirms, walks away or gives the seats back. */
-async function buyer(index: number, service: SeatService, showId: string, sections: Section[], options: CrowdOptions, outcome: CrowdOutcome): Promise<void> {
+async function buyer(
+  index: number,
+  service: SeatService,
+  showId: string,
+  sections: Section[],
+  options: CrowdOptions,
+  outcome: CrowdOutcome,
+): Promise<void> {
   const random = Math.random;
   for (let attempt = 0; attempt < 3; attempt += 1) {
     const began = performance.now();
     const seatIds = wantedSeats(showId, sections, random);
-    const held = await patiently(`buyer ${index} hold`, () => service.hold({ showId, seatIds, buyerId: `buyer-${index}` }), outcome);
+    const held = await patiently(
+      `buyer ${index} hold`,
+      () => service.hold({ showId, seatIds, buyerId: `buyer-${index}` }),
+      outcome,
+    );
     outcome.holdLatenciesMs.push(performance.now() - began);
     if (held.status === 'seat_taken') {
       outcome.seatTaken += 1;
@@ -80,11 +91,23 @@ async function buyer(index: number, service: SeatService, showId: string, sectio
     else if (plan === 'release') {
       const released = await patiently(`buyer ${index} release`, () => service.release(held.holdId), outcome);
       // A retried call whose first try had committed finds the hold released already.
-      if (released.status === 'released' || (released.status === 'hold_not_active' && released.holdStatus === 'released')) outcome.released += 1;
+      if (
+        released.status === 'released' ||
+        (released.status === 'hold_not_active' && released.holdStatus === 'released')
+      )
+        outcome.released += 1;
       else outcome.errors.push({ at: Date.now(), message: `buyer ${index} release: ${released.status}` });
     } else {
-      const confirmed = await patiently(`buyer ${index} confirm`, () => service.confirm({ holdId: held.holdId, buyerEmail: `buyer-${index}@fans.example` }), outcome);
-      if (confirmed.status === 'confirmed' || (confirmed.status === 'hold_not_active' && confirmed.holdStatus === 'confirmed')) outcome.confirmed += 1;
+      const confirmed = await patiently(
+        `buyer ${index} confirm`,
+        () => service.confirm({ holdId: held.holdId, buyerEmail: `buyer-${index}@fans.example` }),
+        outcome,
+      );
+      if (
+        confirmed.status === 'confirmed' ||
+        (confirmed.status === 'hold_not_active' && confirmed.holdStatus === 'confirmed')
+      )
+        outcome.confirmed += 1;
       else outcome.errors.push({ at: Date.now(), message: `buyer ${index} confirm: ${confirmed.status}` });
     }
     return;
@@ -102,8 +125,23 @@ export interface CrowdOptions {
 }
 
 /** The buyers arrive as the schedule says; `concurrency` of them are in flight at any moment. */
-export async function runCrowd(service: SeatService, showId: string, sections: Section[], options: CrowdOptions): Promise<CrowdOutcome> {
-  const outcome: CrowdOutcome = { buyers: options.buyers, confirmed: 0, abandoned: 0, released: 0, gaveUp: 0, seatTaken: 0, errors: [], failedBuyers: 0, holdLatenciesMs: [] };
+export async function runCrowd(
+  service: SeatService,
+  showId: string,
+  sections: Section[],
+  options: CrowdOptions,
+): Promise<CrowdOutcome> {
+  const outcome: CrowdOutcome = {
+    buyers: options.buyers,
+    confirmed: 0,
+    abandoned: 0,
+    released: 0,
+    gaveUp: 0,
+    seatTaken: 0,
+    errors: [],
+    failedBuyers: 0,
+    holdLatenciesMs: [],
+  };
   let next = 0;
   const lane = async () => {
     while (next < options.buyers) {

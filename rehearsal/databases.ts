@@ -11,7 +11,11 @@ import { ensureMonitorRole } from '../monitors/slot-monitor/monitor-role.js';
 import { createDatabaseIfMissing, migrateSeatDatabase, setupRoles } from '../seat-service/database-setup.js';
 
 /** The roles the programs log in as, the same natively and in compose. */
-export const REHEARSAL_ROLES = { consumer: 'stagefront_consumer', slotMonitor: 'slot_monitor', jobWatchdog: 'job_watchdog' } as const;
+export const REHEARSAL_ROLES = {
+  consumer: 'stagefront_consumer',
+  slotMonitor: 'slot_monitor',
+  jobWatchdog: 'job_watchdog',
+} as const;
 
 export interface RehearsalDatabases {
   /** Superuser URLs of the two databases (created if missing). */
@@ -27,7 +31,12 @@ export async function prepareRehearsalDatabases(options: RehearsalDatabases, log
   const { passwords } = options;
   await createDatabaseIfMissing(options.seatAdminUrl, logger);
   await createDatabaseIfMissing(options.consumerAdminUrl, logger);
-  const seatAdmin = createPool({ connectionString: options.seatAdminUrl, applicationName: options.applicationName, logger, max: 1 });
+  const seatAdmin = createPool({
+    connectionString: options.seatAdminUrl,
+    applicationName: options.applicationName,
+    logger,
+    max: 1,
+  });
   let applied: number[];
   try {
     applied = await migrateSeatDatabase(seatAdmin, logger);
@@ -37,7 +46,12 @@ export async function prepareRehearsalDatabases(options: RehearsalDatabases, log
   } finally {
     await seatAdmin.end();
   }
-  const consumerAdmin = createPool({ connectionString: options.consumerAdminUrl, applicationName: options.applicationName, logger, max: 1 });
+  const consumerAdmin = createPool({
+    connectionString: options.consumerAdminUrl,
+    applicationName: options.applicationName,
+    logger,
+    max: 1,
+  });
   try {
     await ensureConsumerRole(consumerAdmin, { role: REHEARSAL_ROLES.consumer, password: passwords.consumer });
   } finally {

@@ -22,15 +22,23 @@ function isTarget(name: string): name is DrillTarget {
  * the stack runs on the promoted standby). Unknown names are refused with the list of known ones.
  */
 export function parseDrills(text: string): DrillTarget[] {
-  const names = text.split(',').map((n) => n.trim()).filter((n) => n !== '');
+  const names = text
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n !== '');
   if (names.length === 1 && names[0] === 'all') return DRILL_TARGETS.filter((t) => !ONE_WAY.includes(t));
   const unknown = names.filter((n) => !isTarget(n));
-  if (unknown.length > 0) throw new Error(`unknown drill target ${unknown.map((n) => `"${n}"`).join(', ')}: expected ${DRILL_TARGETS.join(', ')} or all`);
+  if (unknown.length > 0)
+    throw new Error(
+      `unknown drill target ${unknown.map((n) => `"${n}"`).join(', ')}: expected ${DRILL_TARGETS.join(', ')} or all`,
+    );
   const targets = names.filter(isTarget);
   for (const oneWay of ONE_WAY) {
     const at = targets.indexOf(oneWay);
     if (at !== -1 && (at !== targets.length - 1 || targets.lastIndexOf(oneWay) !== at)) {
-      throw new Error(`${oneWay} can be drilled once, as the last drill (afterwards the seat database runs on the promoted standby): move it to the end of the list`);
+      throw new Error(
+        `${oneWay} can be drilled once, as the last drill (afterwards the seat database runs on the promoted standby): move it to the end of the list`,
+      );
     }
   }
   return targets;
@@ -45,5 +53,9 @@ export function zDrills(): SettingParser<DrillTarget[]> {
       return z.NEVER;
     }
   });
-  return { schema, expected: `a comma separated list of ${DRILL_TARGETS.join(', ')} (or all, or empty)`, example: 'connect,consumer' };
+  return {
+    schema,
+    expected: `a comma separated list of ${DRILL_TARGETS.join(', ')} (or all, or empty)`,
+    example: 'connect,consumer',
+  };
 }

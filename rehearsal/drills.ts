@@ -53,7 +53,8 @@ export interface DrillContext {
 }
 
 /** The failover drill's refusal on a stack without a standby. */
-export const NO_STANDBY_MESSAGE = 'the failover drill needs a seat database with a standby: start the stack with STACK_POSTGRES_STANDBY=yes (Postgres 17+, a stack of its own: afterwards it runs on the promoted standby)';
+export const NO_STANDBY_MESSAGE =
+  'the failover drill needs a seat database with a standby: start the stack with STACK_POSTGRES_STANDBY=yes (Postgres 17+, a stack of its own: afterwards it runs on the promoted standby)';
 
 const BACK_TIMEOUT_MS = 180_000;
 /** How long the failover drill waits for the standby's copy of the connector's slot to be sync-ready before it kills the primary. */
@@ -65,49 +66,71 @@ function component(layout: StackLayout, name: string): Component {
   return found;
 }
 
-const COMPONENT_OF: Partial<Record<DrillTarget, string>> = { connect: 'connect', kafka: 'kafka', registry: 'registry', 'seat-db': 'postgres' };
+const COMPONENT_OF: Partial<Record<DrillTarget, string>> = {
+  connect: 'connect',
+  kafka: 'kafka',
+  registry: 'registry',
+  'seat-db': 'postgres',
+};
 
 /** The connector and its task RUNNING again; a task that FAILED on the way is restarted once, as an operator would. */
 async function connectorBack(context: DrillContext, notes: string[]): Promise<void> {
   let restarted = false;
-  await waitFor(async () => {
-    const status = await connectorStatus(context.connect, context.connectorName);
-    if (isRunning(status)) return true;
-    const failed = status?.connector.state === 'FAILED' || (status?.tasks ?? []).some((t) => t.state === 'FAILED');
-    if (failed && !restarted) {
-      restarted = true;
-      notes.push(`connector ${context.connectorName} FAILED after the restart; restarted through Connect's REST API`);
-      await restartFailed(context.connect, context.connectorName);
-    }
-    return false;
-  }, { timeoutMs: BACK_TIMEOUT_MS, intervalMs: 500, description: `connector ${context.connectorName} to be RUNNING` });
+  await waitFor(
+    async () => {
+      const status = await connectorStatus(context.connect, context.connectorName);
+      if (isRunning(status)) return true;
+      const failed = status?.connector.state === 'FAILED' || (status?.tasks ?? []).some((t) => t.state === 'FAILED');
+      if (failed && !restarted) {
+        restarted = true;
+        notes.push(`connector ${context.connectorName} FAILED after the restart; restarted through Connect's REST API`);
+        await restartFailed(context.connect, context.connectorName);
+      }
+      return false;
+    },
+    { timeoutMs: BACK_TIMEOUT_MS, intervalMs: 500, description: `connector ${context.connectorName} to be RUNNING` },
+  );
 }
 
 /** Starts a killed component again; Postgres may refuse while the old server's orphaned backends still hold its shared memory. */
 async function relaunch(target: Component): Promise<void> {
-  await waitFor(async () => {
-    try {
-      await target.launch();
-      return true;
-    } catch (err) {
-      if (target.name !== 'postgres') throw err;
-      return false;
-    }
-  }, { timeoutMs: 60_000, intervalMs: 1000, description: `${target.name} to start again` });
-  await waitFor(() => target.healthy(), { timeoutMs: BACK_TIMEOUT_MS, intervalMs: 500, description: `${target.name} to answer again (log: ${target.logFile})` });
+  await waitFor(
+    async () => {
+      try {
+        await target.launch();
+        return true;
+      } catch (err) {
+        if (target.name !== 'postgres') throw err;
+        return false;
+      }
+    },
+    { timeoutMs: 60_000, intervalMs: 1000, description: `${target.name} to start again` },
+  );
+  await waitFor(() => target.healthy(), {
+    timeoutMs: BACK_TIMEOUT_MS,
+    intervalMs: 500,
+    description: `${target.name} to answer again (log: ${target.logFile})`,
+  });
 }
 
 async function killComponent(target: Component): Promise<number> {
   const pid = target.pid();
   if (pid === undefined) throw new Error(`${target.name} is not running, so there is nothing to kill`);
   process.kill(pid, 'SIGKILL');
-  await waitFor(() => !isAlive(pid), { timeoutMs: 30_000, intervalMs: 100, description: `${target.name} (pid ${pid}) to be gone` });
+  await waitFor(() => !isAlive(pid), {
+    timeoutMs: 30_000,
+    intervalMs: 100,
+    description: `${target.name} (pid ${pid}) to be gone`,
+  });
   return pid;
 }
 
 /** The connector's slot on `port` confirmed past `lsn`: Debezium streams from that node again. */
 async function slotPassed(port: number, connector: ConnectorConfig, lsn: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: adminUrl(port, connector.seatDbName), connectionTimeoutMillis: 2000 });
+  const client = new pg.Client({
+    connectionString: adminUrl(port, connector.seatDbName),
+    connectionTimeoutMillis: 2000,
+  });
   client.on('error', () => undefined);
   try {
     await client.connect();
@@ -127,7 +150,9 @@ async function currentLsn(port: number, database: string): Promise<string> {
   const client = new pg.Client({ connectionString: adminUrl(port, database), connectionTimeoutMillis: 5000 });
   await client.connect();
   try {
-    return (await client.query<{ lsn: string }>(/* sql */ `select pg_current_wal_lsn()::text as lsn`)).rows[0]?.lsn ?? '0/0';
+    return (
+      (await client.query<{ lsn: string }>(/* sql */ `select pg_current_wal_lsn()::text as lsn`)).rows[0]?.lsn ?? '0/0'
+    );
   } finally {
     await client.end().catch(() => undefined);
   }
@@ -143,26 +168,43 @@ async function currentLsn(port: number, database: string): Promise<string> {
 async function failoverDrill(context: DrillContext, run: DrillRun, log: Logger): Promise<void> {
   const { layout, connector } = context;
   if (!layout.settings.postgresStandby) throw new Error(NO_STANDBY_MESSAGE);
-  if (connector === undefined) throw new Error('the failover drill needs the outbox connector\'s settings (native rehearsal only)');
+  if (connector === undefined)
+    throw new Error("the failover drill needs the outbox connector's settings (native rehearsal only)");
   // As on-call checks before an on-sale: the standby holds the connector's slot synchronized and
   // sync-ready. A slot made minutes ago (a fresh stack) gets there once the crowd has moved it on.
   const onStandby = adminUrl(layout.settings.postgresStandbyPort, connector.seatDbName);
   const waitBegan = Date.now();
   let problem: string | undefined = 'not checked yet';
   try {
-    await waitFor(async () => {
-      problem = standbySlotProblem(connector.slotName, await slotOnNode(onStandby, connector.slotName));
-      return problem === undefined;
-    }, { timeoutMs: SLOT_SYNC_TIMEOUT_MS, intervalMs: 500, description: `slot ${connector.slotName} synchronized and sync-ready on the standby` });
+    await waitFor(
+      async () => {
+        problem = standbySlotProblem(connector.slotName, await slotOnNode(onStandby, connector.slotName));
+        return problem === undefined;
+      },
+      {
+        timeoutMs: SLOT_SYNC_TIMEOUT_MS,
+        intervalMs: 500,
+        description: `slot ${connector.slotName} synchronized and sync-ready on the standby`,
+      },
+    );
   } catch {
-    throw new Error(`not killed: ${problem ?? 'the standby\'s slot is not usable'} (waited ${SLOT_SYNC_TIMEOUT_MS / 1000} s); a failover now would lose the slot`);
+    throw new Error(
+      `not killed: ${problem ?? "the standby's slot is not usable"} (waited ${SLOT_SYNC_TIMEOUT_MS / 1000} s); a failover now would lose the slot`,
+    );
   }
-  if (Date.now() - waitBegan > 1000) run.notes.push(`waited ${((Date.now() - waitBegan) / 1000).toFixed(1)} s for the standby's copy of slot ${connector.slotName} to be sync-ready before the kill`);
+  if (Date.now() - waitBegan > 1000)
+    run.notes.push(
+      `waited ${((Date.now() - waitBegan) / 1000).toFixed(1)} s for the standby's copy of slot ${connector.slotName} to be sync-ready before the kill`,
+    );
   const primary = component(layout, 'postgres');
   run.killedAt = Date.now();
   const pid = await killComponent(primary);
-  log.warn({ pid }, 'drill: the primary\'s postmaster killed with -9');
-  await waitFor(async () => !(await primary.healthy()), { timeoutMs: 30_000, intervalMs: 200, description: 'the killed primary to stop answering' });
+  log.warn({ pid }, "drill: the primary's postmaster killed with -9");
+  await waitFor(async () => !(await primary.healthy()), {
+    timeoutMs: 30_000,
+    intervalMs: 200,
+    description: 'the killed primary to stop answering',
+  });
   await sleep(context.downMs);
   run.restartedAt = Date.now();
   const report = await failOver(layout, connector, log, { stopPrimary: false });
@@ -181,10 +223,23 @@ async function failoverDrill(context: DrillContext, run: DrillRun, log: Logger):
 /** Kills one part with -9, leaves it down for downMs, starts it again and waits until it answers. */
 export async function runDrill(target: DrillTarget, consumerTurn: number, context: DrillContext): Promise<DrillRun> {
   const componentName = COMPONENT_OF[target];
-  const program = target === 'consumer' ? context.consumers[consumerTurn % context.consumers.length] : target === 'sweeper' ? context.sweeper : undefined;
+  const program =
+    target === 'consumer'
+      ? context.consumers[consumerTurn % context.consumers.length]
+      : target === 'sweeper'
+        ? context.sweeper
+        : undefined;
   const victim = componentName ?? program ?? (target === 'failover' ? 'postgres (primary)' : target);
   const log = context.logger.child({ drill: target, victim });
-  const run: DrillRun = { target, victim, killedAt: Date.now(), restartedAt: null, backAt: null, caughtUpAt: null, notes: [] };
+  const run: DrillRun = {
+    target,
+    victim,
+    killedAt: Date.now(),
+    restartedAt: null,
+    backAt: null,
+    caughtUpAt: null,
+    notes: [],
+  };
   try {
     if (target === 'failover') {
       await failoverDrill(context, run, log);
@@ -222,13 +277,22 @@ const CATCH_UP_TIMEOUT_MS = 120_000;
 async function catchUp(run: DrillRun, lagAtKill: number, lag: () => number | undefined): Promise<void> {
   const enough = Math.max(50, 2 * lagAtKill);
   try {
-    await waitFor(() => {
-      const now = lag();
-      return now !== undefined && now <= enough;
-    }, { timeoutMs: CATCH_UP_TIMEOUT_MS, intervalMs: 250, description: `the consumers to catch up (lag at most ${enough})` });
+    await waitFor(
+      () => {
+        const now = lag();
+        return now !== undefined && now <= enough;
+      },
+      {
+        timeoutMs: CATCH_UP_TIMEOUT_MS,
+        intervalMs: 250,
+        description: `the consumers to catch up (lag at most ${enough})`,
+      },
+    );
     run.caughtUpAt = Date.now();
   } catch {
-    run.notes.push(`the consumers had not caught up ${CATCH_UP_TIMEOUT_MS / 1000} s after it was back (lag ${lag() ?? 'unknown'})`);
+    run.notes.push(
+      `the consumers had not caught up ${CATCH_UP_TIMEOUT_MS / 1000} s after it was back (lag ${lag() ?? 'unknown'})`,
+    );
   }
 }
 
@@ -238,7 +302,12 @@ async function catchUp(run: DrillRun, lagAtKill: number, lag: () => number | und
  * have caught up, so each drill's effect is its own and not the sum of two.
  * `lag` is the total lag of the latest sample (undefined before the first).
  */
-export async function runDrills(targets: readonly DrillTarget[], schedule: CrowdSchedule, context: DrillContext, lag: () => number | undefined): Promise<DrillRun[]> {
+export async function runDrills(
+  targets: readonly DrillTarget[],
+  schedule: CrowdSchedule,
+  context: DrillContext,
+  lag: () => number | undefined,
+): Promise<DrillRun[]> {
   const runs: DrillRun[] = [];
   let consumerTurn = 0;
   for (const [k, target] of targets.entries()) {
@@ -263,7 +332,9 @@ export async function runDrills(targets: readonly DrillTarget[], schedule: Crowd
 export async function bringEverythingBack(context: DrillContext): Promise<void> {
   if (existsSync(join(postgresHome(context.layout), FAILED_OVER_MARKER))) {
     // The former primary must not start again (two primaries): the rest of the stack still runs.
-    context.logger.warn('the seat database failed over: the former primary is left down (npm run stack -- start refuses it)');
+    context.logger.warn(
+      'the seat database failed over: the former primary is left down (npm run stack -- start refuses it)',
+    );
   } else {
     await startStack(context.logger, context.layout);
   }

@@ -29,7 +29,10 @@ export async function mailpitMessageIds(mailpitUrl: string, pageSize = 1000): Pr
     const response = await fetch(url, { signal: AbortSignal.timeout(10_000) }).catch((err: unknown) => {
       throw new Error(`Mailpit at ${base} did not answer (${errorMessage(err)}); check REHEARSAL_MAILPIT_URL`);
     });
-    if (!response.ok) throw new Error(`Mailpit at ${base} answered ${response.status} to /api/v1/messages; check REHEARSAL_MAILPIT_URL`);
+    if (!response.ok)
+      throw new Error(
+        `Mailpit at ${base} answered ${response.status} to /api/v1/messages; check REHEARSAL_MAILPIT_URL`,
+      );
     const page = (await response.json()) as MailpitPage;
     const messages = page.messages ?? [];
     for (const message of messages) if (message.MessageID) ids.push(message.MessageID.replace(/^<|>$/g, ''));
@@ -40,7 +43,11 @@ export async function mailpitMessageIds(mailpitUrl: string, pageSize = 1000): Pr
 
 export function openExternalEnvironment(config: RehearsalConfig): RehearsalEnvironment {
   // The seat service's admin URL is only read by setup; the rehearsal's own one serves if it is not given.
-  const seatConfig = parseSettings(seatServiceSettings, { SEAT_DB_ADMIN_URL: config.seatAdminUrl, ...process.env, HOLD_TTL_MS: String(config.holdTtlMs) });
+  const seatConfig = parseSettings(seatServiceSettings, {
+    SEAT_DB_ADMIN_URL: config.seatAdminUrl,
+    ...process.env,
+    HOLD_TTL_MS: String(config.holdTtlMs),
+  });
   return {
     mode: 'external',
     seatConfig,

@@ -7,7 +7,15 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { RehearsalRecord } from './record.js';
-import { alertsSection, clockTime, crowdSection, drillsSection, escapeHtml, stagesSection, verdictSection } from './html/summary.js';
+import {
+  alertsSection,
+  clockTime,
+  crowdSection,
+  drillsSection,
+  escapeHtml,
+  stagesSection,
+  verdictSection,
+} from './html/summary.js';
 import { REPORT_STYLE } from './html/style.js';
 
 let chartScript: string | undefined;
@@ -67,7 +75,7 @@ ${chart('chart-alerts', 'Alert timeline', 'alerts firing at Alertmanager, the Wa
 <div class="grid2">
 ${chart('chart-latency', 'Commit → effect latency per consumer', 'p50 solid, p99 dashed, per second of handling')}
 ${chart('chart-throughput', 'Events per second', 'outbox rows published and events handled, between samples')}
-${chart('chart-lag', 'Consumer lag', 'events published in the consumer\'s scope and not yet handled')}
+${chart('chart-lag', 'Consumer lag', "events published in the consumer's scope and not yet handled")}
 ${chart('chart-wal', 'Retained WAL of the outbox slot', 'gaps: the slot was missing or unreadable')}
 ${chart('chart-seats', 'Seats', 'sold, held and free')}
 ${chart('chart-stages', 'Per-stage latency per consumer', 'medians stacked; black mark: the end-to-end median')}

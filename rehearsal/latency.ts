@@ -45,6 +45,10 @@ export async function latencyOverTime(seat: Pool, consumers: Pool, since: Date):
           return { at, p50: Math.round(p.p50), p99: Math.round(p.p99), count: p.count };
         });
       const all = percentiles([...bySecond.values()].flat());
-      return { consumer, points, overall: { p50: Math.round(all.p50), p99: Math.round(all.p99), max: Math.round(all.max), count: all.count } };
+      return {
+        consumer,
+        points,
+        overall: { p50: Math.round(all.p50), p99: Math.round(all.p99), max: Math.round(all.max), count: all.count },
+      };
     });
 }

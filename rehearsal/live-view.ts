@@ -36,7 +36,9 @@ function terminalView(out: NodeJS.WriteStream): LiveView {
     if (sample === undefined) return;
     const width = Math.max(20, (out.columns || 100) - 1);
     // Lines are cut to the terminal's width: a wrapped line would throw off the cursor movement.
-    const lines = blockLines(sample, history.elapsedMs(), history.ratePerSecond(), color).map((line) => fitWidth(line, width));
+    const lines = blockLines(sample, history.elapsedMs(), history.ratePerSecond(), color).map((line) =>
+      fitWidth(line, width),
+    );
     // Back to the first line of the previous block, clear to the end of the screen, draw again.
     const rewind = drawnLines > 0 ? `\x1b[${drawnLines}F\x1b[J` : '';
     out.write(`${rewind}${lines.join('\n')}\n`);
@@ -100,7 +102,8 @@ function sampleHistory() {
       recent = [...recent.filter((s) => sample.at - s.at <= RATE_WINDOW_MS), sample];
     },
     latest: (): Sample | undefined => recent[recent.length - 1],
-    elapsedMs: () => (first === undefined || recent.length === 0 ? 0 : (recent[recent.length - 1]?.at ?? first.at) - first.at),
+    elapsedMs: () =>
+      first === undefined || recent.length === 0 ? 0 : (recent[recent.length - 1]?.at ?? first.at) - first.at,
     /** Outbox rows per second over the window; null until two samples are a moment apart. */
     ratePerSecond(): number | null {
       const oldest = recent[0];
@@ -124,7 +127,8 @@ function blockLines(sample: Sample, elapsedMs: number, rate: number | null, colo
     `events published ${count(sample.published)}${rate === null ? '' : ` (${count(Math.round(rate))}/s)`}`,
     `  ${'consumer'.padEnd(CONSUMER_WIDTH)} ${'published'.padStart(10)} ${'handled'.padStart(10)} ${'lag'.padStart(8)}`,
     ...sample.consumers.map(
-      (c) => `  ${printable(c.consumer).padEnd(CONSUMER_WIDTH)} ${number(c.published, 10)} ${number(c.handled, 10)} ${warn(number(c.lag, 8), c.lag > 0)}`,
+      (c) =>
+        `  ${printable(c.consumer).padEnd(CONSUMER_WIDTH)} ${number(c.published, 10)} ${number(c.handled, 10)} ${warn(number(c.lag, 8), c.lag > 0)}`,
     ),
     `slot WAL retained ${walSize(sample.retainedWalBytes)}   alerts firing: ${alarm(firing(sample), sample.firing.length > 0)}`,
   ];
@@ -132,7 +136,9 @@ function blockLines(sample: Sample, elapsedMs: number, rate: number | null, colo
 
 function plainLine(sample: Sample, elapsedMs: number, rate: number | null): string {
   const { seats } = sample;
-  const consumers = sample.consumers.map((c) => `${printable(c.consumer)} ${c.handled}/${c.published} lag ${c.lag}`).join(', ');
+  const consumers = sample.consumers
+    .map((c) => `${printable(c.consumer)} ${c.handled}/${c.published} lag ${c.lag}`)
+    .join(', ');
   return [
     `rehearsal +${clock(elapsedMs)} seats sold ${seats.sold} held ${seats.held} free ${seats.free}`,
     `published ${sample.published}${rate === null ? '' : ` (${Math.round(rate)}/s)`}`,

@@ -14,7 +14,15 @@ import { createShow } from '../seat-service/inventory.js';
 import { openSeatService } from '../seat-service/service.js';
 import { parseSections } from '../seat-service/sections.js';
 import { AlertWatcher, OWN_PROGRAM_ALERTS } from './alerts.js';
-import { availabilityCheck, emailCheck, exactlyOnceChecks, ledgerCheck, oversoldCheck, reconcileRun, type Check } from './consistency.js';
+import {
+  availabilityCheck,
+  emailCheck,
+  exactlyOnceChecks,
+  ledgerCheck,
+  oversoldCheck,
+  reconcileRun,
+  type Check,
+} from './consistency.js';
 import { runCrowd, type CrowdOutcome } from './crowd.js';
 import { DRILL_TARGETS, parseDrills, type DrillTarget } from './drill-targets.js';
 import { NO_STANDBY_MESSAGE, runDrills, type DrillRun } from './drills.js';
@@ -54,7 +62,11 @@ const DRILL_ALERT_WINDOW_MS = 120_000;
 function drillsFrom(args: string[], config: RehearsalConfig): DrillTarget[] {
   if (!args.includes('--drill')) return config.drills;
   const value = flagValue(args, 'drill');
-  if (value === undefined || value.startsWith('--')) throw new PipelineError('bad_argument', `--drill needs a list, e.g. --drill connect,consumer (targets: ${DRILL_TARGETS.join(', ')}, or all)`);
+  if (value === undefined || value.startsWith('--'))
+    throw new PipelineError(
+      'bad_argument',
+      `--drill needs a list, e.g. --drill connect,consumer (targets: ${DRILL_TARGETS.join(', ')}, or all)`,
+    );
   try {
     return parseDrills(value);
   } catch (err) {
@@ -67,17 +79,31 @@ async function rehearse(config: RehearsalConfig, args: string[], logger: Logger)
   try {
     drills = drillsFrom(args, config);
     if (drills.length > 0 && config.stack !== 'native') {
-      throw new PipelineError('bad_argument', `--drill needs REHEARSAL_STACK=native: drills kill the native stack's processes, which an external stack does not have`);
+      throw new PipelineError(
+        'bad_argument',
+        `--drill needs REHEARSAL_STACK=native: drills kill the native stack's processes, which an external stack does not have`,
+      );
     }
-    if (drills.includes('failover') && !stackLayout().settings.postgresStandby) throw new PipelineError('bad_argument', `--drill failover: ${NO_STANDBY_MESSAGE}`);
+    if (drills.includes('failover') && !stackLayout().settings.postgresStandby)
+      throw new PipelineError('bad_argument', `--drill failover: ${NO_STANDBY_MESSAGE}`);
   } catch (err) {
     if (!(err instanceof PipelineError)) throw err;
     console.error(`rehearsal: ${err.message}`);
     return 2;
   }
   const env = config.stack === 'native' ? await openNativeEnvironment(config, logger) : openExternalEnvironment(config);
-  const seatPool = createPool({ connectionString: env.seatAdminUrl, applicationName: 'rehearsal-report', logger, max: 3 });
-  const consumerPool = createPool({ connectionString: env.consumerAdminUrl, applicationName: 'rehearsal-report', logger, max: 3 });
+  const seatPool = createPool({
+    connectionString: env.seatAdminUrl,
+    applicationName: 'rehearsal-report',
+    logger,
+    max: 3,
+  });
+  const consumerPool = createPool({
+    connectionString: env.consumerAdminUrl,
+    applicationName: 'rehearsal-report',
+    logger,
+    max: 3,
+  });
   const alerts = new AlertWatcher(env.alertmanagerUrl);
   alerts.start();
   let sampler: Sampler | undefined;
@@ -85,29 +111,59 @@ async function rehearse(config: RehearsalConfig, args: string[], logger: Logger)
   try {
     const showId = flagValue(args, 'show') ?? `stadium-${new Date().toISOString().slice(0, 19).replace(/[-:T]/g, '')}`;
     const sections = parseSections(config.sections);
-    await createShow(service.pool, { showId, title: 'Stadium on-sale rehearsal', startsAt: new Date(Date.now() + 90 * 86_400_000), onSaleAt: new Date(Date.now() + config.countdownMs), sections });
+    await createShow(service.pool, {
+      showId,
+      title: 'Stadium on-sale rehearsal',
+      startsAt: new Date(Date.now() + 90 * 86_400_000),
+      onSaleAt: new Date(Date.now() + config.countdownMs),
+      sections,
+    });
     // Between two rehearsals their programs are stopped, and alerts say so; they resolve once
     // Prometheus has scraped the programs again. The run begins after that, so they are not its alerts.
     const waitBegan = Date.now();
     const stillFiring = await alerts.waitForOwnProgramsSeen(OWN_ALERTS_WAIT_MS);
     const waitedSeconds = Math.round((Date.now() - waitBegan) / 1000);
-    if (stillFiring.length > 0) logger.warn({ alerts: stillFiring }, 'alerts about the rehearsal\'s programs still active; the report lists them');
-    logger.info({ showId, seats: sections.reduce((n, s) => n + s.rows * s.seatsPerRow, 0), buyers: config.buyers, drills }, 'everything is running; the on-sale opens at "10:00"');
+    if (stillFiring.length > 0)
+      logger.warn({ alerts: stillFiring }, "alerts about the rehearsal's programs still active; the report lists them");
+    logger.info(
+      { showId, seats: sections.reduce((n, s) => n + s.rows * s.seatsPerRow, 0), buyers: config.buyers, drills },
+      'everything is running; the on-sale opens at "10:00"',
+    );
     await sleep(config.countdownMs);
 
     const since = await seatDatabaseNow(seatPool);
     const startedAt = Date.now();
     const view = createLiveView(process.stdout);
-    sampler = new Sampler({ seatPool, consumerPool, showId, since, slotName: env.slotName, alerts, onSample: (s) => view.update(s) });
+    sampler = new Sampler({
+      seatPool,
+      consumerPool,
+      showId,
+      since,
+      slotName: env.slotName,
+      alerts,
+      onSample: (s) => view.update(s),
+    });
     sampler.start();
     const quiet = logger.child({}, { level: 'warn' }); // info lines would break the live view's redraw
     const drillContext = drills.length > 0 ? env.drillContext(config.drillDownMs, quiet) : undefined;
     const schedule = new CrowdSchedule(config.buyers, drills.length, config.drillSpacingMs, startedAt);
-    const crowdRun = runCrowd(service, showId, sections, { ...config, schedule }).then((outcome) => ({ outcome, ms: Date.now() - startedAt }));
-    const [crowd, drillRuns] = await Promise.all([crowdRun, drillContext === undefined ? Promise.resolve([]) : runDrills(drills, schedule, drillContext, () => sampler?.latestLag())]);
+    const crowdRun = runCrowd(service, showId, sections, { ...config, schedule }).then((outcome) => ({
+      outcome,
+      ms: Date.now() - startedAt,
+    }));
+    const [crowd, drillRuns] = await Promise.all([
+      crowdRun,
+      drillContext === undefined
+        ? Promise.resolve([])
+        : runDrills(drills, schedule, drillContext, () => sampler?.latestLag()),
+    ]);
 
     const expiryWait = config.holdTtlMs * 3 + 10_000 + (drills.length > 0 ? config.drainTimeoutMs : 0);
-    await waitFor(async () => (await seatPool.query(`select count(*)::int as n from holds where status = 'active'`)).rows[0].n === 0, { timeoutMs: expiryWait, description: 'every abandoned hold to expire' });
+    await waitFor(
+      async () =>
+        (await seatPool.query(`select count(*)::int as n from holds where status = 'active'`)).rows[0].n === 0,
+      { timeoutMs: expiryWait, description: 'every abandoned hold to expire' },
+    );
     // Every write of the run is in the outbox by now: the reconciliation window ends here.
     const until = new Date((await seatDatabaseNow(seatPool)).getTime() + 1);
     const reconciliation = await waitUntilReconciled(seatPool, consumerPool, since, until, config.drainTimeoutMs);
@@ -152,7 +208,15 @@ async function rehearse(config: RehearsalConfig, args: string[], logger: Logger)
       samples: sampler.samples,
       latency: latency.map((l) => ({ consumer: l.consumer, points: l.points })),
       stages: await stageLatencies(seatPool, consumerPool, since),
-      drills: await drillRecords(drillRuns, { seatPool, consumerPool, until, finishedAt, checks, sampler, alerts: runAlerts }),
+      drills: await drillRecords(drillRuns, {
+        seatPool,
+        consumerPool,
+        until,
+        finishedAt,
+        checks,
+        sampler,
+        alerts: runAlerts,
+      }),
       alerts: runAlerts,
       checks,
     };
@@ -171,7 +235,9 @@ async function rehearse(config: RehearsalConfig, args: string[], logger: Logger)
     });
     const written = writeReport(config.reportDir, record, text);
     process.stdout.write(text);
-    process.stdout.write(`\n  report: ${shownPath(written.text)}\n          ${shownPath(written.json)}\n          ${shownPath(written.html)}\n`);
+    process.stdout.write(
+      `\n  report: ${shownPath(written.text)}\n          ${shownPath(written.json)}\n          ${shownPath(written.html)}\n`,
+    );
     return checks.every((c) => c.ok) ? 0 : 1;
   } finally {
     await sampler?.stop();
@@ -184,7 +250,13 @@ async function rehearse(config: RehearsalConfig, args: string[], logger: Logger)
 }
 
 /** Reconciles the run's window every second until no consumer misses an event, or the drain timeout. */
-async function waitUntilReconciled(seat: Pool, consumers: Pool, from: Date, to: Date, timeoutMs: number): Promise<Reconciliation> {
+async function waitUntilReconciled(
+  seat: Pool,
+  consumers: Pool,
+  from: Date,
+  to: Date,
+  timeoutMs: number,
+): Promise<Reconciliation> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const result = await reconcileRun(seat, consumers, from, to);
@@ -198,12 +270,19 @@ async function emailCheckOf(env: RehearsalEnvironment, seatPool: Pool, since: Da
   try {
     return await emailCheck(seatPool, await env.emailMessageIds(), since);
   } catch (err) {
-    return { name: 'one confirmation email per order', ok: false, detail: `the received emails could not be read: ${errorMessage(err)}` };
+    return {
+      name: 'one confirmation email per order',
+      ok: false,
+      detail: `the received emails could not be read: ${errorMessage(err)}`,
+    };
   }
 }
 
 function crowdCheck(outcome: CrowdOutcome, outside: CrowdOutcome['errors']): Check {
-  const shown = outside.slice(0, 3).map((e) => e.message).join('; ');
+  const shown = outside
+    .slice(0, 3)
+    .map((e) => e.message)
+    .join('; ');
   return {
     name: 'no buyer saw an error outside drills, every buyer got an answer',
     ok: outside.length === 0 && outcome.failedBuyers === 0,
@@ -216,7 +295,10 @@ function drillsBackCheck(runs: DrillRun[]): Check {
   return {
     name: 'every drilled part came back',
     ok: notBack.length === 0,
-    detail: notBack.length === 0 ? `${runs.length} of ${runs.length} back` : `not back: ${notBack.map((r) => `${r.victim} (${r.notes.join('; ')})`).join(', ')}`,
+    detail:
+      notBack.length === 0
+        ? `${runs.length} of ${runs.length} back`
+        : `not back: ${notBack.map((r) => `${r.victim} (${r.notes.join('; ')})`).join(', ')}`,
   };
 }
 
@@ -241,7 +323,12 @@ async function drillRecords(runs: DrillRun[], scope: DrillScope): Promise<DrillR
   const records: DrillRecord[] = [];
   for (const [i, run] of runs.entries()) {
     const next = runs[i + 1]?.killedAt;
-    const window = await reconcileRun(scope.seatPool, scope.consumerPool, new Date(run.killedAt), next === undefined ? scope.until : new Date(next));
+    const window = await reconcileRun(
+      scope.seatPool,
+      scope.consumerPool,
+      new Date(run.killedAt),
+      next === undefined ? scope.until : new Date(next),
+    );
     const counts = window.consumers.map((c) => `${c.consumer.name} ${c.handled}/${c.published}`).join(', ');
     const failed = doubles.filter((c) => !c.ok).map((c) => c.name);
     const ok = !window.gaps && failed.length === 0 && run.backAt !== null;
@@ -254,7 +341,9 @@ async function drillRecords(runs: DrillRun[], scope: DrillScope): Promise<DrillR
       backAt: run.backAt,
       caughtUpAt: run.caughtUpAt,
       peakLag: scope.sampler.peakLag(run.killedAt, next),
-      alerts: [...new Set(scope.alerts.filter((a) => a.startsAt >= run.killedAt && a.startsAt <= alertEnd).map((a) => a.name))],
+      alerts: [
+        ...new Set(scope.alerts.filter((a) => a.startsAt >= run.killedAt && a.startsAt <= alertEnd).map((a) => a.name)),
+      ],
       verdict: {
         ok,
         detail: `${run.victim}: events written from the kill ${next === undefined ? 'to the end' : 'to the next drill'} handled ${counts} (reconciliation)${failed.length === 0 ? '; nothing sold, booked or emailed twice' : `; FAILED: ${failed.join(', ')}`}${run.backAt === null ? '; never came back' : ''}`,

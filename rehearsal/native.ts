@@ -57,7 +57,12 @@ export interface ProgramUrls {
  * KAFKA_SECURITY_* settings say.
  */
 export function programSpecs(urls: ProgramUrls, config: RehearsalConfig): Record<string, ProgramSpec> {
-  const common = { ...urls.stackEnv, ...kafkaSecurityEnv(config), CONSUMER_DATABASE_URL: urls.consumerDbUrl, LOG_LEVEL: 'warn' };
+  const common = {
+    ...urls.stackEnv,
+    ...kafkaSecurityEnv(config),
+    CONSUMER_DATABASE_URL: urls.consumerDbUrl,
+    LOG_LEVEL: 'warn',
+  };
   const ownUser = (user: string) => urls.kafkaEnv?.(user) ?? {};
   const asRole = (role: string) => withCredentials(urls.seatAdminUrl, role, role);
   const onNode = (url: string, port: number) => {
@@ -66,20 +71,43 @@ export function programSpecs(urls: ProgramUrls, config: RehearsalConfig): Record
     return parsed.toString();
   };
   const [primaryPort, ...standbyPorts] = urls.seatNodePorts ?? [];
-  const slotMonitorNodes = primaryPort === undefined ? {} : {
-    SLOT_MONITOR_DATABASE_URL: onNode(asRole('slot_monitor'), primaryPort),
-    SLOT_MONITOR_STANDBY_URLS: standbyPorts.map((p) => onNode(asRole('slot_monitor'), p)).join(','),
-  };
+  const slotMonitorNodes =
+    primaryPort === undefined
+      ? {}
+      : {
+          SLOT_MONITOR_DATABASE_URL: onNode(asRole('slot_monitor'), primaryPort),
+          SLOT_MONITOR_STANDBY_URLS: standbyPorts.map((p) => onNode(asRole('slot_monitor'), p)).join(','),
+        };
   return {
-    'seat-availability': { name: 'seat-availability', entry: 'consumers/seat-availability/main.ts', env: { ...common, ...ownUser('seat-availability') }, readyPort: 9471 },
+    'seat-availability': {
+      name: 'seat-availability',
+      entry: 'consumers/seat-availability/main.ts',
+      env: { ...common, ...ownUser('seat-availability') },
+      readyPort: 9471,
+    },
     'confirmation-email': {
       name: 'confirmation-email',
       entry: 'consumers/confirmation-email/main.ts',
       env: { ...common, ...ownUser('confirmation-email'), SMTP_HOST: '127.0.0.1', SMTP_PORT: String(config.smtpPort) },
       readyPort: 9472,
     },
-    'sales-ledger': { name: 'sales-ledger', entry: 'consumers/sales-ledger/main.ts', env: { ...common, ...ownUser('sales-ledger') }, readyPort: 9473 },
-    [SWEEPER]: { name: SWEEPER, entry: 'seat-service/sweeper-main.ts', env: { ...urls.stackEnv, SEAT_DB_URL: urls.seatServiceUrl, HOLD_SWEEPER_INTERVAL_MS: String(config.sweepIntervalMs), LOG_LEVEL: 'warn' }, readyPort: 9190 },
+    'sales-ledger': {
+      name: 'sales-ledger',
+      entry: 'consumers/sales-ledger/main.ts',
+      env: { ...common, ...ownUser('sales-ledger') },
+      readyPort: 9473,
+    },
+    [SWEEPER]: {
+      name: SWEEPER,
+      entry: 'seat-service/sweeper-main.ts',
+      env: {
+        ...urls.stackEnv,
+        SEAT_DB_URL: urls.seatServiceUrl,
+        HOLD_SWEEPER_INTERVAL_MS: String(config.sweepIntervalMs),
+        LOG_LEVEL: 'warn',
+      },
+      readyPort: 9190,
+    },
     [WATCHDOG]: {
       name: WATCHDOG,
       entry: 'monitors/job-watchdog/main.ts',
@@ -110,10 +138,20 @@ export function programSpecs(urls: ProgramUrls, config: RehearsalConfig): Record
 async function firstSweep(seatAdminUrl: string, since: Date, logger: Logger): Promise<void> {
   const pool = createPool({ connectionString: seatAdminUrl, applicationName: 'rehearsal-setup', logger, max: 1 });
   try {
-    await waitFor(async () => {
-      const { rows } = await pool.query<{ n: number }>(`select count(*)::int as n from job_runs where job_name = $1 and started_at >= $2`, [SWEEPER_JOB, since]);
-      return (rows[0]?.n ?? 0) > 0;
-    }, { timeoutMs: 60_000, intervalMs: 200, description: `the hold sweeper to claim its first run (job_runs, job ${SWEEPER_JOB})` });
+    await waitFor(
+      async () => {
+        const { rows } = await pool.query<{ n: number }>(
+          `select count(*)::int as n from job_runs where job_name = $1 and started_at >= $2`,
+          [SWEEPER_JOB, since],
+        );
+        return (rows[0]?.n ?? 0) > 0;
+      },
+      {
+        timeoutMs: 60_000,
+        intervalMs: 200,
+        description: `the hold sweeper to claim its first run (job_runs, job ${SWEEPER_JOB})`,
+      },
+    );
   } finally {
     await pool.end();
   }
@@ -134,30 +172,54 @@ export async function openNativeEnvironment(config: RehearsalConfig, logger: Log
   await startStack(logger, layout);
   // The local stack's own passwords, passed explicitly: the programs have no default for any.
   const localEnv = localStackProgramEnv(layout);
-  const seatConfig = parseSettings(seatServiceSettings, { ...process.env, ...localEnv, HOLD_TTL_MS: String(config.holdTtlMs) });
+  const seatConfig = parseSettings(seatServiceSettings, {
+    ...process.env,
+    ...localEnv,
+    HOLD_TTL_MS: String(config.holdTtlMs),
+  });
   const consumerAdminUrl = seatConfig.adminDatabaseUrl.replace(/\/[^/]+$/, '/stagefront_consumers');
-  await prepareRehearsalDatabases({
-    seatAdminUrl: seatConfig.adminDatabaseUrl,
-    consumerAdminUrl,
-    passwords: { ...LOCAL_ROLE_PASSWORDS, slotMonitor: REHEARSAL_ROLES.slotMonitor, jobWatchdog: REHEARSAL_ROLES.jobWatchdog },
-    applicationName: 'rehearsal-setup',
-  }, logger);
+  await prepareRehearsalDatabases(
+    {
+      seatAdminUrl: seatConfig.adminDatabaseUrl,
+      consumerAdminUrl,
+      passwords: {
+        ...LOCAL_ROLE_PASSWORDS,
+        slotMonitor: REHEARSAL_ROLES.slotMonitor,
+        jobWatchdog: REHEARSAL_ROLES.jobWatchdog,
+      },
+      applicationName: 'rehearsal-setup',
+    },
+    logger,
+  );
   // A secured local stack (STACK_KAFKA_SECURITY=sasl_ssl) gives the connector command its own user over the rehearsal's settings.
-  const connector = parseSettings(connectorSettings, { ...process.env, ...localEnv, ...kafkaSecurityEnv(config), ...localKafkaClientEnv(layout, KAFKA_CONNECTOR_COMMAND_USER) });
+  const connector = parseSettings(connectorSettings, {
+    ...process.env,
+    ...localEnv,
+    ...kafkaSecurityEnv(config),
+    ...localKafkaClientEnv(layout, KAFKA_CONNECTOR_COMMAND_USER),
+  });
   await applyOutboxConnector(connector, logger);
 
   const mail = await startMailSink(config.smtpPort);
   const programs = new ProgramSet(layout.logDir);
   // The consumers log in as their own role, the owner of their database, never as the superuser.
-  const specs = programSpecs({
-    stackEnv: { KAFKA_BROKERS: localEnv.KAFKA_BROKERS ?? '', SCHEMA_REGISTRY_URL: localEnv.SCHEMA_REGISTRY_URL ?? '' },
-    kafkaEnv: (user) => localKafkaClientEnv(layout, user),
-    consumerDbUrl: withCredentials(consumerAdminUrl, CONSUMER_ROLE, LOCAL_ROLE_PASSWORDS.consumer),
-    seatAdminUrl: seatConfig.adminDatabaseUrl,
-    seatServiceUrl: seatConfig.databaseUrl,
-    alertmanagerUrl: endpoints.alertmanagerUrl,
-    ...(layout.settings.postgresStandby ? { seatNodePorts: [layout.settings.postgresPort, layout.settings.postgresStandbyPort] } : {}),
-  }, config);
+  const specs = programSpecs(
+    {
+      stackEnv: {
+        KAFKA_BROKERS: localEnv.KAFKA_BROKERS ?? '',
+        SCHEMA_REGISTRY_URL: localEnv.SCHEMA_REGISTRY_URL ?? '',
+      },
+      kafkaEnv: (user) => localKafkaClientEnv(layout, user),
+      consumerDbUrl: withCredentials(consumerAdminUrl, CONSUMER_ROLE, LOCAL_ROLE_PASSWORDS.consumer),
+      seatAdminUrl: seatConfig.adminDatabaseUrl,
+      seatServiceUrl: seatConfig.databaseUrl,
+      alertmanagerUrl: endpoints.alertmanagerUrl,
+      ...(layout.settings.postgresStandby
+        ? { seatNodePorts: [layout.settings.postgresPort, layout.settings.postgresStandbyPort] }
+        : {}),
+    },
+    config,
+  );
   const spec = (name: string): ProgramSpec => {
     const found = specs[name];
     if (found === undefined) throw new Error(`no program ${name}`);

@@ -78,10 +78,16 @@ export class ProgramSet {
   async ready(name: string, timeoutMs = 60_000): Promise<void> {
     const program = this.get(name);
     const port = this.#spec(name).readyPort;
-    await waitFor(async () => {
-      if (program.child.exitCode !== null) throw new Error(`${name} exited (${program.child.exitCode}); see ${program.logFile}`);
-      return (await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(2000) }).catch(() => undefined))?.ok;
-    }, { timeoutMs, intervalMs: 250, description: `${name} to be ready (log: ${program.logFile})` });
+    await waitFor(
+      async () => {
+        if (program.child.exitCode !== null)
+          throw new Error(`${name} exited (${program.child.exitCode}); see ${program.logFile}`);
+        return (
+          await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(2000) }).catch(() => undefined)
+        )?.ok;
+      },
+      { timeoutMs, intervalMs: 250, description: `${name} to be ready (log: ${program.logFile})` },
+    );
   }
 
   /** Starts a program again with its first start's settings (after a drill killed it). */

@@ -79,7 +79,17 @@ export interface RehearsalRecord {
    * errors: failed calls and unexpected answers buyers saw outside drills; errorsDuringDrills: those
    * seen between a drill's kill and 10 s after its part was back (each call was retried).
    */
-  crowd: { buyers: number; confirmed: number; abandoned: number; released: number; seatTaken: number; gaveUp: number; errors: number; errorsDuringDrills: number; seconds: number };
+  crowd: {
+    buyers: number;
+    confirmed: number;
+    abandoned: number;
+    released: number;
+    seatTaken: number;
+    gaveUp: number;
+    errors: number;
+    errorsDuringDrills: number;
+    seconds: number;
+  };
   samples: Sample[];
   latency: { consumer: string; points: LatencyPoint[] }[];
   stages: StageLatency[];
@@ -95,11 +105,22 @@ export interface RehearsalRecord {
 export function recordVerdict(record: RehearsalRecord): { ok: boolean; headline: string } {
   const failed = record.checks.filter((c) => !c.ok);
   const drillsFailed = record.drills.filter((d) => !d.verdict.ok);
-  const checksPart = record.checks.length === 0
-    ? 'No checks were recorded'
-    : failed.length === 0 ? `All ${record.checks.length} checks passed` : `${failed.length} of ${record.checks.length} checks failed`;
-  const drillsPart = record.drills.length === 0
-    ? []
-    : [drillsFailed.length === 0 ? `${record.drills.length} drills held` : `${drillsFailed.length} of ${record.drills.length} drills did not hold`];
-  return { ok: failed.length === 0 && drillsFailed.length === 0 && record.checks.length > 0, headline: [checksPart, ...drillsPart].join(', ') };
+  const checksPart =
+    record.checks.length === 0
+      ? 'No checks were recorded'
+      : failed.length === 0
+        ? `All ${record.checks.length} checks passed`
+        : `${failed.length} of ${record.checks.length} checks failed`;
+  const drillsPart =
+    record.drills.length === 0
+      ? []
+      : [
+          drillsFailed.length === 0
+            ? `${record.drills.length} drills held`
+            : `${drillsFailed.length} of ${record.drills.length} drills did not hold`,
+        ];
+  return {
+    ok: failed.length === 0 && drillsFailed.length === 0 && record.checks.length > 0,
+    headline: [checksPart, ...drillsPart].join(', '),
+  };
 }

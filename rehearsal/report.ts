@@ -37,8 +37,11 @@ function drillLines(record: RehearsalRecord): string[] {
   for (const d of record.drills) {
     const restarted = d.restartedAt === null ? 'never restarted' : `restarted +${seconds(d.restartedAt - d.killedAt)}`;
     const back = d.backAt === null ? 'NOT BACK' : `back +${seconds(d.backAt - d.killedAt)}`;
-    const caughtUp = d.caughtUpAt === undefined || d.caughtUpAt === null ? '' : `, caught up +${seconds(d.caughtUpAt - d.killedAt)}`;
-    lines.push(`    ${d.target.padEnd(9)} killed ${time(d.killedAt)}, ${restarted}, ${back}${caughtUp}; peak lag ${d.peakLag} events; alerts: ${d.alerts.length === 0 ? 'none' : d.alerts.join(', ')}`);
+    const caughtUp =
+      d.caughtUpAt === undefined || d.caughtUpAt === null ? '' : `, caught up +${seconds(d.caughtUpAt - d.killedAt)}`;
+    lines.push(
+      `    ${d.target.padEnd(9)} killed ${time(d.killedAt)}, ${restarted}, ${back}${caughtUp}; peak lag ${d.peakLag} events; alerts: ${d.alerts.length === 0 ? 'none' : d.alerts.join(', ')}`,
+    );
     lines.push(`      ${d.verdict.ok ? 'ok  ' : 'FAIL'}  ${d.verdict.detail}`);
     for (const note of d.notes ?? []) lines.push(`      note: ${note}`);
   }
@@ -50,7 +53,10 @@ function stageLines(record: RehearsalRecord): string[] {
   return [
     '',
     '  where the time goes (per consumer and stage):',
-    ...record.stages.map((s) => `    ${s.consumer.padEnd(19)} ${s.stage.padEnd(44)} p50 ${Math.round(s.p50)} ms, p99 ${Math.round(s.p99)} ms, max ${Math.round(s.max)} ms (${s.count})`),
+    ...record.stages.map(
+      (s) =>
+        `    ${s.consumer.padEnd(19)} ${s.stage.padEnd(44)} p50 ${Math.round(s.p50)} ms, p99 ${Math.round(s.p99)} ms, max ${Math.round(s.max)} ms (${s.count})`,
+    ),
   ];
 }
 
@@ -73,21 +79,28 @@ export function renderTextReport(record: RehearsalRecord, extras: ReportExtras):
     `  "seat taken" answers   ${crowd.seatTaken} (buyers who gave up after 3: ${crowd.gaveUp})`,
     `  errors buyers saw      ${crowd.errors} outside drills, ${crowd.errorsDuringDrills} during drills (each retried)`,
     `  hold latency           p50 ${extras.holdLatencyMs.p50} ms, p99 ${extras.holdLatencyMs.p99} ms`,
-    ...extras.latency.map((l) => `  commit → ${l.consumer.padEnd(19)} p50 ${l.p50} ms, p99 ${l.p99} ms, max ${l.max} ms`),
+    ...extras.latency.map(
+      (l) => `  commit → ${l.consumer.padEnd(19)} p50 ${l.p50} ms, p99 ${l.p99} ms, max ${l.max} ms`,
+    ),
     ...stageLines(record),
     ...drillLines(record),
     '',
     ...record.checks.map((c) => `  ${c.ok ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.detail}`),
     verdictLine(record),
     '',
-    record.alerts.length === 0 ? '  alerts active during the run: none' : `  alerts active during the run (${record.alerts.length}):`,
+    record.alerts.length === 0
+      ? '  alerts active during the run: none'
+      : `  alerts active during the run (${record.alerts.length}):`,
     ...record.alerts.map(alertLine),
   ];
   if (extras.leftOut.alerts.length > 0) {
-    lines.push(`  left out: ${[...new Set(extras.leftOut.alerts.map((a) => a.name))].join(', ')} (${extras.leftOut.reason})`);
+    lines.push(
+      `  left out: ${[...new Set(extras.leftOut.alerts.map((a) => a.name))].join(', ')} (${extras.leftOut.reason})`,
+    );
   }
   if (extras.alertGaps !== undefined) lines.push(`  note: ${extras.alertGaps}; alerts of those seconds are unknown`);
-  if (extras.missedSamples > 0) lines.push(`  note: ${extras.missedSamples} samples not taken (a database did not answer)`);
+  if (extras.missedSamples > 0)
+    lines.push(`  note: ${extras.missedSamples} samples not taken (a database did not answer)`);
   if (extras.logFiles.length > 0) lines.push(`  logs: ${extras.logFiles.join(', ')}`);
   if (extras.mode === 'native') lines.push('  the stack keeps running: npm run stack -- status | stop');
   return `${lines.join('\n')}\n`;

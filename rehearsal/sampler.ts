@@ -33,13 +33,19 @@ async function seatCounts(pool: Pool, showId: string): Promise<Sample['seats']> 
 }
 
 async function publishedByType(pool: Pool, since: Date): Promise<Map<string, number>> {
-  const { rows } = await pool.query<{ type: string; n: number }>(/* sql */ `select type, count(*)::int as n from outbox where created_at >= $1 group by type`, [since]);
+  const { rows } = await pool.query<{ type: string; n: number }>(
+    /* sql */ `select type, count(*)::int as n from outbox where created_at >= $1 group by type`,
+    [since],
+  );
   return new Map(rows.map((r) => [r.type, r.n]));
 }
 
 /** Inbox rows taken since `since`: the events of this run (a drained pipeline has nothing older in flight). */
 async function handledByConsumer(pool: Pool, since: Date): Promise<Map<string, number>> {
-  const { rows } = await pool.query<{ consumer: string; n: number }>(/* sql */ `select consumer, count(*)::int as n from inbox where received_at >= $1 group by consumer`, [since]);
+  const { rows } = await pool.query<{ consumer: string; n: number }>(
+    /* sql */ `select consumer, count(*)::int as n from inbox where received_at >= $1 group by consumer`,
+    [since],
+  );
   return new Map(rows.map((r) => [r.consumer, r.n]));
 }
 
@@ -95,9 +101,11 @@ export class Sampler {
     const interval = this.#options.intervalMs ?? 1000;
     const tick = () => {
       const began = Date.now();
-      this.#running = this.sampleOnce().then(() => undefined).finally(() => {
-        if (this.#timer !== undefined) this.#timer = setTimeout(tick, Math.max(0, interval - (Date.now() - began)));
-      });
+      this.#running = this.sampleOnce()
+        .then(() => undefined)
+        .finally(() => {
+          if (this.#timer !== undefined) this.#timer = setTimeout(tick, Math.max(0, interval - (Date.now() - began)));
+        });
     };
     this.#timer = setTimeout(tick, 0);
   }
@@ -127,6 +135,15 @@ export class Sampler {
 
   /** Highest total lag over all consumers among the samples taken from `from` until `to`. */
   peakLag(from: number, to = Infinity): number {
-    return this.samples.filter((s) => s.at >= from && s.at < to).reduce((peak, s) => Math.max(peak, s.consumers.reduce((n, c) => n + c.lag, 0)), 0);
+    return this.samples
+      .filter((s) => s.at >= from && s.at < to)
+      .reduce(
+        (peak, s) =>
+          Math.max(
+            peak,
+            s.consumers.reduce((n, c) => n + c.lag, 0),
+          ),
+        0,
+      );
   }
 }

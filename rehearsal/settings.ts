@@ -1,5 +1,15 @@
 import { kafkaSecurityProblems, kafkaSecuritySettings } from '../lib/kafka-security.js';
-import { ConfigError, defineSettings, parseSettings, zDurationMs, zEnum, zInt, zPort, zString, type Config } from '../lib/settings.js';
+import {
+  ConfigError,
+  defineSettings,
+  parseSettings,
+  zDurationMs,
+  zEnum,
+  zInt,
+  zPort,
+  zString,
+  type Config,
+} from '../lib/settings.js';
 import { DRILL_TARGETS, zDrills } from './drill-targets.js';
 
 const optionalUrl = (protocols: readonly string[], example: string) =>
@@ -13,59 +23,134 @@ export const rehearsalSettings = defineSettings('rehearsal', {
   sections: {
     env: 'REHEARSAL_SECTIONS',
     default: 'A:20x25:12900,B:20x25:8900,C:40x25:5900',
-    parser: zString({ pattern: /^[A-Za-z0-9]+:\d+x\d+:\d+(,[A-Za-z0-9]+:\d+x\d+:\d+)*$/, expected: 'sections like A:20x25:12900 (name:rows x seats per row:price in cents), comma separated', example: 'A:20x25:12900,B:40x25:5900' }),
+    parser: zString({
+      pattern: /^[A-Za-z0-9]+:\d+x\d+:\d+(,[A-Za-z0-9]+:\d+x\d+:\d+)*$/,
+      expected: 'sections like A:20x25:12900 (name:rows x seats per row:price in cents), comma separated',
+      example: 'A:20x25:12900,B:40x25:5900',
+    }),
     description: 'The show: sections, rows, seats per row and price. The first section is the one everybody wants.',
   },
-  buyers: { env: 'REHEARSAL_BUYERS', default: '2500', parser: zInt({ min: 1, max: 1_000_000, example: '2500' }), description: 'Buyers pressing the button at 10:00.' },
-  concurrency: { env: 'REHEARSAL_CONCURRENCY', default: '48', parser: zInt({ min: 1, max: 1000, example: '48' }), description: 'Buyers in flight at the same time (each a seat service call).' },
-  abandonPercent: { env: 'REHEARSAL_ABANDON_PERCENT', default: '15', parser: zInt({ min: 0, max: 100, example: '15' }), description: 'Buyers who hold seats and walk away: their holds expire and the sweeper frees the seats.' },
-  releasePercent: { env: 'REHEARSAL_RELEASE_PERCENT', default: '5', parser: zInt({ min: 0, max: 100, example: '5' }), description: 'Buyers who hold seats and give them back.' },
-  holdTtlMs: { env: 'REHEARSAL_HOLD_TTL_MS', default: '4000', parser: zDurationMs({ min: 1000, example: '4000' }), description: 'Hold expiry during the rehearsal (short, so abandoned holds expire while you watch).' },
-  sweepIntervalMs: { env: 'REHEARSAL_SWEEP_INTERVAL_MS', default: '1000', parser: zDurationMs({ min: 100, example: '1000' }), description: 'How often the hold sweeper runs.' },
-  countdownMs: { env: 'REHEARSAL_COUNTDOWN_MS', default: '3000', parser: zDurationMs({ min: 0, example: '3000' }), description: 'Time between everything running and "10:00".' },
-  drainTimeoutMs: { env: 'REHEARSAL_DRAIN_TIMEOUT_MS', default: '180000', parser: zDurationMs({ min: 1000, example: '180000' }), description: 'How long to wait for every consumer to handle every event before the report says it did not.' },
-  smtpPort: { env: 'REHEARSAL_SMTP_PORT', default: '2525', parser: zPort(), description: 'Port of the local SMTP sink that receives the confirmation emails (native mode).' },
-  keepRunning: { env: 'REHEARSAL_KEEP_CONSUMERS', default: 'no', parser: zString({ pattern: /^(yes|no)$/, expected: 'yes or no', example: 'no' }), description: 'yes leaves the consumers, monitor and mail sink running after the report (stop with Ctrl-C).' },
+  buyers: {
+    env: 'REHEARSAL_BUYERS',
+    default: '2500',
+    parser: zInt({ min: 1, max: 1_000_000, example: '2500' }),
+    description: 'Buyers pressing the button at 10:00.',
+  },
+  concurrency: {
+    env: 'REHEARSAL_CONCURRENCY',
+    default: '48',
+    parser: zInt({ min: 1, max: 1000, example: '48' }),
+    description: 'Buyers in flight at the same time (each a seat service call).',
+  },
+  abandonPercent: {
+    env: 'REHEARSAL_ABANDON_PERCENT',
+    default: '15',
+    parser: zInt({ min: 0, max: 100, example: '15' }),
+    description: 'Buyers who hold seats and walk away: their holds expire and the sweeper frees the seats.',
+  },
+  releasePercent: {
+    env: 'REHEARSAL_RELEASE_PERCENT',
+    default: '5',
+    parser: zInt({ min: 0, max: 100, example: '5' }),
+    description: 'Buyers who hold seats and give them back.',
+  },
+  holdTtlMs: {
+    env: 'REHEARSAL_HOLD_TTL_MS',
+    default: '4000',
+    parser: zDurationMs({ min: 1000, example: '4000' }),
+    description: 'Hold expiry during the rehearsal (short, so abandoned holds expire while you watch).',
+  },
+  sweepIntervalMs: {
+    env: 'REHEARSAL_SWEEP_INTERVAL_MS',
+    default: '1000',
+    parser: zDurationMs({ min: 100, example: '1000' }),
+    description: 'How often the hold sweeper runs.',
+  },
+  countdownMs: {
+    env: 'REHEARSAL_COUNTDOWN_MS',
+    default: '3000',
+    parser: zDurationMs({ min: 0, example: '3000' }),
+    description: 'Time between everything running and "10:00".',
+  },
+  drainTimeoutMs: {
+    env: 'REHEARSAL_DRAIN_TIMEOUT_MS',
+    default: '180000',
+    parser: zDurationMs({ min: 1000, example: '180000' }),
+    description: 'How long to wait for every consumer to handle every event before the report says it did not.',
+  },
+  smtpPort: {
+    env: 'REHEARSAL_SMTP_PORT',
+    default: '2525',
+    parser: zPort(),
+    description: 'Port of the local SMTP sink that receives the confirmation emails (native mode).',
+  },
+  keepRunning: {
+    env: 'REHEARSAL_KEEP_CONSUMERS',
+    default: 'no',
+    parser: zString({ pattern: /^(yes|no)$/, expected: 'yes or no', example: 'no' }),
+    description: 'yes leaves the consumers, monitor and mail sink running after the report (stop with Ctrl-C).',
+  },
   drills: {
     env: 'REHEARSAL_DRILLS',
     default: '',
     parser: zDrills(),
     description: `Parts to kill with -9 during the crowd and bring back, in this order (${DRILL_TARGETS.join(', ')}, or all); the --drill flag overrides it. Empty: no drills. Native mode only.`,
   },
-  drillDownMs: { env: 'REHEARSAL_DRILL_DOWN_MS', default: '5000', parser: zDurationMs({ min: 0, max: 600_000, example: '5000' }), description: 'How long a killed part stays down before the rehearsal starts it again.' },
-  drillSpacingMs: { env: 'REHEARSAL_DRILL_SPACING_MS', default: '30000', parser: zDurationMs({ min: 1000, example: '30000' }), description: 'Time between the starts of two drills; with drills the crowd arrives over (drills + 1) × this instead of all at once, so every drill falls inside it.' },
-  reportDir: { env: 'REHEARSAL_REPORT_DIR', default: '.stack/rehearsal', parser: zString({ minLength: 1, example: '.stack/rehearsal' }), description: 'Folder for rehearsal-<show>.txt, .json and .html (relative to the project root).' },
+  drillDownMs: {
+    env: 'REHEARSAL_DRILL_DOWN_MS',
+    default: '5000',
+    parser: zDurationMs({ min: 0, max: 600_000, example: '5000' }),
+    description: 'How long a killed part stays down before the rehearsal starts it again.',
+  },
+  drillSpacingMs: {
+    env: 'REHEARSAL_DRILL_SPACING_MS',
+    default: '30000',
+    parser: zDurationMs({ min: 1000, example: '30000' }),
+    description:
+      'Time between the starts of two drills; with drills the crowd arrives over (drills + 1) × this instead of all at once, so every drill falls inside it.',
+  },
+  reportDir: {
+    env: 'REHEARSAL_REPORT_DIR',
+    default: '.stack/rehearsal',
+    parser: zString({ minLength: 1, example: '.stack/rehearsal' }),
+    description: 'Folder for rehearsal-<show>.txt, .json and .html (relative to the project root).',
+  },
   stack: {
     env: 'REHEARSAL_STACK',
     default: 'native',
     parser: zEnum(['native', 'external'] as const),
-    description: 'native starts the native stack and every program itself; external (docker compose) starts nothing and reaches everything through the REHEARSAL_*_URL settings.',
+    description:
+      'native starts the native stack and every program itself; external (docker compose) starts nothing and reaches everything through the REHEARSAL_*_URL settings.',
   },
   seatAdminUrl: {
     env: 'REHEARSAL_SEAT_ADMIN_URL',
     default: '',
     parser: optionalUrl(['postgres', 'postgresql'], 'postgres://postgres:secret@db:5432/stagefront'),
-    description: 'External mode (required there): the seat database as its owner, read for the samples and the checks. Native mode uses the stack\'s.',
+    description:
+      "External mode (required there): the seat database as its owner, read for the samples and the checks. Native mode uses the stack's.",
     secret: true,
   },
   consumerAdminUrl: {
     env: 'REHEARSAL_CONSUMER_ADMIN_URL',
     default: '',
     parser: optionalUrl(['postgres', 'postgresql'], 'postgres://postgres:secret@db:5432/stagefront_consumers'),
-    description: 'External mode (required there): the consumer database (inboxes, read models, ledger) as its owner. Native mode uses the stack\'s.',
+    description:
+      "External mode (required there): the consumer database (inboxes, read models, ledger) as its owner. Native mode uses the stack's.",
     secret: true,
   },
   alertmanagerUrl: {
     env: 'REHEARSAL_ALERTMANAGER_URL',
     default: '',
     parser: optionalUrl(['http', 'https'], 'http://alertmanager:9093'),
-    description: 'External mode (required there): Alertmanager, sampled every second for the alerts of the run. Native mode uses the stack\'s.',
+    description:
+      "External mode (required there): Alertmanager, sampled every second for the alerts of the run. Native mode uses the stack's.",
   },
   mailpitUrl: {
     env: 'REHEARSAL_MAILPIT_URL',
     default: '',
     parser: optionalUrl(['http', 'https'], 'http://mailpit:8025'),
-    description: 'External mode (required there): the Mailpit web API the confirmation emails are counted from (/api/v1/messages). Native mode runs its own SMTP sink.',
+    description:
+      'External mode (required there): the Mailpit web API the confirmation emails are counted from (/api/v1/messages). Native mode runs its own SMTP sink.',
   },
   // Native mode: how the connector step and every program the rehearsal starts reach Kafka.
   ...kafkaSecuritySettings,
@@ -86,7 +171,9 @@ export function parseRehearsalConfig(env: Readonly<Record<string, string | undef
     return `${setting.env} is required when REHEARSAL_STACK=external but not set: ${setting.description.replace(/^External mode \(required there\): /, '').replace(/ Native mode.*$/, '')} Set it to e.g. ${setting.parser.example}.`;
   });
   if (config.drills.length > 0) {
-    problems.push(`REHEARSAL_DRILLS=${config.drills.join(',')} needs REHEARSAL_STACK=native: drills kill the native stack's processes, which an external stack does not have; unset REHEARSAL_DRILLS.`);
+    problems.push(
+      `REHEARSAL_DRILLS=${config.drills.join(',')} needs REHEARSAL_STACK=native: drills kill the native stack's processes, which an external stack does not have; unset REHEARSAL_DRILLS.`,
+    );
   }
   if (problems.length > 0) throw new ConfigError(rehearsalSettings.program, problems);
   return config;

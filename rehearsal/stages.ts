@@ -18,9 +18,18 @@ interface InboxTimes {
 }
 
 const STAGES: { stage: string; of: (created: number, row: InboxTimes) => number | undefined }[] = [
-  { stage: 'commit → Kafka (Debezium, Connect, broker)', of: (created, row) => (row.appended === null ? undefined : row.appended - created) },
-  { stage: 'Kafka → consumer (fetch, decode, inbox)', of: (_created, row) => (row.appended === null ? undefined : row.received - row.appended) },
-  { stage: 'consumer → email accepted (SMTP)', of: (_created, row) => (row.completed === null ? undefined : row.completed - row.received) },
+  {
+    stage: 'commit → Kafka (Debezium, Connect, broker)',
+    of: (created, row) => (row.appended === null ? undefined : row.appended - created),
+  },
+  {
+    stage: 'Kafka → consumer (fetch, decode, inbox)',
+    of: (_created, row) => (row.appended === null ? undefined : row.received - row.appended),
+  },
+  {
+    stage: 'consumer → email accepted (SMTP)',
+    of: (_created, row) => (row.completed === null ? undefined : row.completed - row.received),
+  },
   { stage: 'commit → effect (end to end)', of: (created, row) => (row.completed ?? row.received) - created },
 ];
 
@@ -44,7 +53,12 @@ export async function stageLatencies(seat: Pool, consumers: Pool, since: Date): 
   for (const row of inbox.rows) {
     const at = created.get(row.event_id);
     if (at === undefined) continue;
-    const times: InboxTimes = { ...row, appended: nullableNumber(row.appended), received: Number(row.received), completed: nullableNumber(row.completed) };
+    const times: InboxTimes = {
+      ...row,
+      appended: nullableNumber(row.appended),
+      received: Number(row.received),
+      completed: nullableNumber(row.completed),
+    };
     for (const { stage, of } of STAGES) {
       const value = of(at, times);
       if (value === undefined) continue;

@@ -49,12 +49,19 @@ function camelCase(name: string): string {
 
 function eventNames(text: string | undefined): EventName[] {
   if (text === undefined) return Object.keys(EVENTS) as EventName[];
-  const names = text.split(',').map((item) => item.trim()).filter((item) => item !== '');
-  const byType = new Map<string, EventName>(Object.entries(EVENTS).map(([name, event]) => [event.type, name as EventName]));
+  const names = text
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+  const byType = new Map<string, EventName>(
+    Object.entries(EVENTS).map(([name, event]) => [event.type, name as EventName]),
+  );
   const known = names.map((item) => (item in EVENTS ? (item as EventName) : byType.get(item)));
   const unknown = names.filter((_, index) => known[index] === undefined);
   if (unknown.length > 0 || names.length === 0) {
-    throw new UsageError(`--events ${unknown.length > 0 ? `names unknown event type ${unknown.join(', ')}` : 'is empty'}; use catalogue names from events/catalogue.ts: ${Object.keys(EVENTS).join(', ')}.`);
+    throw new UsageError(
+      `--events ${unknown.length > 0 ? `names unknown event type ${unknown.join(', ')}` : 'is empty'}; use catalogue names from events/catalogue.ts: ${Object.keys(EVENTS).join(', ')}.`,
+    );
   }
   return [...new Set(known as EventName[])];
 }
@@ -62,14 +69,21 @@ function eventNames(text: string | undefined): EventName[] {
 function nextMetricsPort(): number {
   const ports = readdirSync(join(ROOT, 'consumers'), { withFileTypes: true })
     .filter((entry) => entry.isDirectory() && existsSync(join(ROOT, 'consumers', entry.name, 'consumer.ts')))
-    .flatMap((entry) => [...readFileSync(join(ROOT, 'consumers', entry.name, 'consumer.ts'), 'utf8').matchAll(/metricsPort: '(\d+)'/g)].map((m) => Number(m[1])));
+    .flatMap((entry) =>
+      [
+        ...readFileSync(join(ROOT, 'consumers', entry.name, 'consumer.ts'), 'utf8').matchAll(/metricsPort: '(\d+)'/g),
+      ].map((m) => Number(m[1])),
+    );
   return Math.max(FIRST_METRICS_PORT - 1, ...ports) + 1;
 }
 
 function wholeNumber(text: string | undefined, flag: string, min: number, max: number): number | undefined {
   if (text === undefined) return undefined;
   const value = Number(text);
-  if (!Number.isInteger(value) || value < min || value > max) throw new UsageError(`--${flag} ${text} is not a whole number from ${min} to ${max}; give one, e.g. --${flag} ${min}.`);
+  if (!Number.isInteger(value) || value < min || value > max)
+    throw new UsageError(
+      `--${flag} ${text} is not a whole number from ${min} to ${max}; give one, e.g. --${flag} ${min}.`,
+    );
   return value;
 }
 
@@ -77,15 +91,29 @@ function planFrom(args: string[]): ConsumerPlan | 'help' {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { events: { type: 'string' }, 'when-late': { type: 'string' }, 'deadline-ms': { type: 'string' }, 'metrics-port': { type: 'string' }, help: { type: 'boolean' } },
+    options: {
+      events: { type: 'string' },
+      'when-late': { type: 'string' },
+      'deadline-ms': { type: 'string' },
+      'metrics-port': { type: 'string' },
+      help: { type: 'boolean' },
+    },
   });
   if (values.help) return 'help';
   const [name, ...extra] = positionals;
-  if (name === undefined || extra.length > 0) throw new UsageError(`give exactly one consumer name (got ${positionals.length}), e.g. npm run new-consumer -- seat-heatmap.`);
-  if (!NAME.test(name) || name.length > 40) throw new UsageError(`"${name}" is not a consumer name; use lower-case words joined by hyphens, at most 40 characters, e.g. seat-heatmap.`);
-  if (RESERVED.has(name)) throw new UsageError(`"${name}" is a folder of the runtime under consumers/; choose another name.`);
+  if (name === undefined || extra.length > 0)
+    throw new UsageError(
+      `give exactly one consumer name (got ${positionals.length}), e.g. npm run new-consumer -- seat-heatmap.`,
+    );
+  if (!NAME.test(name) || name.length > 40)
+    throw new UsageError(
+      `"${name}" is not a consumer name; use lower-case words joined by hyphens, at most 40 characters, e.g. seat-heatmap.`,
+    );
+  if (RESERVED.has(name))
+    throw new UsageError(`"${name}" is a folder of the runtime under consumers/; choose another name.`);
   const whenLate = values['when-late'] ?? 'keep-retrying';
-  if (!WHEN_LATE.includes(whenLate as LatePolicy)) throw new UsageError(`--when-late ${whenLate} is not a policy; use keep-retrying or dead-letter.`);
+  if (!WHEN_LATE.includes(whenLate as LatePolicy))
+    throw new UsageError(`--when-late ${whenLate} is not a policy; use keep-retrying or dead-letter.`);
   return {
     name,
     schema: name.replaceAll('-', '_'),
@@ -117,9 +145,14 @@ function generate(plan: ConsumerPlan): string[] {
   const packagePath = join(ROOT, 'package.json');
   const packageJson = readFileSync(packagePath, 'utf8');
   const scripts = (JSON.parse(packageJson) as { scripts: Record<string, string> }).scripts;
-  const taken = [folder, ...files.map(([path]) => path)].filter((path) => existsSync(path)).map((path) => relative(ROOT, path));
+  const taken = [folder, ...files.map(([path]) => path)]
+    .filter((path) => existsSync(path))
+    .map((path) => relative(ROOT, path));
   if (`consumer:${plan.name}` in scripts) taken.push(`the script consumer:${plan.name}`);
-  if (taken.length > 0) throw new UsageError(`consumer ${plan.name} exists already (${taken[0] ?? ''}); choose another name, or change the existing consumer.`);
+  if (taken.length > 0)
+    throw new UsageError(
+      `consumer ${plan.name} exists already (${taken[0] ?? ''}); choose another name, or change the existing consumer.`,
+    );
   for (const [path, text] of files) {
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, text, { flag: 'wx' });
@@ -136,10 +169,16 @@ function main(args: string[]): number {
       return 0;
     }
     const written = generate(plan);
-    console.log(`new-consumer: wrote ${plan.name}:\n${written.map((path) => `  ${path}`).join('\n')}\n\nNext:\n  npx vitest run test/consumers/${plan.name}.test.ts    its test, against the stack\n  npm run consumer:${plan.name} -- --help              its settings\nThen make countEvents and its table yours: docs/writing-a-consumer.md.`);
+    console.log(
+      `new-consumer: wrote ${plan.name}:\n${written.map((path) => `  ${path}`).join('\n')}\n\nNext:\n  npx vitest run test/consumers/${plan.name}.test.ts    its test, against the stack\n  npm run consumer:${plan.name} -- --help              its settings\nThen make countEvents and its table yours: docs/writing-a-consumer.md.`,
+    );
     return 0;
   } catch (err) {
-    if (!(err instanceof UsageError) && !(err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))) throw err;
+    if (
+      !(err instanceof UsageError) &&
+      !(err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))
+    )
+      throw err;
     console.error(`new-consumer: ${err.message}\n(npm run new-consumer -- --help for the options)`);
     return 2;
   }

@@ -51,7 +51,10 @@ export function renderSettingsBlocks(markdown: string): string {
     /<!-- settings:([a-z-]+) -->\n(?:[\s\S]*?<!-- \/settings:\1 -->\n)?/g,
     (_block, name: string) => {
       const def = PROGRAM_SETTINGS[name];
-      if (!def) throw new Error(`${relative(projectRoot, CONFIGURATION_DOC)} names settings:${name}, which scripts/readme-settings.ts does not know`);
+      if (!def)
+        throw new Error(
+          `${relative(projectRoot, CONFIGURATION_DOC)} names settings:${name}, which scripts/readme-settings.ts does not know`,
+        );
       return `<!-- settings:${name} -->\n${settingsMarkdownTable(def).trimEnd()}\n<!-- /settings:${name} -->\n`;
     },
   );

@@ -29,10 +29,20 @@ async function main(config: SeatServiceConfig, args: string[], logger: Logger): 
   };
   if (command === 'setup') return setup(config, logger);
   if (command === 'purge-outbox') {
-    const pool = createPool({ connectionString: config.databaseUrl, applicationName: 'seat-service-purge', logger, max: 1 });
+    const pool = createPool({
+      connectionString: config.databaseUrl,
+      applicationName: 'seat-service-purge',
+      logger,
+      max: 1,
+    });
     try {
       // A skip is the interlock doing its job, not a failure: exit 0, and the log line says why.
-      const outcome = await purgeOutbox(pool, { retentionMs: config.outboxRetentionMs, batchSize: config.purgeBatchSize, slotName: config.slotName, logger });
+      const outcome = await purgeOutbox(pool, {
+        retentionMs: config.outboxRetentionMs,
+        batchSize: config.purgeBatchSize,
+        slotName: config.slotName,
+        logger,
+      });
       console.log(JSON.stringify(outcome));
       return 0;
     } finally {
@@ -57,10 +67,15 @@ async function runServiceCommand(
 ): Promise<unknown> {
   switch (command) {
     case 'create-show':
-      return { seatsCreated: await createShow(service.pool, {
-        showId: need('show'), title: flagValue(args, 'title') ?? need('show'),
-        startsAt: new Date(Date.now() + 30 * 86_400_000), onSaleAt: new Date(), sections: parseSections(need('sections')),
-      }) };
+      return {
+        seatsCreated: await createShow(service.pool, {
+          showId: need('show'),
+          title: flagValue(args, 'title') ?? need('show'),
+          startsAt: new Date(Date.now() + 30 * 86_400_000),
+          onSaleAt: new Date(),
+          sections: parseSections(need('sections')),
+        }),
+      };
     case 'hold':
       return service.hold({ showId: need('show'), seatIds: need('seats').split(','), buyerId: need('buyer') });
     case 'confirm':
@@ -76,7 +91,12 @@ async function runServiceCommand(
 
 async function setup(config: SeatServiceConfig, logger: Logger): Promise<number> {
   await createDatabaseIfMissing(config.adminDatabaseUrl, logger);
-  const admin = createPool({ connectionString: config.adminDatabaseUrl, applicationName: 'seat-service-setup', logger, max: 1 });
+  const admin = createPool({
+    connectionString: config.adminDatabaseUrl,
+    applicationName: 'seat-service-setup',
+    logger,
+    max: 1,
+  });
   try {
     const applied = await migrateSeatDatabase(admin, logger);
     await setupRoles(admin, { service: config.servicePassword, debezium: config.debeziumPassword });

@@ -23,7 +23,9 @@ export async function setupRoles(adminPool: Pool, passwords: { service: string; 
   const client = await adminPool.connect();
   try {
     await client.query(`alter role stagefront_service login password ${client.escapeLiteral(passwords.service)}`);
-    await client.query(`alter role stagefront_debezium login replication password ${client.escapeLiteral(passwords.debezium)}`);
+    await client.query(
+      `alter role stagefront_debezium login replication password ${client.escapeLiteral(passwords.debezium)}`,
+    );
   } finally {
     client.release();
   }

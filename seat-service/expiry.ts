@@ -16,7 +16,11 @@ interface DueHold {
  * available and each gets a hold-expired event. Holds being confirmed or released right now are
  * skipped (SKIP LOCKED) and picked up by the next run if still due. Returns how many expired.
  */
-export function expireDueHolds(pool: Pool, events: EventWriter, options: { limit: number; logger?: Logger }): Promise<number> {
+export function expireDueHolds(
+  pool: Pool,
+  events: EventWriter,
+  options: { limit: number; logger?: Logger },
+): Promise<number> {
   return withTransaction(
     pool,
     async (client) => {

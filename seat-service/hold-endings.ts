@@ -61,7 +61,12 @@ export function confirmHold(
   );
 }
 
-async function writeOrder(client: PoolClient, events: EventWriter, hold: ActiveHold, buyerEmail: string): Promise<HoldEndResult> {
+async function writeOrder(
+  client: PoolClient,
+  events: EventWriter,
+  hold: ActiveHold,
+  buyerEmail: string,
+): Promise<HoldEndResult> {
   const orderId = randomUUID();
   const now = new Date();
   const seatIds = hold.seats.map((s) => s.seat_id);
@@ -79,25 +84,47 @@ async function writeOrder(client: PoolClient, events: EventWriter, hold: ActiveH
   await closeHold(client, hold.hold_id, 'confirmed', 'sold', seatIds, now);
   const pending: PendingEvent[] = hold.seats.map((seat) => ({
     name: 'seatSold',
-    payload: { seat_id: seat.seat_id, show_id: hold.show_id, section: seat.section, order_id: orderId, price_cents: seat.price_cents, sold_at: now.getTime() },
+    payload: {
+      seat_id: seat.seat_id,
+      show_id: hold.show_id,
+      section: seat.section,
+      order_id: orderId,
+      price_cents: seat.price_cents,
+      sold_at: now.getTime(),
+    },
   }));
   pending.push({
     name: 'orderConfirmed',
     payload: {
-      order_id: orderId, show_id: hold.show_id, hold_id: hold.hold_id, buyer_id: hold.buyer_id, buyer_email: buyerEmail,
-      seat_ids: seatIds, total_cents: total, currency: 'EUR', confirmed_at: now.getTime(),
+      order_id: orderId,
+      show_id: hold.show_id,
+      hold_id: hold.hold_id,
+      buyer_id: hold.buyer_id,
+      buyer_email: buyerEmail,
+      seat_ids: seatIds,
+      total_cents: total,
+      currency: 'EUR',
+      confirmed_at: now.getTime(),
     },
   });
   return { status: 'confirmed', orderId, eventIds: await events.write(client, pending, now) };
 }
 
-async function closeHold(client: PoolClient, holdId: string, status: string, seatState: string, seatIds: string[], at: Date): Promise<void> {
+async function closeHold(
+  client: PoolClient,
+  holdId: string,
+  status: string,
+  seatState: string,
+  seatIds: string[],
+  at: Date,
+): Promise<void> {
   await client.query(/* sql */ `update holds set status = $2, closed_at = $3 where hold_id = $1`, [holdId, status, at]);
   await client.query(/* sql */ `update hold_seats set active = false where hold_id = $1 and active`, [holdId]);
-  await client.query(
-    /* sql */ `update seats set state = $2, updated_at = $3 where seat_id = any($1::text[])`,
-    [seatIds, seatState, at],
-  );
+  await client.query(/* sql */ `update seats set state = $2, updated_at = $3 where seat_id = any($1::text[])`, [
+    seatIds,
+    seatState,
+    at,
+  ]);
 }
 
 /** The buyer gives a hold back: its seats are available again. */
@@ -123,11 +150,36 @@ export async function endHoldAsAvailable(
   how: 'released' | 'expired',
 ): Promise<string[]> {
   const now = new Date();
-  await closeHold(client, hold.hold_id, how, 'available', hold.seats.map((s) => s.seat_id), now);
+  await closeHold(
+    client,
+    hold.hold_id,
+    how,
+    'available',
+    hold.seats.map((s) => s.seat_id),
+    now,
+  );
   const pending: PendingEvent[] = hold.seats.map((seat) =>
     how === 'released'
-      ? { name: 'seatReleased', payload: { seat_id: seat.seat_id, show_id: hold.show_id, section: seat.section, hold_id: hold.hold_id, released_at: now.getTime() } }
-      : { name: 'seatHoldExpired', payload: { seat_id: seat.seat_id, show_id: hold.show_id, section: seat.section, hold_id: hold.hold_id, expired_at: now.getTime() } },
+      ? {
+          name: 'seatReleased',
+          payload: {
+            seat_id: seat.seat_id,
+            show_id: hold.show_id,
+            section: seat.section,
+            hold_id: hold.hold_id,
+            released_at: now.getTime(),
+          },
+        }
+      : {
+          name: 'seatHoldExpired',
+          payload: {
+            seat_id: seat.seat_id,
+            show_id: hold.show_id,
+            section: seat.section,
+            hold_id: hold.hold_id,
+            expired_at: now.getTime(),
+          },
+        },
   );
   return events.write(client, pending, now);
 }

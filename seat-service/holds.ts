@@ -56,7 +56,12 @@ async function lockSeats(client: PoolClient, showId: string, seatIds: string[]):
   return rows;
 }
 
-async function writeHold(client: PoolClient, events: EventWriter, request: HoldRequest, seats: LockedSeat[]): Promise<HoldResult> {
+async function writeHold(
+  client: PoolClient,
+  events: EventWriter,
+  request: HoldRequest,
+  seats: LockedSeat[],
+): Promise<HoldResult> {
   const holdId = randomUUID();
   const now = new Date();
   const expiresAt = new Date(now.getTime() + request.ttlMs);
@@ -65,14 +70,14 @@ async function writeHold(client: PoolClient, events: EventWriter, request: HoldR
     /* sql */ `insert into holds (hold_id, show_id, buyer_id, created_at, expires_at) values ($1, $2, $3, $4, $5)`,
     [holdId, request.showId, request.buyerId, now, expiresAt],
   );
-  await client.query(
-    /* sql */ `insert into hold_seats (hold_id, seat_id) select $1, unnest($2::text[])`,
-    [holdId, seatIds],
-  );
-  await client.query(
-    /* sql */ `update seats set state = 'held', updated_at = $2 where seat_id = any($1::text[])`,
-    [seatIds, now],
-  );
+  await client.query(/* sql */ `insert into hold_seats (hold_id, seat_id) select $1, unnest($2::text[])`, [
+    holdId,
+    seatIds,
+  ]);
+  await client.query(/* sql */ `update seats set state = 'held', updated_at = $2 where seat_id = any($1::text[])`, [
+    seatIds,
+    now,
+  ]);
   const pending: PendingEvent[] = seats.map((seat) => ({
     name: 'seatHeld',
     payload: {

@@ -12,8 +12,7 @@
  */
 
 export type SlotReading =
-  | { exists: false }
-  | { exists: true; walStatus: string | null; active: boolean; confirmedFlushLsn: string | null };
+  { exists: false } | { exists: true; walStatus: string | null; active: boolean; confirmedFlushLsn: string | null };
 
 export interface PurgeCheckpoint {
   takenAt: Date;
@@ -34,7 +33,8 @@ export interface PurgeInputs {
   retentionMs: number;
 }
 
-export type SkipReason = 'slot_missing' | 'slot_lost' | 'slot_unreserved' | 'slot_inactive' | 'no_checkpoint_confirmed' | 'not_reconciled';
+export type SkipReason =
+  'slot_missing' | 'slot_lost' | 'slot_unreserved' | 'slot_inactive' | 'no_checkpoint_confirmed' | 'not_reconciled';
 
 export type PurgeDecision =
   | {
@@ -66,32 +66,60 @@ export function lsnValue(lsn: string): bigint {
   return (BigInt(`0x${match[1]}`) << 32n) | BigInt(`0x${match[2]}`);
 }
 
-function skip(reason: SkipReason, sentence: string, flags: { forgetCheckpoints?: boolean; recordCheckpoint?: boolean; supersededBelow?: string } = {}): PurgeDecision {
+function skip(
+  reason: SkipReason,
+  sentence: string,
+  flags: { forgetCheckpoints?: boolean; recordCheckpoint?: boolean; supersededBelow?: string } = {},
+): PurgeDecision {
   const { forgetCheckpoints = false, recordCheckpoint = false, supersededBelow } = flags;
-  return { action: 'skip', reason, sentence, forgetCheckpoints, recordCheckpoint, ...(supersededBelow === undefined ? {} : { supersededBelow }) };
+  return {
+    action: 'skip',
+    reason,
+    sentence,
+    forgetCheckpoints,
+    recordCheckpoint,
+    ...(supersededBelow === undefined ? {} : { supersededBelow }),
+  };
 }
 
 type PresentSlot = Extract<SlotReading, { exists: true }>;
 
 function missingSlot(slotName: string): PurgeDecision {
-  return skip('slot_missing', `the outbox connector's slot ${slotName} does not exist, so nothing shows which outbox rows reached Kafka; recover it (npm run slot-recovery -- --since auto, docs/recovery.md) or set SLOT_NAME to the connector's slot.name.`, { forgetCheckpoints: true });
+  return skip(
+    'slot_missing',
+    `the outbox connector's slot ${slotName} does not exist, so nothing shows which outbox rows reached Kafka; recover it (npm run slot-recovery -- --since auto, docs/recovery.md) or set SLOT_NAME to the connector's slot.name.`,
+    { forgetCheckpoints: true },
+  );
 }
 
 function slotSkip(slotName: string, slot: PresentSlot): PurgeDecision | undefined {
   if (slot.walStatus === 'lost') {
-    return skip('slot_lost', `slot ${slotName} is lost: the rows it never streamed are what the lost-slot recovery re-emits, so they stay; run npm run slot-recovery -- --since auto --apply (docs/recovery.md).`, { forgetCheckpoints: true });
+    return skip(
+      'slot_lost',
+      `slot ${slotName} is lost: the rows it never streamed are what the lost-slot recovery re-emits, so they stay; run npm run slot-recovery -- --since auto --apply (docs/recovery.md).`,
+      { forgetCheckpoints: true },
+    );
   }
   if (slot.walStatus === 'unreserved') {
-    return skip('slot_unreserved', `slot ${slotName} is unreserved, about to be lost, so the rows it has not streamed may soon be the recovery's only copy; bring the connector back or raise max_slot_wal_keep_size (docs/operations.md#slotwalunreserved).`);
+    return skip(
+      'slot_unreserved',
+      `slot ${slotName} is unreserved, about to be lost, so the rows it has not streamed may soon be the recovery's only copy; bring the connector back or raise max_slot_wal_keep_size (docs/operations.md#slotwalunreserved).`,
+    );
   }
   if (!slot.active) {
-    return skip('slot_inactive', `slot ${slotName} has no reader (the connector is stopped or failing), so it may never stream the rows it has not confirmed; start the connector (npm run connector -- status) and purge again.`);
+    return skip(
+      'slot_inactive',
+      `slot ${slotName} has no reader (the connector is stopped or failing), so it may never stream the rows it has not confirmed; start the connector (npm run connector -- status) and purge again.`,
+    );
   }
   return undefined;
 }
 
 /** The newest checkpoint the slot has confirmed, if any. */
-export function confirmedCheckpoint(checkpoints: readonly PurgeCheckpoint[], confirmedFlushLsn: string | null): PurgeCheckpoint | undefined {
+export function confirmedCheckpoint(
+  checkpoints: readonly PurgeCheckpoint[],
+  confirmedFlushLsn: string | null,
+): PurgeCheckpoint | undefined {
   if (confirmedFlushLsn === null) return undefined;
   const confirmed = lsnValue(confirmedFlushLsn);
   let best: PurgeCheckpoint | undefined;
@@ -109,10 +137,18 @@ export function decidePurge(inputs: PurgeInputs): PurgeDecision {
   if (slotProblem !== undefined) return slotProblem;
   const checkpoint = confirmedCheckpoint(inputs.checkpoints, slot.confirmedFlushLsn);
   if (checkpoint === undefined) {
-    return skip('no_checkpoint_confirmed', `slot ${slotName} (confirmed up to ${slot.confirmedFlushLsn ?? 'nothing'}) has not yet passed a purge checkpoint, so no row is shown to be in Kafka; nothing to fix: this run leaves a checkpoint that a later run can use.`, { recordCheckpoint: true });
+    return skip(
+      'no_checkpoint_confirmed',
+      `slot ${slotName} (confirmed up to ${slot.confirmedFlushLsn ?? 'nothing'}) has not yet passed a purge checkpoint, so no row is shown to be in Kafka; nothing to fix: this run leaves a checkpoint that a later run can use.`,
+      { recordCheckpoint: true },
+    );
   }
   if (inputs.reconciledThrough === undefined) {
-    return skip('not_reconciled', 'no clean reconciliation is recorded, so no outbox row is shown to be in every consumer\'s inbox; run npm run reconcile with RECONCILE_COVERAGE_DB_URL (or RECONCILE_SEAT_DB_URL) reaching the seat database\'s primary until it reports no gaps.', { recordCheckpoint: true, supersededBelow: checkpoint.walLsn });
+    return skip(
+      'not_reconciled',
+      "no clean reconciliation is recorded, so no outbox row is shown to be in every consumer's inbox; run npm run reconcile with RECONCILE_COVERAGE_DB_URL (or RECONCILE_SEAT_DB_URL) reaching the seat database's primary until it reports no gaps.",
+      { recordCheckpoint: true, supersededBelow: checkpoint.walLsn },
+    );
   }
   const retentionEnd = inputs.now.getTime() - inputs.retentionMs;
   const createdBefore = new Date(Math.min(retentionEnd, inputs.reconciledThrough.getTime()));

@@ -6,7 +6,14 @@
  */
 import type { Logger } from '../lib/logger.js';
 import type { Pool } from '../lib/postgres.js';
-import { decidePurge, type PurgeCheckpoint, type PurgeDecision, type PurgeInputs, type SkipReason, type SlotReading } from './purge-decision.js';
+import {
+  decidePurge,
+  type PurgeCheckpoint,
+  type PurgeDecision,
+  type PurgeInputs,
+  type SkipReason,
+  type SlotReading,
+} from './purge-decision.js';
 
 export interface PurgeOptions {
   retentionMs: number;
@@ -24,7 +31,9 @@ async function readSlot(pool: Pool, slotName: string): Promise<SlotReading> {
     [slotName],
   );
   const row = rows[0];
-  return row === undefined ? { exists: false } : { exists: true, walStatus: row.wal_status, active: row.active, confirmedFlushLsn: row.confirmed };
+  return row === undefined
+    ? { exists: false }
+    : { exists: true, walStatus: row.wal_status, active: row.active, confirmedFlushLsn: row.confirmed };
 }
 
 async function readCheckpoints(pool: Pool): Promise<PurgeCheckpoint[]> {
@@ -34,7 +43,10 @@ async function readCheckpoints(pool: Pool): Promise<PurgeCheckpoint[]> {
   return rows.map((row) => ({ takenAt: row.taken_at, walLsn: row.wal_lsn, snapshotXmin: BigInt(row.snapshot_xmin) }));
 }
 
-async function readPurgeInputs(pool: Pool, options: Pick<PurgeOptions, 'retentionMs' | 'slotName'>): Promise<PurgeInputs> {
+async function readPurgeInputs(
+  pool: Pool,
+  options: Pick<PurgeOptions, 'retentionMs' | 'slotName'>,
+): Promise<PurgeInputs> {
   const [slot, checkpoints, clock] = await Promise.all([
     readSlot(pool, options.slotName),
     readCheckpoints(pool),
@@ -44,7 +56,14 @@ async function readPurgeInputs(pool: Pool, options: Pick<PurgeOptions, 'retentio
   ]);
   const row = clock.rows[0];
   if (row === undefined) throw new Error('select now() returned no row');
-  return { slotName: options.slotName, slot, checkpoints, reconciledThrough: row.reconciled_through ?? undefined, now: row.now, retentionMs: options.retentionMs };
+  return {
+    slotName: options.slotName,
+    slot,
+    checkpoints,
+    reconciledThrough: row.reconciled_through ?? undefined,
+    now: row.now,
+    retentionMs: options.retentionMs,
+  };
 }
 
 /**
@@ -52,14 +71,16 @@ async function readPurgeInputs(pool: Pool, options: Pick<PurgeOptions, 'retentio
  * so every transaction below the snapshot's xmin wrote its commit record before that LSN.
  */
 async function recordCheckpoint(pool: Pool): Promise<void> {
-  await pool.query(
-    /* sql */ `insert into outbox_purge_checkpoints (wal_lsn, snapshot_xmin)
-               select pg_current_wal_insert_lsn(), pg_snapshot_xmin(pg_current_snapshot())::text::bigint`,
-  );
+  await pool.query(/* sql */ `insert into outbox_purge_checkpoints (wal_lsn, snapshot_xmin)
+               select pg_current_wal_insert_lsn(), pg_snapshot_xmin(pg_current_snapshot())::text::bigint`);
 }
 
 /** Rows past the retention, below the confirmed checkpoint, and seen in every inbox by a clean reconciliation. */
-async function deleteBatch(pool: Pool, decision: Extract<PurgeDecision, { action: 'purge' }>, batchSize: number): Promise<number> {
+async function deleteBatch(
+  pool: Pool,
+  decision: Extract<PurgeDecision, { action: 'purge' }>,
+  batchSize: number,
+): Promise<number> {
   const { rowCount } = await pool.query(
     /* sql */ `delete from outbox where id in (
        select o.id from outbox o
@@ -84,11 +105,9 @@ async function dropSupersededCheckpoints(pool: Pool, below: string): Promise<voi
 
 async function pruneBookkeeping(pool: Pool, used: PurgeCheckpoint): Promise<void> {
   await dropSupersededCheckpoints(pool, used.walLsn);
-  await pool.query(
-    /* sql */ `delete from outbox_reconciled
+  await pool.query(/* sql */ `delete from outbox_reconciled
                where covered_to <= (select min(created_at) from outbox)
-                 and reconciled_at < (select max(reconciled_at) from outbox_reconciled)`,
-  );
+                 and reconciled_at < (select max(reconciled_at) from outbox_reconciled)`);
 }
 
 export async function purgeOutbox(pool: Pool, options: PurgeOptions): Promise<PurgeOutcome> {
@@ -110,7 +129,13 @@ export async function purgeOutbox(pool: Pool, options: PurgeOptions): Promise<Pu
   await pruneBookkeeping(pool, decision.checkpoint);
   await recordCheckpoint(pool);
   logger.info(
-    { purged, slot: slotName, retentionMs: options.retentionMs, createdBefore: decision.createdBefore.toISOString(), checkpointLsn: decision.checkpoint.walLsn },
+    {
+      purged,
+      slot: slotName,
+      retentionMs: options.retentionMs,
+      createdBefore: decision.createdBefore.toISOString(),
+      checkpointLsn: decision.checkpoint.walLsn,
+    },
     'outbox purge finished',
   );
   return { purged };

@@ -36,20 +36,39 @@ export async function openSeatService(
     dataSchemaBaseUrl: config.registryPublicUrl || config.registryUrl,
     ...writerOptions,
   });
-  const pool = createPool({ connectionString: config.databaseUrl, applicationName: 'seat-service', logger, max: config.poolSize });
+  const pool = createPool({
+    connectionString: config.databaseUrl,
+    applicationName: 'seat-service',
+    logger,
+    max: config.poolSize,
+  });
   // Only with an endpoint: otherwise whatever tracing this process set up (a test's) stays.
-  const tracing = config.otlpEndpoint === '' ? undefined : startTracing({ serviceName: 'seat-service', otlpEndpoint: config.otlpEndpoint, logger });
+  const tracing =
+    config.otlpEndpoint === ''
+      ? undefined
+      : startTracing({ serviceName: 'seat-service', otlpEndpoint: config.otlpEndpoint, logger });
   return {
     pool,
     events,
     hold: (request) =>
-      traced('seat-service hold', { 'stagefront.show_id': request.showId, 'stagefront.seat_count': request.seatIds.length }, (span) =>
-        holdSeats(pool, writingWith(events, span.traceparent), { ...request, ttlMs: config.holdTtlMs }, logger),
+      traced(
+        'seat-service hold',
+        { 'stagefront.show_id': request.showId, 'stagefront.seat_count': request.seatIds.length },
+        (span) =>
+          holdSeats(pool, writingWith(events, span.traceparent), { ...request, ttlMs: config.holdTtlMs }, logger),
       ),
     confirm: (request) =>
-      traced('seat-service confirm', { 'stagefront.hold_id': request.holdId }, (span) => confirmHold(pool, writingWith(events, span.traceparent), request, logger)),
-    release: (holdId) => traced('seat-service release', { 'stagefront.hold_id': holdId }, (span) => releaseHold(pool, writingWith(events, span.traceparent), holdId, logger)),
-    expireDueHolds: (limit = 500) => traced('seat-service expire', {}, (span) => expireDueHolds(pool, writingWith(events, span.traceparent), { limit, logger })),
+      traced('seat-service confirm', { 'stagefront.hold_id': request.holdId }, (span) =>
+        confirmHold(pool, writingWith(events, span.traceparent), request, logger),
+      ),
+    release: (holdId) =>
+      traced('seat-service release', { 'stagefront.hold_id': holdId }, (span) =>
+        releaseHold(pool, writingWith(events, span.traceparent), holdId, logger),
+      ),
+    expireDueHolds: (limit = 500) =>
+      traced('seat-service expire', {}, (span) =>
+        expireDueHolds(pool, writingWith(events, span.traceparent), { limit, logger }),
+      ),
     close: async () => {
       await pool.end();
       await tracing?.shutdown();

@@ -44,7 +44,10 @@ async function sweepUntilSignalled(config: HoldSweeperConfig, logger: Logger, re
     onRun,
   });
   onShutdownSignals({ logger, graceful: async () => stopping.abort() });
-  logger.info({ config: configForLog(holdSweeperSettings, config), metrics: `${http.url}/metrics` }, 'hold sweeper running');
+  logger.info(
+    { config: configForLog(holdSweeperSettings, config), metrics: `${http.url}/metrics` },
+    'hold sweeper running',
+  );
   await sweeping;
 }
 

@@ -26,7 +26,13 @@ export async function claimJobRun(pool: Pool, job: string, slot: Date, claimedBy
   return rowCount === 1;
 }
 
-export async function finishJobRun(pool: Pool, job: string, slot: Date, outcome: 'succeeded' | 'failed', detail: object): Promise<void> {
+export async function finishJobRun(
+  pool: Pool,
+  job: string,
+  slot: Date,
+  outcome: 'succeeded' | 'failed',
+  detail: object,
+): Promise<void> {
   await pool.query(
     /* sql */ `update job_runs set finished_at = now(), outcome = $3, detail = $4 where job_name = $1 and run_slot = $2`,
     [job, slot, outcome, JSON.stringify(detail)],
@@ -54,17 +60,27 @@ export interface HoldSweeperOptions {
 }
 
 /** Expires due holds in batches until none is due, then stamps the run. Never throws. */
-async function sweepClaimedSlot(options: HoldSweeperOptions, slot: Date): Promise<{ outcome: 'succeeded' | 'failed'; expired: number }> {
+async function sweepClaimedSlot(
+  options: HoldSweeperOptions,
+  slot: Date,
+): Promise<{ outcome: 'succeeded' | 'failed'; expired: number }> {
   const batchSize = options.batchSize ?? DEFAULT_SWEEP_BATCH;
   let expired = 0;
   try {
-    for (let batch = await options.expireDueHolds(batchSize); batch > 0; batch = await options.expireDueHolds(batchSize)) expired += batch;
+    for (
+      let batch = await options.expireDueHolds(batchSize);
+      batch > 0;
+      batch = await options.expireDueHolds(batchSize)
+    )
+      expired += batch;
     await finishJobRun(options.pool, SWEEPER_JOB, slot, 'succeeded', { expired });
     if (expired > 0) options.logger.info({ job: SWEEPER_JOB, expired, slot }, 'expired due holds');
     return { outcome: 'succeeded', expired };
   } catch (err) {
     options.logger.error({ err, job: SWEEPER_JOB, slot }, 'hold sweep failed');
-    await finishJobRun(options.pool, SWEEPER_JOB, slot, 'failed', { expired, error: errorMessage(err) }).catch(() => undefined);
+    await finishJobRun(options.pool, SWEEPER_JOB, slot, 'failed', { expired, error: errorMessage(err) }).catch(
+      () => undefined,
+    );
     return { outcome: 'failed', expired };
   }
 }

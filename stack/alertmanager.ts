@@ -94,10 +94,17 @@ export function alertmanagerComponent(layout: StackLayout): Component {
     healthy: async () => (await httpGet(`http://127.0.0.1:${port}/-/ready`)) !== undefined,
     async launch() {
       const binary = alertmanagerBinary();
-      if (!binary) throw new Error('Alertmanager not found; install it with: sudo apt-get install prometheus-alertmanager');
+      if (!binary)
+        throw new Error('Alertmanager not found; install it with: sudo apt-get install prometheus-alertmanager');
       mkdirSync(join(home, 'data'), { recursive: true });
       const { alertmanagerWebhookUrl: webhookUrl, alertmanagerDeadMansSwitchUrl: deadMansSwitchUrl } = layout.settings;
-      writeFileSync(configFile, alertmanagerConfig({ ...(webhookUrl === '' ? {} : { webhookUrl }), ...(deadMansSwitchUrl === '' ? {} : { deadMansSwitchUrl }) }));
+      writeFileSync(
+        configFile,
+        alertmanagerConfig({
+          ...(webhookUrl === '' ? {} : { webhookUrl }),
+          ...(deadMansSwitchUrl === '' ? {} : { deadMansSwitchUrl }),
+        }),
+      );
       spawnDetached({
         command: binary,
         args: alertmanagerArgs({ configFile, storagePath: join(home, 'data'), port }),

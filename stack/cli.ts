@@ -38,7 +38,14 @@ async function main(argv: string[]): Promise<number> {
       const began = Date.now();
       await startStack(logger, layout);
       const endpoints = stackEndpoints(layout);
-      logger.info({ seconds: (Date.now() - began) / 1000, ...endpoints, postgresAdminUrl: redactConnectionString(endpoints.postgresAdminUrl) }, 'stack is up');
+      logger.info(
+        {
+          seconds: (Date.now() - began) / 1000,
+          ...endpoints,
+          postgresAdminUrl: redactConnectionString(endpoints.postgresAdminUrl),
+        },
+        'stack is up',
+      );
       return 0;
     }
     case 'stop':
@@ -49,13 +56,19 @@ async function main(argv: string[]): Promise<number> {
       for (const row of rows) {
         const state = row.healthy ? 'healthy' : row.pid === undefined ? 'stopped' : 'unhealthy';
         const memory = row.residentMb === undefined ? '' : `${row.residentMb} MB`;
-        console.log(`${row.name.padEnd(13)} ${String(row.port).padEnd(6)} ${state.padEnd(10)} pid ${String(row.pid ?? '-').padEnd(8)} ${memory.padEnd(8)} ${row.logFile}`);
+        console.log(
+          `${row.name.padEnd(13)} ${String(row.port).padEnd(6)} ${state.padEnd(10)} pid ${String(row.pid ?? '-').padEnd(8)} ${memory.padEnd(8)} ${row.logFile}`,
+        );
       }
       return rows.every((r) => r.healthy) ? 0 : 1;
     }
     case 'failover': {
       // The connector's own settings, the local stack's where the environment does not say.
-      const connector = parseSettings(connectorSettings, { ...localStackProgramEnv(layout), ...localKafkaClientEnv(layout, KAFKA_CONNECTOR_COMMAND_USER), ...process.env });
+      const connector = parseSettings(connectorSettings, {
+        ...localStackProgramEnv(layout),
+        ...localKafkaClientEnv(layout, KAFKA_CONNECTOR_COMMAND_USER),
+        ...process.env,
+      });
       const report = await failOver(layout, connector, logger, { stopPrimary: argv.includes('--stop-primary') });
       console.log(
         `seat database: primary on port ${report.newPrimaryPort}, timeline ${report.timeline}${report.promoted ? ' (promoted now)' : ' (promoted before)'}\n` +

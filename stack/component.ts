@@ -40,7 +40,11 @@ export function ownedPid(pidFile: string, marker: string): number | undefined {
 }
 
 /** GET a URL with a short timeout (and these request headers); the response body on 2xx, undefined otherwise. */
-export async function httpGet(url: string, timeoutMs = 5000, headers: Record<string, string> = {}): Promise<string | undefined> {
+export async function httpGet(
+  url: string,
+  timeoutMs = 5000,
+  headers: Record<string, string> = {},
+): Promise<string | undefined> {
   try {
     const response = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
     const body = await response.text();

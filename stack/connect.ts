@@ -6,7 +6,14 @@ import { httpGet, ownedPid } from './component.js';
 import { basicAuthorization } from '../connectors/connect-client.js';
 import { OUTBOX_CONNECTOR_FILE } from '../connectors/outbox-connector.js';
 import { OFFSET_FLUSH_INTERVAL_MS } from '../connectors/slot-confirmation.js';
-import { LOCAL_CONNECT_USER, LOCAL_ROLE_PASSWORDS, connectWorkerPorts, kafkaReplication, stackEndpoints, type StackLayout } from './config.js';
+import {
+  LOCAL_CONNECT_USER,
+  LOCAL_ROLE_PASSWORDS,
+  connectWorkerPorts,
+  kafkaReplication,
+  stackEndpoints,
+  type StackLayout,
+} from './config.js';
 import { jvmPidFile, launchJvm, stopJvm } from './jvm.js';
 import { KAFKA_CONNECT_USER } from '../lib/kafka-access.js';
 import { javaClientProperties } from './kafka-security.js';
@@ -44,7 +51,8 @@ export interface ConnectRestUser {
  * signed with the cluster's session key instead (KIP-507). A user's request that a follower forwards
  * to the leader keeps its Authorization header, so every worker needs the same users.
  */
-export const REST_AUTH_EXTENSION_CLASS = 'org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension';
+export const REST_AUTH_EXTENSION_CLASS =
+  'org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension';
 
 /** The JAAS login module that checks a user against a properties file of user: password lines. */
 export const REST_LOGIN_MODULE_CLASS = 'org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule';
@@ -52,14 +60,18 @@ export const REST_LOGIN_MODULE_CLASS = 'org.apache.kafka.connect.rest.basic.auth
 export const WORKER_REST_AUTH_PROPERTIES: readonly string[] = [`rest.extension.classes=${REST_AUTH_EXTENSION_CLASS}`];
 
 /** The jar in the Kafka classpath that holds the extension (stack/pom.xml fetches it). */
-export const restAuthExtensionJar = (layout: StackLayout) => join(distPaths(layout).kafkaLibs, `connect-basic-auth-extension-${layout.versions.kafka}.jar`);
+export const restAuthExtensionJar = (layout: StackLayout) =>
+  join(distPaths(layout).kafkaLibs, `connect-basic-auth-extension-${layout.versions.kafka}.jar`);
 
 /**
  * The JAAS configuration the worker reads (java.security.auth.login.config): the realm
  * `KafkaConnect`, whose name the extension fixes, with the users file.
  */
 export function restJaasConfig(usersFile: string): string {
-  if (/["\\$]/.test(usersFile)) throw new Error(`the Connect REST users file path ${usersFile} has a quote, backslash or $, which a JAAS file cannot hold as is: choose another STACK_HOME`);
+  if (/["\\$]/.test(usersFile))
+    throw new Error(
+      `the Connect REST users file path ${usersFile} has a quote, backslash or $, which a JAAS file cannot hold as is: choose another STACK_HOME`,
+    );
   return `KafkaConnect {\n  ${REST_LOGIN_MODULE_CLASS} required\n  file="${usersFile}";\n};\n`;
 }
 
@@ -75,9 +87,11 @@ function propertiesText(text: string, key: boolean): string {
  * empty password is refused: the login module lets every request in when the file is empty.
  */
 export function restUsersFile(users: readonly ConnectRestUser[]): string {
-  if (users.length === 0) throw new Error('the Connect REST users file needs at least one user: an empty file lets every request in');
+  if (users.length === 0)
+    throw new Error('the Connect REST users file needs at least one user: an empty file lets every request in');
   for (const user of users) {
-    if (user.username === '' || user.password === '') throw new Error('every Connect REST user needs a user name and a password');
+    if (user.username === '' || user.password === '')
+      throw new Error('every Connect REST user needs a user name and a password');
   }
   return `${users.map((u) => `${propertiesText(u.username, true)}: ${propertiesText(u.password, false)}`).join('\n')}\n`;
 }
@@ -87,7 +101,6 @@ export function restAuthFiles(layout: StackLayout) {
   const dir = join(layout.home, 'connect');
   return { jaas: join(dir, 'rest-jaas.conf'), users: join(dir, 'rest-users.properties') };
 }
-
 
 /**
  * Kafka Connect in distributed mode with the Debezium Postgres plugin on its plugin path. A
@@ -108,10 +121,17 @@ export function connectComponent(
   const s = layout.settings;
   const name = worker === 1 ? 'connect' : `connect-${worker}`;
   const port = s.connectPort + worker - 1;
-  const propertiesFile = join(layout.home, 'connect', worker === 1 ? 'connect-distributed.properties' : `connect-distributed-${worker}.properties`);
+  const propertiesFile = join(
+    layout.home,
+    'connect',
+    worker === 1 ? 'connect-distributed.properties' : `connect-distributed-${worker}.properties`,
+  );
   const pidFile = jvmPidFile(layout, name);
   const auth = restAuthFiles(layout);
-  const authFiles = (): [string, string][] => [[auth.users, restUsersFile(restUsers)], [auth.jaas, restJaasConfig(auth.users)]];
+  const authFiles = (): [string, string][] => [
+    [auth.users, restUsersFile(restUsers)],
+    [auth.jaas, restJaasConfig(auth.users)],
+  ];
   return {
     name,
     port,
@@ -121,13 +141,16 @@ export function connectComponent(
     pid: () => ownedPid(pidFile, layout.home),
     async healthy() {
       const user = restUsers[0];
-      const headers: Record<string, string> = user === undefined ? {} : { authorization: basicAuthorization(user.username, user.password) };
+      const headers: Record<string, string> =
+        user === undefined ? {} : { authorization: basicAuthorization(user.username, user.password) };
       const plugins = await httpGet(`http://127.0.0.1:${port}/connector-plugins`, 5000, headers);
       return plugins?.includes(POSTGRES_CONNECTOR_CLASS) ?? false;
     },
     async launch() {
       if (!existsSync(restAuthExtensionJar(layout))) {
-        throw new Error(`the Connect worker needs Kafka's basic-auth REST extension, ${restAuthExtensionJar(layout)}, which is missing: npm run stack -- start fetches it (stack/pom.xml)`);
+        throw new Error(
+          `the Connect worker needs Kafka's basic-auth REST extension, ${restAuthExtensionJar(layout)}, which is missing: npm run stack -- start fetches it (stack/pom.xml)`,
+        );
       }
       mkdirSync(join(layout.home, 'connect'), { recursive: true });
       for (const [path, content] of authFiles()) writePrivateFile(path, content);
@@ -154,14 +177,18 @@ export function connectComponent(
 
 /** The stack's Connect workers, STACK_CONNECT_WORKERS of them, all of one cluster. */
 export function connectComponents(layout: StackLayout): Component[] {
-  return connectWorkerPorts(layout.settings).map((_, i) => connectComponent(layout, STACK_CONNECT_CLUSTER, LOCAL_CONNECT_SECRETS, i + 1));
+  return connectWorkerPorts(layout.settings).map((_, i) =>
+    connectComponent(layout, STACK_CONNECT_CLUSTER, LOCAL_CONNECT_SECRETS, i + 1),
+  );
 }
 
 /** The producer settings the outbox connector file overrides (`producer.override.<setting>`), in file order. */
 export function outboxProducerOverrides(file = OUTBOX_CONNECTOR_FILE): string[] {
   const prefix = 'producer.override.';
   const config = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
-  return Object.keys(config).filter((key) => key.startsWith(prefix)).map((key) => key.slice(prefix.length));
+  return Object.keys(config)
+    .filter((key) => key.startsWith(prefix))
+    .map((key) => key.slice(prefix.length));
 }
 
 /**
@@ -196,7 +223,11 @@ export const PLUGIN_DISCOVERY_PROPERTIES: readonly string[] = ['plugin.discovery
 export const WORKER_PRODUCER_PROPERTIES: readonly string[] = ['producer.acks=all', 'producer.enable.idempotence=true'];
 
 /** The worker's connect-distributed.properties; storage topics at STACK_KAFKA_REPLICATION_FACTOR. */
-export function workerProperties(layout: StackLayout, cluster: ConnectCluster = STACK_CONNECT_CLUSTER, port = layout.settings.connectPort): string {
+export function workerProperties(
+  layout: StackLayout,
+  cluster: ConnectCluster = STACK_CONNECT_CLUSTER,
+  port = layout.settings.connectPort,
+): string {
   const s = layout.settings;
   const { replicationFactor } = kafkaReplication(s);
   return [
@@ -218,7 +249,9 @@ export function workerProperties(layout: StackLayout, cluster: ConnectCluster = 
     // The slot advances only when offsets are flushed: flush often so retained WAL stays small.
     `offset.flush.interval.ms=${OFFSET_FLUSH_INTERVAL_MS}`,
     `plugin.path=${distPaths(layout).connectPlugins}`,
-    ...(cluster.pluginDiscovery === undefined ? PLUGIN_DISCOVERY_PROPERTIES : [`plugin.discovery=${cluster.pluginDiscovery}`]),
+    ...(cluster.pluginDiscovery === undefined
+      ? PLUGIN_DISCOVERY_PROPERTIES
+      : [`plugin.discovery=${cluster.pluginDiscovery}`]),
     `listeners=http://127.0.0.1:${port}`,
     'rest.advertised.host.name=127.0.0.1',
     `rest.advertised.port=${port}`,

@@ -7,7 +7,12 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { ConnectorFailed, restartFailed, waitUntilRunning, type ConnectorStatus } from '../connectors/connect-client.js';
+import {
+  ConnectorFailed,
+  restartFailed,
+  waitUntilRunning,
+  type ConnectorStatus,
+} from '../connectors/connect-client.js';
 import { applyOutboxConnector, type ConnectorConfig } from '../connectors/outbox-connector.js';
 import { PipelineError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
@@ -60,14 +65,38 @@ async function query<T>(url: string, sql: string, params: unknown[] = []): Promi
 }
 
 export async function slotOnNode(url: string, slotName: string): Promise<SlotOnNode> {
-  const rows = await query<{ synced: boolean; temporary: boolean; failover: boolean; active: boolean; confirmed_flush_lsn: string | null; invalidation_reason: string | null }>(
+  const rows = await query<{
+    synced: boolean;
+    temporary: boolean;
+    failover: boolean;
+    active: boolean;
+    confirmed_flush_lsn: string | null;
+    invalidation_reason: string | null;
+  }>(
     url,
     /* sql */ `select synced, temporary, failover, active, confirmed_flush_lsn::text, invalidation_reason from pg_replication_slots where slot_name = $1`,
     [slotName],
   );
   const row = rows[0];
-  if (row === undefined) return { exists: false, synced: false, temporary: false, failover: false, active: false, confirmedFlushLsn: null, invalidationReason: null };
-  return { exists: true, synced: row.synced, temporary: row.temporary, failover: row.failover, active: row.active, confirmedFlushLsn: row.confirmed_flush_lsn, invalidationReason: row.invalidation_reason };
+  if (row === undefined)
+    return {
+      exists: false,
+      synced: false,
+      temporary: false,
+      failover: false,
+      active: false,
+      confirmedFlushLsn: null,
+      invalidationReason: null,
+    };
+  return {
+    exists: true,
+    synced: row.synced,
+    temporary: row.temporary,
+    failover: row.failover,
+    active: row.active,
+    confirmedFlushLsn: row.confirmed_flush_lsn,
+    invalidationReason: row.invalidation_reason,
+  };
 }
 
 async function inRecovery(url: string): Promise<boolean> {
@@ -84,17 +113,23 @@ export function connectorOnPort(config: ConnectorConfig, port: number): Connecto
 
 /** Why a slot on the standby cannot carry the connector over, or undefined when it can. */
 export function standbySlotProblem(slotName: string, slot: SlotOnNode): string | undefined {
-  if (!slot.exists) return `the standby has no slot ${slotName}: the connector's slot is not a failover slot (CONNECTOR_SLOT_FAILOVER=yes when it is created) or was never synchronized`;
+  if (!slot.exists)
+    return `the standby has no slot ${slotName}: the connector's slot is not a failover slot (CONNECTOR_SLOT_FAILOVER=yes when it is created) or was never synchronized`;
   if (!slot.synced) return `slot ${slotName} on the standby is not synchronized from the primary (synced = false)`;
-  if (slot.temporary) return `slot ${slotName} on the standby is synchronized but not yet sync-ready (temporary: the primary's slot has not yet passed the standby's position), and a promotion drops it`;
-  if (slot.invalidationReason !== null) return `slot ${slotName} on the standby is invalidated (${slot.invalidationReason})`;
+  if (slot.temporary)
+    return `slot ${slotName} on the standby is synchronized but not yet sync-ready (temporary: the primary's slot has not yet passed the standby's position), and a promotion drops it`;
+  if (slot.invalidationReason !== null)
+    return `slot ${slotName} on the standby is invalidated (${slot.invalidationReason})`;
   return undefined;
 }
 
 async function promote(layout: StackLayout, options: FailoverOptions, logger: Logger): Promise<boolean> {
   const standbyUrl = adminUrl(layout.settings.postgresStandbyPort);
   if (!(await inRecovery(standbyUrl))) {
-    logger.warn({ port: layout.settings.postgresStandbyPort }, 'the standby is already a primary (promoted earlier); going on with the connector');
+    logger.warn(
+      { port: layout.settings.postgresStandbyPort },
+      'the standby is already a primary (promoted earlier); going on with the connector',
+    );
     return false;
   }
   const primary = postgresComponent(layout);
@@ -110,7 +145,10 @@ async function promote(layout: StackLayout, options: FailoverOptions, logger: Lo
     await primary.stop();
   }
   await query(standbyUrl, /* sql */ `select pg_promote(true, 60)`);
-  writeFileSync(join(postgresHome(layout), FAILED_OVER_MARKER), `${JSON.stringify({ newPrimaryPort: layout.settings.postgresStandbyPort, newPrimaryHome: standbyHome(layout), at: new Date().toISOString() })}\n`);
+  writeFileSync(
+    join(postgresHome(layout), FAILED_OVER_MARKER),
+    `${JSON.stringify({ newPrimaryPort: layout.settings.postgresStandbyPort, newPrimaryHome: standbyHome(layout), at: new Date().toISOString() })}\n`,
+  );
   logger.info({ port: layout.settings.postgresStandbyPort }, 'standby promoted: it is the primary now');
   return true;
 }
@@ -121,7 +159,10 @@ async function moveConnector(config: ConnectorConfig, logger: Logger): Promise<C
     return await applyOutboxConnector(config, logger);
   } catch (error) {
     if (!(error instanceof ConnectorFailed)) throw error;
-    logger.warn({ connector: config.connectorName }, 'task failed after the primary went away; restarting it on the new primary');
+    logger.warn(
+      { connector: config.connectorName },
+      'task failed after the primary went away; restarting it on the new primary',
+    );
     await restartFailed(config, config.connectorName);
     return waitUntilRunning(config, config.connectorName, config.readyTimeoutMs);
   }
@@ -134,21 +175,36 @@ async function moveConnector(config: ConnectorConfig, logger: Logger): Promise<C
  * connector alone and fails naming the lost-slot recovery: Debezium would make a new slot and skip
  * every event in between.
  */
-export async function failOver(layout: StackLayout, connector: ConnectorConfig, logger: Logger, options: FailoverOptions): Promise<FailoverReport> {
+export async function failOver(
+  layout: StackLayout,
+  connector: ConnectorConfig,
+  logger: Logger,
+  options: FailoverOptions,
+): Promise<FailoverReport> {
   const began = Date.now();
   if (!layout.settings.postgresStandby) {
-    throw failoverError('no_standby', 'STACK_POSTGRES_STANDBY is no: this stack has no standby to promote (before Postgres 17 a failover means a new slot and the lost-slot recovery, npm run slot-recovery)');
+    throw failoverError(
+      'no_standby',
+      'STACK_POSTGRES_STANDBY is no: this stack has no standby to promote (before Postgres 17 a failover means a new slot and the lost-slot recovery, npm run slot-recovery)',
+    );
   }
   const standby = postgresStandbyComponent(layout);
   if (!(await standby.healthy())) {
-    throw failoverError('standby_down', `the standby on port ${layout.settings.postgresStandbyPort} does not answer; start it (npm run stack -- start) or read its log ${standby.logFile}`);
+    throw failoverError(
+      'standby_down',
+      `the standby on port ${layout.settings.postgresStandbyPort} does not answer; start it (npm run stack -- start) or read its log ${standby.logFile}`,
+    );
   }
   const newPort = layout.settings.postgresStandbyPort;
   const moved = connectorOnPort(connector, newPort);
   const seatDbOnStandby = adminUrl(newPort, connector.seatDbName);
   const slotBeforePromotion = await slotOnNode(seatDbOnStandby, connector.slotName);
   const promoted = await promote(layout, options, logger);
-  await waitFor(async () => !(await inRecovery(seatDbOnStandby)), { timeoutMs: 60_000, intervalMs: 200, description: 'the promoted standby to accept writes' });
+  await waitFor(async () => !(await inRecovery(seatDbOnStandby)), {
+    timeoutMs: 60_000,
+    intervalMs: 200,
+    description: 'the promoted standby to accept writes',
+  });
   const slotProblem = promoted ? standbySlotProblem(connector.slotName, slotBeforePromotion) : undefined;
   const slotAfterPromotion = await slotOnNode(seatDbOnStandby, connector.slotName);
   if (slotProblem !== undefined || !slotAfterPromotion.exists) {
@@ -164,10 +220,25 @@ export async function failOver(layout: StackLayout, connector: ConnectorConfig, 
       const slot = await slotOnNode(seatDbOnStandby, connector.slotName);
       return slot.active ? slot : undefined;
     },
-    { timeoutMs: connector.readyTimeoutMs, intervalMs: 250, description: `slot ${connector.slotName} to be active on the new primary (port ${newPort})` },
+    {
+      timeoutMs: connector.readyTimeoutMs,
+      intervalMs: 250,
+      description: `slot ${connector.slotName} to be active on the new primary (port ${newPort})`,
+    },
   );
   // The WAL file name starts with the timeline (the end-of-recovery checkpoint may not have happened yet).
-  const walFile = (await query<{ name: string }>(seatDbOnStandby, /* sql */ `select pg_walfile_name(pg_current_wal_lsn()) as name`))[0]?.name ?? '0';
+  const walFile =
+    (
+      await query<{ name: string }>(seatDbOnStandby, /* sql */ `select pg_walfile_name(pg_current_wal_lsn()) as name`)
+    )[0]?.name ?? '0';
   const timeline = Number.parseInt(walFile.slice(0, 8), 16);
-  return { newPrimaryPort: newPort, timeline, promoted, slotBeforePromotion, slotAfter, connector: status, seconds: (Date.now() - began) / 1000 };
+  return {
+    newPrimaryPort: newPort,
+    timeline,
+    promoted,
+    slotBeforePromotion,
+    slotAfter,
+    connector: status,
+    seconds: (Date.now() - began) / 1000,
+  };
 }

@@ -20,12 +20,24 @@ logger.reflections.level = ERROR
  * launcher's environment (a cloud token, another program's password) stays out of the JVM's
  * /proc/<pid>/environ and out of reach of what runs in it (a connector configuration, a plugin).
  */
-export const JVM_ENVIRONMENT: readonly (string | RegExp)[] = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', /^LC_[A-Z]+$/, 'TZ', 'JAVA_HOME', 'TMPDIR'];
+export const JVM_ENVIRONMENT: readonly (string | RegExp)[] = [
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'LANG',
+  /^LC_[A-Z]+$/,
+  'TZ',
+  'JAVA_HOME',
+  'TMPDIR',
+];
 
 /** The allowlisted part of `inherited`, then the component's own variables (which win). */
 export function jvmEnvironment(inherited: NodeJS.ProcessEnv, own: Record<string, string> = {}): Record<string, string> {
   const kept = Object.entries(inherited).filter(
-    (entry): entry is [string, string] => entry[1] !== undefined && JVM_ENVIRONMENT.some((allowed) => (typeof allowed === 'string' ? allowed === entry[0] : allowed.test(entry[0]))),
+    (entry): entry is [string, string] =>
+      entry[1] !== undefined &&
+      JVM_ENVIRONMENT.some((allowed) => (typeof allowed === 'string' ? allowed === entry[0] : allowed.test(entry[0]))),
   );
   return { ...Object.fromEntries(kept), ...own };
 }
@@ -35,23 +47,26 @@ export function jvmEnvironment(inherited: NodeJS.ProcessEnv, own: Record<string,
  * Its command line is readable by every local user (/proc/<pid>/cmdline): no secret in `args` or
  * `systemProperties`; pass secrets in `env` or in an owner-only file.
  */
-export function launchJvm(layout: StackLayout, opts: {
-  name: string;
-  heapMb: number;
-  classpath?: string;
-  jar?: string;
-  mainClass?: string;
-  args: string[];
-  systemProperties?: Record<string, string>;
-  cwd?: string;
-  /** The java command; the default `java` unless the component needs a newer one. */
-  java?: string;
-  /**
-   * The component's own environment, on top of the allowlisted part of the launcher's
-   * (JVM_ENVIRONMENT): a secret it reads from its environment goes here, never on its command line.
-   */
-  env?: Record<string, string>;
-}): void {
+export function launchJvm(
+  layout: StackLayout,
+  opts: {
+    name: string;
+    heapMb: number;
+    classpath?: string;
+    jar?: string;
+    mainClass?: string;
+    args: string[];
+    systemProperties?: Record<string, string>;
+    cwd?: string;
+    /** The java command; the default `java` unless the component needs a newer one. */
+    java?: string;
+    /**
+     * The component's own environment, on top of the allowlisted part of the launcher's
+     * (JVM_ENVIRONMENT): a secret it reads from its environment goes here, never on its command line.
+     */
+    env?: Record<string, string>;
+  },
+): void {
   const log4j = join(layout.home, 'log4j2.properties');
   if (!existsSync(log4j)) {
     mkdirSync(layout.home, { recursive: true });

@@ -39,13 +39,17 @@ export interface KafkaTlsFiles {
 
 export function kafkaTlsFiles(layout: StackLayout): KafkaTlsFiles {
   const dir = join(layout.home, 'kafka-tls');
-  return { dir, caFile: join(dir, 'ca.pem'), caKeyFile: join(dir, 'ca.key'), nodeKeyStoreFile: join(dir, 'node-keystore.pem') };
+  return {
+    dir,
+    caFile: join(dir, 'ca.pem'),
+    caKeyFile: join(dir, 'ca.key'),
+    nodeKeyStoreFile: join(dir, 'node-keystore.pem'),
+  };
 }
 
 export function kafkaSecured(layout: StackLayout): boolean {
   return layout.settings.kafkaSecurity === 'sasl_ssl';
 }
-
 
 function privateDir(dir: string): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -65,11 +69,58 @@ export function ensureKafkaTls(layout: StackLayout): KafkaTlsFiles {
   const nodeCert = join(files.dir, 'node.pem');
   const extensions = join(files.dir, 'node.ext');
   const openssl = (args: string[]) => runCommand('openssl', args, { cwd: files.dir });
-  openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', files.caKeyFile, '-out', files.caFile, '-days', '3650', '-subj', '/CN=Stagefront local Kafka CA',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
-  openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', nodeKey, '-out', nodeCsr, '-subj', `/${NODE_CERTIFICATE_SUBJECT}`]);
-  writePrivateFile(extensions, 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n');
-  openssl(['x509', '-req', '-in', nodeCsr, '-CA', files.caFile, '-CAkey', files.caKeyFile, '-CAcreateserial', '-out', nodeCert, '-days', '825', '-extfile', extensions]);
+  openssl([
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    files.caKeyFile,
+    '-out',
+    files.caFile,
+    '-days',
+    '3650',
+    '-subj',
+    '/CN=Stagefront local Kafka CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
+  openssl([
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    nodeKey,
+    '-out',
+    nodeCsr,
+    '-subj',
+    `/${NODE_CERTIFICATE_SUBJECT}`,
+  ]);
+  writePrivateFile(
+    extensions,
+    'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n',
+  );
+  openssl([
+    'x509',
+    '-req',
+    '-in',
+    nodeCsr,
+    '-CA',
+    files.caFile,
+    '-CAkey',
+    files.caKeyFile,
+    '-CAcreateserial',
+    '-out',
+    nodeCert,
+    '-days',
+    '825',
+    '-extfile',
+    extensions,
+  ]);
   writePrivateFile(files.nodeKeyStoreFile, `${readFileSync(nodeKey, 'utf8')}${readFileSync(nodeCert, 'utf8')}`);
   for (const file of [files.caKeyFile, files.caFile, nodeKey, nodeCert]) chmodSync(file, 0o600);
   for (const file of [nodeCsr, extensions, join(files.dir, 'ca.srl')]) rmSync(file, { force: true });
@@ -111,7 +162,10 @@ export function securedServerProperties(layout: StackLayout, port: number, contr
  * them through an owner-only argument file (`java @file`), never on a command line.
  */
 export function scramFormatArguments(): string[] {
-  return stackKafkaAccessPlan().flatMap((u) => ['--add-scram', `${SCRAM_MECHANISM}=[name=${u.user},password=${localKafkaPassword(u.user)}]`]);
+  return stackKafkaAccessPlan().flatMap((u) => [
+    '--add-scram',
+    `${SCRAM_MECHANISM}=[name=${u.user},password=${localKafkaPassword(u.user)}]`,
+  ]);
 }
 
 /** A file beside the data directory that says how its storage was formatted. */
@@ -122,7 +176,9 @@ export function formatMarker(dataDir: string): string {
 /** The formatted data says plaintext but the setting sasl_ssl (or the reverse): stop with the fix. */
 export function checkFormattedSecurity(layout: StackLayout, dataDir: string): void {
   if (!existsSync(join(dataDir, 'meta.properties'))) return;
-  const formatted = existsSync(formatMarker(dataDir)) ? readFileSync(formatMarker(dataDir), 'utf8').trim() : 'plaintext';
+  const formatted = existsSync(formatMarker(dataDir))
+    ? readFileSync(formatMarker(dataDir), 'utf8').trim()
+    : 'plaintext';
   const wanted = layout.settings.kafkaSecurity;
   if (formatted !== wanted) {
     throw new Error(
@@ -168,7 +224,16 @@ export function stackKafkaClientOptions(layout: StackLayout, user = KAFKA_ADMIN_
 /** Kafka's protocol codes (kafkajs's enums are not among the exports Node's ESM loader sees). */
 const RESOURCE_CODES: Record<KafkaResourceType, number> = { topic: 2, group: 3, cluster: 4, transactionalId: 5 };
 const OPERATION_CODES: Record<KafkaOperation, number> = {
-  Read: 3, Write: 4, Create: 5, Delete: 6, Alter: 7, Describe: 8, ClusterAction: 9, DescribeConfigs: 10, AlterConfigs: 11, IdempotentWrite: 12,
+  Read: 3,
+  Write: 4,
+  Create: 5,
+  Delete: 6,
+  Alter: 7,
+  Describe: 8,
+  ClusterAction: 9,
+  DescribeConfigs: 10,
+  AlterConfigs: 11,
+  IdempotentWrite: 12,
 };
 const PATTERN_CODES = { literal: 3, prefix: 4 } as const;
 const ALLOW = 3;

@@ -39,12 +39,23 @@ export function catalogueAggregates(): AggregateType[] {
 /** The topic prefix of the stack's programs (TOPIC_PREFIX's default): the ACLs the stack creates name its topics. */
 export const STACK_TOPIC_PREFIX = connectorSettings.settings.topicPrefix.default;
 
-export function stackKafkaAccessInput(topicPrefix: string = STACK_TOPIC_PREFIX, connect: ConnectCluster = STACK_CONNECT_CLUSTER): KafkaAccessInput {
-  return { topicPrefix, consumers: programConsumers(topicPrefix), connect: { groupId: connect.groupId, storageTopicPrefix: connect.storageTopicPrefix }, aggregates: catalogueAggregates() };
+export function stackKafkaAccessInput(
+  topicPrefix: string = STACK_TOPIC_PREFIX,
+  connect: ConnectCluster = STACK_CONNECT_CLUSTER,
+): KafkaAccessInput {
+  return {
+    topicPrefix,
+    consumers: programConsumers(topicPrefix),
+    connect: { groupId: connect.groupId, storageTopicPrefix: connect.storageTopicPrefix },
+    aggregates: catalogueAggregates(),
+  };
 }
 
 /** The plan of the stack's programs (Kubernetes renders the same into KafkaUsers). */
-export function stackKafkaAccessPlan(topicPrefix: string = STACK_TOPIC_PREFIX, connect: ConnectCluster = STACK_CONNECT_CLUSTER): KafkaUserAccess[] {
+export function stackKafkaAccessPlan(
+  topicPrefix: string = STACK_TOPIC_PREFIX,
+  connect: ConnectCluster = STACK_CONNECT_CLUSTER,
+): KafkaUserAccess[] {
   return kafkaAccessPlan(stackKafkaAccessInput(topicPrefix, connect));
 }
 
@@ -65,6 +76,9 @@ export const LOCAL_KAFKA_PASSWORDS: Readonly<Record<string, string>> = {
 
 export function localKafkaPassword(user: string): string {
   const password = LOCAL_KAFKA_PASSWORDS[user];
-  if (password === undefined) throw new Error(`no local password for Kafka user ${JSON.stringify(user)}: add it to LOCAL_KAFKA_PASSWORDS (stack/kafka-users.ts) beside its entry in the access plan`);
+  if (password === undefined)
+    throw new Error(
+      `no local password for Kafka user ${JSON.stringify(user)}: add it to LOCAL_KAFKA_PASSWORDS (stack/kafka-users.ts) beside its entry in the access plan`,
+    );
   return password;
 }

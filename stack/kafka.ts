@@ -7,7 +7,16 @@ import type { Component } from './component.js';
 import { ownedPid } from './component.js';
 import { type KafkaNode, type StackLayout, kafkaNodes, kafkaReplication } from './config.js';
 import { jvmPidFile, launchJvm, stopJvm } from './jvm.js';
-import { applyAcls, checkFormattedSecurity, ensureKafkaTls, formatMarker, kafkaSecured, scramFormatArguments, securedServerProperties, stackKafkaClientOptions } from './kafka-security.js';
+import {
+  applyAcls,
+  checkFormattedSecurity,
+  ensureKafkaTls,
+  formatMarker,
+  kafkaSecured,
+  scramFormatArguments,
+  securedServerProperties,
+  stackKafkaClientOptions,
+} from './kafka-security.js';
 import { writePrivateFile } from './private-dir.js';
 import { stackKafkaAccessPlan } from './kafka-users.js';
 import { runCommand } from './processes.js';
@@ -67,7 +76,9 @@ function firstNode(layout: StackLayout): KafkaNode {
 /** A node's server.properties: replication of every topic from STACK_KAFKA_REPLICATION_FACTOR and STACK_KAFKA_MIN_INSYNC_REPLICAS. */
 export function serverProperties(layout: StackLayout, node: KafkaNode = firstNode(layout)): string {
   const { replicationFactor, minInsyncReplicas } = kafkaReplication(layout.settings);
-  const voters = kafkaNodes(layout).map((n) => `${n.nodeId}@127.0.0.1:${n.controllerPort}`).join(',');
+  const voters = kafkaNodes(layout)
+    .map((n) => `${n.nodeId}@127.0.0.1:${n.controllerPort}`)
+    .join(',');
   const listeners = kafkaSecured(layout)
     ? securedServerProperties(layout, node.port, node.controllerPort)
     : [
@@ -106,8 +117,14 @@ function formatStorage(layout: StackLayout, node: KafkaNode, classpath: string, 
   if (existsSync(join(node.dataDir, 'meta.properties'))) return;
   const args = [
     `-Dlog4j2.configurationFile=${join(layout.home, 'log4j2.properties')}`,
-    '-cp', classpath, 'kafka.tools.StorageTool',
-    'format', `--cluster-id=${clusterId(layout)}`, '--config', propertiesFile, '--ignore-formatted',
+    '-cp',
+    classpath,
+    'kafka.tools.StorageTool',
+    'format',
+    `--cluster-id=${clusterId(layout)}`,
+    '--config',
+    propertiesFile,
+    '--ignore-formatted',
   ];
   if (!kafkaSecured(layout)) {
     runCommand('java', args);
@@ -116,7 +133,12 @@ function formatStorage(layout: StackLayout, node: KafkaNode, classpath: string, 
   // The SCRAM users' passwords go through an owner-only argument file that the java launcher
   // reads itself: the process's command line shows only the file's name.
   const argFile = join(node.home, 'format.args');
-  writePrivateFile(argFile, [...args, ...scramFormatArguments()].map((a) => `"${a.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`).join('\n'));
+  writePrivateFile(
+    argFile,
+    [...args, ...scramFormatArguments()]
+      .map((a) => `"${a.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`)
+      .join('\n'),
+  );
   try {
     runCommand('java', [`@${argFile}`]);
   } finally {

@@ -16,8 +16,18 @@ import { ensurePrivateDir } from './private-dir.js';
 import { registryComponent } from './registry.js';
 
 export function stackComponents(layout: StackLayout): Component[] {
-  const standby = layout.settings.postgresStandby ? [postgresStandbyComponent(layout), postgresEndpointComponent(layout)] : [];
-  return [postgresComponent(layout), ...standby, ...kafkaComponents(layout), registryComponent(layout), ...connectComponents(layout), alertmanagerComponent(layout), prometheusComponent(layout)];
+  const standby = layout.settings.postgresStandby
+    ? [postgresStandbyComponent(layout), postgresEndpointComponent(layout)]
+    : [];
+  return [
+    postgresComponent(layout),
+    ...standby,
+    ...kafkaComponents(layout),
+    registryComponent(layout),
+    ...connectComponents(layout),
+    alertmanagerComponent(layout),
+    prometheusComponent(layout),
+  ];
 }
 
 /**
@@ -86,7 +96,9 @@ async function waitHealthy(component: Component, timeoutMs: number): Promise<voi
     if (component.pid() === undefined && !(await portOpen(component.port))) {
       await pause(500); // a process that exited during start-up does not come back
       if (component.pid() === undefined) {
-        throw new Error(`${component.name} exited during start-up; last log lines (${component.logFile}):\n${tailFile(component.logFile)}`);
+        throw new Error(
+          `${component.name} exited during start-up; last log lines (${component.logFile}):\n${tailFile(component.logFile)}`,
+        );
       }
     }
     await pause(500);
@@ -106,7 +118,10 @@ export async function stopStack(logger: Logger, layout: StackLayout = stackLayou
   }
   for (const component of stackComponents(layout)) {
     if (await portOpen(component.port)) {
-      logger.warn({ component: component.name, port: component.port }, 'port still held after stop (not a process of this stack?)');
+      logger.warn(
+        { component: component.name, port: component.port },
+        'port still held after stop (not a process of this stack?)',
+      );
     }
   }
 }

@@ -79,8 +79,12 @@ export function nodeRuntimeDir(runtimesDir: string, pin: NodePin): string {
 
 function run(command: string, args: string[], what: string): string {
   const result = spawnSync(command, args, { encoding: 'utf8' });
-  if (result.error) throw new Error(`${what}: ${command} could not run (${result.error.message}); install it and try again`);
-  if (result.status !== 0) throw new Error(`${what} failed (${command} exit ${result.status}): ${result.stderr.trim().split('\n').slice(-5).join(' | ')}`);
+  if (result.error)
+    throw new Error(`${what}: ${command} could not run (${result.error.message}); install it and try again`);
+  if (result.status !== 0)
+    throw new Error(
+      `${what} failed (${command} exit ${result.status}): ${result.stderr.trim().split('\n').slice(-5).join(' | ')}`,
+    );
   return result.stdout;
 }
 
@@ -104,7 +108,11 @@ export function ensureNodeRuntime(runtimesDir: string, pin: NodePin = NODE_24): 
   const work = mkdtempSync(join(runtimesDir, `.${pin.version}-`));
   try {
     // --prefer-offline: the version is exact, so a tarball in npm's cache is the one we want.
-    run('npm', ['pack', `${packageName}@${pin.version}`, '--prefer-offline', '--silent', '--pack-destination', work], `fetching ${packageName}@${pin.version} from the npm registry`);
+    run(
+      'npm',
+      ['pack', `${packageName}@${pin.version}`, '--prefer-offline', '--silent', '--pack-destination', work],
+      `fetching ${packageName}@${pin.version} from the npm registry`,
+    );
     const tarball = readdirSync(work).find((name) => name.endsWith('.tgz'));
     if (!tarball) throw new Error(`npm pack ${packageName}@${pin.version} left no tarball in ${work}`);
     const integrity = tarballIntegrity(join(work, tarball));
@@ -114,10 +122,17 @@ export function ensureNodeRuntime(runtimesDir: string, pin: NodePin = NODE_24): 
           `if the pin in stack/node-runtime.ts is wrong, set it to what npm view ${packageName}@${pin.version} dist.integrity prints`,
       );
     }
-    run('tar', ['-xzf', join(work, tarball), '-C', work, 'package/bin/node', 'package/LICENSE'], `unpacking ${tarball}`);
+    run(
+      'tar',
+      ['-xzf', join(work, tarball), '-C', work, 'package/bin/node', 'package/LICENSE'],
+      `unpacking ${tarball}`,
+    );
     const unpacked = join(work, 'package');
     const version = reportedVersion(join(unpacked, 'bin', 'node'));
-    if (version !== want) throw new Error(`the node unpacked from ${packageName}@${pin.version} reports ${version ?? 'nothing (it does not run here)'}, not ${want}`);
+    if (version !== want)
+      throw new Error(
+        `the node unpacked from ${packageName}@${pin.version} reports ${version ?? 'nothing (it does not run here)'}, not ${want}`,
+      );
     rmSync(target, { recursive: true, force: true });
     try {
       renameSync(unpacked, target);
@@ -135,7 +150,10 @@ export function ensureNodeRuntime(runtimesDir: string, pin: NodePin = NODE_24): 
  * The environment for a process that must run on `runtime`, children included: its folder first
  * on PATH, so `node`, `npx` and `npm run` (whose scripts start with `#!/usr/bin/env node`) find it.
  */
-export function nodeRuntimeEnv(runtime: Pick<NodeRuntime, 'bin'>, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+export function nodeRuntimeEnv(
+  runtime: Pick<NodeRuntime, 'bin'>,
+  env: NodeJS.ProcessEnv = process.env,
+): NodeJS.ProcessEnv {
   const path = [dirname(runtime.bin), ...(env.PATH ?? '').split(delimiter).filter(Boolean)].join(delimiter);
   return { ...env, PATH: path };
 }

@@ -29,9 +29,7 @@ const CHECK_TIMEOUT_MS = 1000;
 
 /** Where new connections go: one node, or nowhere and why. */
 export type Route =
-  | { kind: 'primary'; port: number }
-  | { kind: 'none'; reason: string }
-  | { kind: 'split-brain'; ports: number[] };
+  { kind: 'primary'; port: number } | { kind: 'none'; reason: string } | { kind: 'split-brain'; ports: number[] };
 
 export interface EndpointOptions {
   listenPort: number;
@@ -56,8 +54,14 @@ export interface PostgresEndpoint {
 /** True when the node on `port` accepts a connection and is not in recovery; false when it is a standby or does not answer. */
 async function writable(port: number, options: EndpointOptions): Promise<boolean> {
   const client = new pg.Client({
-    host: HOST, port, user: options.checkUser, password: options.checkPassword, database: 'postgres',
-    connectionTimeoutMillis: CHECK_TIMEOUT_MS, query_timeout: CHECK_TIMEOUT_MS, application_name: 'stagefront-endpoint',
+    host: HOST,
+    port,
+    user: options.checkUser,
+    password: options.checkPassword,
+    database: 'postgres',
+    connectionTimeoutMillis: CHECK_TIMEOUT_MS,
+    query_timeout: CHECK_TIMEOUT_MS,
+    application_name: 'stagefront-endpoint',
   });
   client.on('error', () => undefined); // a node dying under the check is an answer, not a crash
   try {
@@ -75,7 +79,8 @@ async function writable(port: number, options: EndpointOptions): Promise<boolean
 export function chooseRoute(nodePorts: readonly number[], isWritable: readonly boolean[]): Route {
   const primaries = nodePorts.filter((_, i) => isWritable[i] === true);
   if (primaries.length === 1) return { kind: 'primary', port: primaries[0] as number };
-  if (primaries.length === 0) return { kind: 'none', reason: `no node is writable (ports ${nodePorts.join(', ')}: down or in recovery)` };
+  if (primaries.length === 0)
+    return { kind: 'none', reason: `no node is writable (ports ${nodePorts.join(', ')}: down or in recovery)` };
   return { kind: 'split-brain', ports: primaries };
 }
 
@@ -93,8 +98,13 @@ export async function startPostgresEndpoint(options: EndpointOptions): Promise<P
     const kind = route.kind === 'primary' ? `primary:${route.port}` : route.kind;
     if (kind !== lastKind) {
       if (route.kind === 'primary') logger.info({ port: route.port }, 'new connections go to the primary on this port');
-      else if (route.kind === 'none') logger.warn({ reason: route.reason }, 'no primary: new connections are refused until one answers');
-      else logger.error({ ports: route.ports }, 'SPLIT BRAIN: more than one node is writable; every new connection is refused until only one is');
+      else if (route.kind === 'none')
+        logger.warn({ reason: route.reason }, 'no primary: new connections are refused until one answers');
+      else
+        logger.error(
+          { ports: route.ports },
+          'SPLIT BRAIN: more than one node is writable; every new connection is refused until only one is',
+        );
       lastKind = kind;
     }
     if (route.kind === 'primary') {
@@ -181,10 +191,19 @@ export function postgresEndpointComponent(layout: StackLayout): Component {
     pid: () => ownedPid(pidFile, marker),
     // Up and forwarding to a primary: a query through it is answered.
     async healthy() {
-      return (await portOpen(s.postgresEndpointPort)) && answersQuery(`postgres://postgres:postgres@${HOST}:${s.postgresEndpointPort}/postgres`);
+      return (
+        (await portOpen(s.postgresEndpointPort)) &&
+        answersQuery(`postgres://postgres:postgres@${HOST}:${s.postgresEndpointPort}/postgres`)
+      );
     },
     async launch() {
-      spawnDetached({ command: process.execPath, args: ['--import', 'tsx', ENTRY, ...args], logFile, pidFile, cwd: projectRoot });
+      spawnDetached({
+        command: process.execPath,
+        args: ['--import', 'tsx', ENTRY, ...args],
+        logFile,
+        pidFile,
+        cwd: projectRoot,
+      });
       await Promise.resolve();
     },
     async stop() {
@@ -196,7 +215,8 @@ export function postgresEndpointComponent(layout: StackLayout): Component {
 
 function argument(argv: readonly string[], name: string): string {
   const value = argv[argv.indexOf(name) + 1];
-  if (!argv.includes(name) || value === undefined) throw new Error(`postgres-endpoint: ${name} is required (--listen <port> --nodes <port>,<port>)`);
+  if (!argv.includes(name) || value === undefined)
+    throw new Error(`postgres-endpoint: ${name} is required (--listen <port> --nodes <port>,<port>)`);
   return value;
 }
 

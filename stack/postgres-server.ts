@@ -43,7 +43,10 @@ export function serverBinDir(layout: StackLayout): string | undefined {
 export function pgBin(layout: StackLayout, name: string): string {
   const dir = serverBinDir(layout);
   if (dir === undefined) {
-    const which = postgresBinariesSource(layout) === 'maven' ? `the Postgres ${layout.versions.postgresBinaries} binaries from Maven Central` : 'the system\'s Postgres server binaries';
+    const which =
+      postgresBinariesSource(layout) === 'maven'
+        ? `the Postgres ${layout.versions.postgresBinaries} binaries from Maven Central`
+        : "the system's Postgres server binaries";
     throw new Error(`${which} are not there; run npm run stack -- start, which fetches or installs them`);
   }
   return join(dir, name);

@@ -4,7 +4,18 @@
  * pg_basebackup is needed, streaming through a physical slot, with the primary's failover slots
  * synchronized to it (sync_replication_slots). After a promotion it is the primary.
  */
-import { copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
 import type { Component } from './component.js';
@@ -44,8 +55,25 @@ export function postgresStandbyComponent(layout: StackLayout): Component {
 }
 
 /** Folders whose contents a base backup leaves out (the server remakes them); the folders themselves stay. */
-const EMPTIED = new Set(['pg_wal', 'pg_replslot', 'pg_dynshmem', 'pg_notify', 'pg_serial', 'pg_snapshots', 'pg_stat_tmp', 'pg_subtrans']);
-const LEFT_OUT = new Set(['postmaster.pid', 'postmaster.opts', 'backup_label', 'tablespace_map', 'standby.signal', 'recovery.signal', 'stagefront.conf']);
+const EMPTIED = new Set([
+  'pg_wal',
+  'pg_replslot',
+  'pg_dynshmem',
+  'pg_notify',
+  'pg_serial',
+  'pg_snapshots',
+  'pg_stat_tmp',
+  'pg_subtrans',
+]);
+const LEFT_OUT = new Set([
+  'postmaster.pid',
+  'postmaster.opts',
+  'backup_label',
+  'tablespace_map',
+  'standby.signal',
+  'recovery.signal',
+  'stagefront.conf',
+]);
 
 /**
  * A base backup by hand: the physical slot first (the primary keeps every WAL segment from here

@@ -5,7 +5,18 @@ import type { Component } from './component.js';
 import { ownedPid } from './component.js';
 import { projectRoot, type StackLayout } from './config.js';
 import { REGISTRY_DATABASE } from './registry.js';
-import { asServerUser, chownToServerUser, dataDirMajor, digest, pgBin, privateOutsideDataRoot, serverBinDir, serverMajor, serverUserCanReach, SLOT_SYNC_MIN_MAJOR } from './postgres-server.js';
+import {
+  asServerUser,
+  chownToServerUser,
+  dataDirMajor,
+  digest,
+  pgBin,
+  privateOutsideDataRoot,
+  serverBinDir,
+  serverMajor,
+  serverUserCanReach,
+  SLOT_SYNC_MIN_MAJOR,
+} from './postgres-server.js';
 
 export { outsideDataRoot } from './postgres-server.js';
 
@@ -158,8 +169,10 @@ function initCluster(layout: StackLayout, dataDir: string): void {
   writeFileSync(pwfile, `${ADMIN_PASSWORD}\n`, { mode: 0o600 });
   chownToServerUser(pwfile);
   asServerUser(pgBin(layout, 'initdb'), [
-    '-D', dataDir,
-    '-U', 'postgres',
+    '-D',
+    dataDir,
+    '-U',
+    'postgres',
     `--pwfile=${pwfile}`,
     '--auth-local=trust',
     '--auth-host=scram-sha-256',
@@ -196,7 +209,9 @@ export async function restrictConnect(adminUrl: string): Promise<void> {
   await client.connect();
   try {
     if ((await client.query('select pg_is_in_recovery() as standby')).rows[0]?.standby === true) return;
-    const { rows } = await client.query('select datname from pg_database where datname = any($1)', [[...NON_SEAT_DATABASES]]);
+    const { rows } = await client.query('select datname from pg_database where datname = any($1)', [
+      [...NON_SEAT_DATABASES],
+    ]);
     for (const { datname } of rows as { datname: string }[]) {
       await client.query(`revoke connect, temporary on database ${client.escapeIdentifier(datname)} from public`);
     }
@@ -229,4 +244,3 @@ export async function answersQuery(connectionString: string): Promise<boolean> {
     await client.end().catch(() => undefined);
   }
 }
-

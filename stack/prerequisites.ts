@@ -39,13 +39,13 @@ const PREREQUISITES: Prerequisite[] = [
     install: 'sudo apt-get install postgresql (macOS: brew install postgresql@15)',
   },
   {
-    name: 'Alertmanager (receives the slot monitor\'s alerts)',
+    name: "Alertmanager (receives the slot monitor's alerts)",
     present: () => ['prometheus-alertmanager', 'alertmanager'].some((binary) => commandWorks(binary, ['--version'])),
     aptPackages: ['prometheus-alertmanager'],
     install: 'sudo apt-get install prometheus-alertmanager (macOS: brew install alertmanager)',
   },
   {
-    name: 'Prometheus and promtool (the stack\'s Prometheus; tests of the alert rules)',
+    name: "Prometheus and promtool (the stack's Prometheus; tests of the alert rules)",
     present: () => commandWorks('prometheus', ['--version']) && commandWorks('promtool', ['--version']),
     aptPackages: ['prometheus'],
     install: 'sudo apt-get install prometheus (macOS: brew install prometheus)',
@@ -56,7 +56,11 @@ const PREREQUISITES: Prerequisite[] = [
 const TEST_PREREQUISITES: Prerequisite[] = [
   {
     name: 'Chromium (the HTML report test opens the rehearsal report in it)',
-    present: () => (process.env.CHROMIUM_PATH ? [process.env.CHROMIUM_PATH] : ['chromium', 'chromium-browser', 'google-chrome']).some((binary) => commandWorks(binary, ['--version'])),
+    present: () =>
+      (process.env.CHROMIUM_PATH
+        ? [process.env.CHROMIUM_PATH]
+        : ['chromium', 'chromium-browser', 'google-chrome']
+      ).some((binary) => commandWorks(binary, ['--version'])),
     aptPackages: ['chromium'],
     install: 'sudo apt-get install chromium, or set CHROMIUM_PATH to a Chromium or Chrome binary',
   },
@@ -114,7 +118,10 @@ export function postgresBinDir(): string | undefined {
   const candidates: string[] = [];
   const debianRoot = '/usr/lib/postgresql';
   if (existsSync(debianRoot)) {
-    const majors = readdirSync(debianRoot).map(Number).filter((v) => v >= 15).sort((a, b) => b - a);
+    const majors = readdirSync(debianRoot)
+      .map(Number)
+      .filter((v) => v >= 15)
+      .sort((a, b) => b - a);
     candidates.push(...majors.map((v) => join(debianRoot, String(v), 'bin')));
   }
   if (fromPath.status === 0) candidates.push(fromPath.stdout.trim());
@@ -132,11 +139,17 @@ export function registryJavaCommand(): string | undefined {
   candidates.push('java');
   const jvmRoot = '/usr/lib/jvm';
   if (existsSync(jvmRoot)) {
-    candidates.push(...readdirSync(jvmRoot).map((dir) => join(jvmRoot, dir, 'bin', 'java')).filter((path) => existsSync(path)));
+    candidates.push(
+      ...readdirSync(jvmRoot)
+        .map((dir) => join(jvmRoot, dir, 'bin', 'java'))
+        .filter((path) => existsSync(path)),
+    );
   }
   const usable = candidates
     .map((java) => ({ java, major: javaMajorVersion(java) }))
     .filter((c) => c.major >= 21)
     .sort((a, b) => b.major - a.major);
-  return configured && usable[0] ? usable.find((c) => c.java.startsWith(configured))?.java ?? usable[0].java : usable[0]?.java;
+  return configured && usable[0]
+    ? (usable.find((c) => c.java.startsWith(configured))?.java ?? usable[0].java)
+    : usable[0]?.java;
 }

@@ -19,7 +19,8 @@ export function privateDirProblem(stat: Stats, isLink: boolean, uid = process.ge
   if (isLink) return 'is a symbolic link';
   if (!stat.isDirectory()) return 'is not a folder';
   if (uid !== undefined && stat.uid !== uid) return `is owned by uid ${stat.uid}, not by this user (uid ${uid})`;
-  if ((stat.mode & 0o022) !== 0) return `is writable by ${(stat.mode & 0o002) !== 0 ? 'every user' : 'its group'} (mode ${(stat.mode & 0o777).toString(8)})`;
+  if ((stat.mode & 0o022) !== 0)
+    return `is writable by ${(stat.mode & 0o002) !== 0 ? 'every user' : 'its group'} (mode ${(stat.mode & 0o777).toString(8)})`;
   return undefined;
 }
 

@@ -27,7 +27,9 @@ export interface PrometheusConfigOptions {
 }
 
 export function defaultScrapeJobs(targetHost: string): Record<string, string[]> {
-  return Object.fromEntries(Object.entries(SCRAPE_PORTS).map(([job, ports]) => [job, ports.map((port) => `${targetHost}:${port}`)]));
+  return Object.fromEntries(
+    Object.entries(SCRAPE_PORTS).map(([job, ports]) => [job, ports.map((port) => `${targetHost}:${port}`)]),
+  );
 }
 
 export function prometheusConfig(options: PrometheusConfigOptions): string {

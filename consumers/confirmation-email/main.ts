@@ -6,7 +6,14 @@ import { createSmtpTransport } from './send-confirmation.js';
 runConsumerProgram(confirmationEmailSettings, (config) => {
   const transport = createSmtpTransport(config);
   return {
-    definition: confirmationEmailConsumer(config.groupId, config.topicPrefix, transport, config.mailFrom, config.claimAbandonedAfterMs, config.sendConcurrency),
+    definition: confirmationEmailConsumer(
+      config.groupId,
+      config.topicPrefix,
+      transport,
+      config.mailFrom,
+      config.claimAbandonedAfterMs,
+      config.sendConcurrency,
+    ),
     release: () => transport.close(),
   };
 });

@@ -36,14 +36,18 @@ export function messageIdFor(eventId: string): string {
  * when a password is set, so a network that strips STARTTLS from the server's answer gets no
  * password; with SMTP_SECURE the connection is TLS from the first byte anyway.
  */
-export function requiresStartTls(settings: Pick<SmtpSettings, 'smtpSecure' | 'smtpRequireTls' | 'smtpPassword'>): boolean {
+export function requiresStartTls(
+  settings: Pick<SmtpSettings, 'smtpSecure' | 'smtpRequireTls' | 'smtpPassword'>,
+): boolean {
   if (settings.smtpSecure) return false;
   const choice = settings.smtpRequireTls ?? 'auto';
   return choice === 'yes' || (choice === 'auto' && settings.smtpPassword !== '');
 }
 
 /** The settings' contradiction, if any: a password with TLS explicitly off. */
-export function smtpTlsProblem(settings: Pick<SmtpSettings, 'smtpSecure' | 'smtpRequireTls' | 'smtpPassword'>): string | undefined {
+export function smtpTlsProblem(
+  settings: Pick<SmtpSettings, 'smtpSecure' | 'smtpRequireTls' | 'smtpPassword'>,
+): string | undefined {
   if (settings.smtpPassword === '' || settings.smtpSecure || settings.smtpRequireTls !== 'no') return undefined;
   return 'SMTP_PASSWORD is set but SMTP_REQUIRE_TLS=no (with SMTP_SECURE=false) lets it go over an unencrypted connection: unset SMTP_REQUIRE_TLS (auto requires STARTTLS with a password) or set SMTP_SECURE=true for TLS from the first byte.';
 }
@@ -91,9 +95,13 @@ function classifySmtpFailure(err: unknown): Error {
     );
   }
   if (responseCode !== undefined && responseCode >= 500 && responseCode < 600 && !SERVER_SIDE_5XX.has(responseCode)) {
-    return new PoisonError('data error', `the SMTP server refused this message for good: ${errorMessage(err)}`, { cause: err });
+    return new PoisonError('data error', `the SMTP server refused this message for good: ${errorMessage(err)}`, {
+      cause: err,
+    });
   }
-  return new TransientError('smtp_unavailable', `the SMTP server did not take the message: ${errorMessage(err)}`, { cause: err });
+  return new TransientError('smtp_unavailable', `the SMTP server did not take the message: ${errorMessage(err)}`, {
+    cause: err,
+  });
 }
 
 export async function sendConfirmation(transport: Transporter, from: string, event: ConsumedEvent): Promise<void> {

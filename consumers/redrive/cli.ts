@@ -15,7 +15,6 @@ import { redriveSettings } from './settings.js';
 import { listDeadLetters, redrive } from './redrive.js';
 import { describeReasonGroups, groupByReason } from './select.js';
 
-
 const USAGE = `usage: redrive list <dlq topic>
        redrive redrive <dlq topic> [--reason R]... [--ce-id ID]... [--partition P --from-offset A --to-offset B]
                                [--rate PER_SECOND] [--by WHO] [--again] [--apply]
@@ -40,7 +39,8 @@ function parseCommand(args: string[]) {
   const [command, topic] = positionals;
   if ((command !== 'list' && command !== 'redrive') || topic === undefined) return undefined;
   const rate = Number(values.rate);
-  if (!Number.isFinite(rate) || rate <= 0) throw new Error(`--rate ${values.rate} is not a positive number of records per second; e.g. --rate 50`);
+  if (!Number.isFinite(rate) || rate <= 0)
+    throw new Error(`--rate ${values.rate} is not a positive number of records per second; e.g. --rate 50`);
   const selection = {
     reasons: values.reason ?? [],
     ceIds: values['ce-id'] ?? [],
@@ -57,22 +57,41 @@ async function main(config: Config<typeof redriveSettings.settings>, args: strin
     process.stderr.write(USAGE);
     return 2;
   }
-  const kafka = createKafka({ brokers: config.kafkaBrokers, clientId: 'redrive', logger, security: kafkaClientSecurity('redrive', config) });
+  const kafka = createKafka({
+    brokers: config.kafkaBrokers,
+    clientId: 'redrive',
+    logger,
+    security: kafkaClientSecurity('redrive', config),
+  });
   if (command.command === 'list') {
     const { byReason } = await listDeadLetters(kafka, command.topic);
     process.stdout.write(describeReasonGroups(command.topic, byReason));
     return 0;
   }
   if (config.databaseUrl === '') {
-    process.stderr.write('CONSUMER_DATABASE_URL is required by redrive (it records what was redriven); set it to the consumer database URL.\n');
+    process.stderr.write(
+      'CONSUMER_DATABASE_URL is required by redrive (it records what was redriven); set it to the consumer database URL.\n',
+    );
     return 2;
   }
   const pool = createPool({ connectionString: config.databaseUrl, applicationName: 'redrive', logger, max: 1 });
   try {
-    const result = await redrive({ kafka, pool, logger, deadLetterTopic: command.topic, selection: command.selection, apply: command.apply, ratePerSecond: command.rate, redrivenBy: command.by, again: command.again });
+    const result = await redrive({
+      kafka,
+      pool,
+      logger,
+      deadLetterTopic: command.topic,
+      selection: command.selection,
+      apply: command.apply,
+      ratePerSecond: command.rate,
+      redrivenBy: command.by,
+      again: command.again,
+    });
     const verb = result.dryRun ? 'would redrive' : 'redrove';
     process.stdout.write(describeReasonGroups(`${command.topic} (selected)`, groupByReason(result.selected)));
-    process.stdout.write(`${verb} ${result.redriven.length}; ${result.skipped.length} redriven before and left alone${command.again ? '' : ' (--again to include them)'}; run ${result.runId}\n`);
+    process.stdout.write(
+      `${verb} ${result.redriven.length}; ${result.skipped.length} redriven before and left alone${command.again ? '' : ' (--again to include them)'}; run ${result.runId}\n`,
+    );
     if (result.dryRun) process.stdout.write('dry run: nothing was sent; add --apply to do it.\n');
     return 0;
   } finally {

@@ -47,7 +47,11 @@ async function lastOffsets(admin: Admin, topic: string): Promise<Map<number, big
 }
 
 /** Every record of `topic` present when called, in partition and offset order. */
-export async function readTopicRecords(kafka: Kafka, topic: string, options: { timeoutMs?: number } = {}): Promise<SourceRecord[]> {
+export async function readTopicRecords(
+  kafka: Kafka,
+  topic: string,
+  options: { timeoutMs?: number } = {},
+): Promise<SourceRecord[]> {
   const admin = kafka.admin();
   await admin.connect();
   const groupId = `${deadLetterReaderGroupPrefix(topic)}${randomUUID()}`;
@@ -64,11 +68,22 @@ export async function readTopicRecords(kafka: Kafka, topic: string, options: { t
       eachMessage: async ({ partition, message }) => {
         const end = last.get(partition);
         if (end === undefined || BigInt(message.offset) > end) return;
-        records.push({ topic, partition, offset: message.offset, key: message.key, value: message.value, headers: message.headers ?? {}, timestamp: message.timestamp });
+        records.push({
+          topic,
+          partition,
+          offset: message.offset,
+          key: message.key,
+          value: message.value,
+          headers: message.headers ?? {},
+          timestamp: message.timestamp,
+        });
         if (BigInt(message.offset) === end) reached.add(partition);
       },
     });
-    await waitFor(() => reached.size === last.size, { timeoutMs: options.timeoutMs ?? 30_000, description: `reading ${topic} to its end` });
+    await waitFor(() => reached.size === last.size, {
+      timeoutMs: options.timeoutMs ?? 30_000,
+      description: `reading ${topic} to its end`,
+    });
     return records.sort((a, b) => a.partition - b.partition || Number(BigInt(a.offset) - BigInt(b.offset)));
   } finally {
     await consumer.disconnect();

@@ -16,7 +16,10 @@ import { printable } from './printable.js';
 import { type DeadLetter, readDeadLetters } from './read-dead-letters.js';
 import { type DeadLetterSelection, type ReasonGroup, groupByReason, selectDeadLetters } from './select.js';
 
-export async function listDeadLetters(kafka: Kafka, deadLetterTopic: string): Promise<{ deadLetters: DeadLetter[]; byReason: ReasonGroup[] }> {
+export async function listDeadLetters(
+  kafka: Kafka,
+  deadLetterTopic: string,
+): Promise<{ deadLetters: DeadLetter[]; byReason: ReasonGroup[] }> {
   const deadLetters = await readDeadLetters(kafka, deadLetterTopic);
   return { deadLetters, byReason: groupByReason(deadLetters) };
 }
@@ -45,25 +48,48 @@ export interface RedriveResult {
   skipped: DeadLetter[];
 }
 
-async function redriveOne(pool: Pool, producer: Producer, dead: DeadLetter, runId: string, options: RedriveOptions): Promise<boolean> {
+async function redriveOne(
+  pool: Pool,
+  producer: Producer,
+  dead: DeadLetter,
+  runId: string,
+  options: RedriveOptions,
+): Promise<boolean> {
   const sourceTopic = dead.sourceTopic;
-  if (sourceTopic === undefined) throw new Error(`dead letter ${dead.partition}/${dead.offset} has no dlq_source_topic header; it cannot be redriven`);
-  return withTransaction(pool, async (client) => {
-    const recorded = await client.query(
-      /* sql */ `
+  if (sourceTopic === undefined)
+    throw new Error(
+      `dead letter ${dead.partition}/${dead.offset} has no dlq_source_topic header; it cannot be redriven`,
+    );
+  return withTransaction(
+    pool,
+    async (client) => {
+      const recorded = await client.query(
+        /* sql */ `
       INSERT INTO redrives (dlq_topic, dlq_partition, dlq_offset, event_id, reason, source_topic, redriven_by, run_id)
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
       ON CONFLICT (dlq_topic, dlq_partition, dlq_offset) DO UPDATE
         SET times = redrives.times + 1, run_id = excluded.run_id, redriven_by = excluded.redriven_by, redriven_at = now()
         WHERE $9
       RETURNING times`,
-      [dead.topic, dead.partition, dead.offset, dead.ceId ?? null, dead.reason, sourceTopic, options.redrivenBy, runId, options.again === true],
-    );
-    if (recorded.rowCount === 0) return false;
-    const headers = { ...withoutDeadLetterHeaders(dead.headers), [REDRIVEN_AT_HEADER]: new Date().toISOString() };
-    await producer.send({ topic: sourceTopic, acks: -1, messages: [{ key: dead.key, value: dead.value, headers }] });
-    return true;
-  }, { retries: 0 });
+        [
+          dead.topic,
+          dead.partition,
+          dead.offset,
+          dead.ceId ?? null,
+          dead.reason,
+          sourceTopic,
+          options.redrivenBy,
+          runId,
+          options.again === true,
+        ],
+      );
+      if (recorded.rowCount === 0) return false;
+      const headers = { ...withoutDeadLetterHeaders(dead.headers), [REDRIVEN_AT_HEADER]: new Date().toISOString() };
+      await producer.send({ topic: sourceTopic, acks: -1, messages: [{ key: dead.key, value: dead.value, headers }] });
+      return true;
+    },
+    { retries: 0 },
+  );
 }
 
 async function alreadyRedriven(pool: Pool, deadLetters: readonly DeadLetter[]): Promise<Set<string>> {
@@ -75,7 +101,11 @@ async function alreadyRedriven(pool: Pool, deadLetters: readonly DeadLetter[]): 
   return new Set(rows.rows.map((r) => r.at));
 }
 
-async function sendAll(options: RedriveOptions, chosen: readonly DeadLetter[], runId: string): Promise<{ redriven: DeadLetter[]; skipped: DeadLetter[] }> {
+async function sendAll(
+  options: RedriveOptions,
+  chosen: readonly DeadLetter[],
+  runId: string,
+): Promise<{ redriven: DeadLetter[]; skipped: DeadLetter[] }> {
   const producer = createProducer(options.kafka, { allowAutoTopicCreation: false });
   await producer.connect();
   const redriven: DeadLetter[] = [];
@@ -88,7 +118,15 @@ async function sendAll(options: RedriveOptions, chosen: readonly DeadLetter[], r
       // Header text, escaped: JSON leaves DEL and the C1 controls as they are, and this log goes to a terminal.
       const fromRecord = (text: string | undefined) => (text === undefined ? undefined : printable(text));
       options.logger.info(
-        { run_id: runId, ce_id: fromRecord(dead.ceId), dlq_topic: dead.topic, dlq_partition: dead.partition, dlq_offset: dead.offset, source_topic: fromRecord(dead.sourceTopic), reason: fromRecord(dead.reason) },
+        {
+          run_id: runId,
+          ce_id: fromRecord(dead.ceId),
+          dlq_topic: dead.topic,
+          dlq_partition: dead.partition,
+          dlq_offset: dead.offset,
+          source_topic: fromRecord(dead.sourceTopic),
+          reason: fromRecord(dead.reason),
+        },
         sent ? 'redriven' : 'redriven before; skipped (use --again)',
       );
     }
@@ -107,6 +145,15 @@ export async function redrive(options: RedriveOptions): Promise<RedriveResult> {
     return { runId, dryRun: true, selected, redriven: selected.filter((d) => !skipped.includes(d)), skipped };
   }
   const { redriven, skipped } = await sendAll(options, selected, runId);
-  options.logger.info({ run_id: runId, dlq_topic: options.deadLetterTopic, selected: selected.length, redriven: redriven.length, skipped: skipped.length }, 'redrive finished');
+  options.logger.info(
+    {
+      run_id: runId,
+      dlq_topic: options.deadLetterTopic,
+      selected: selected.length,
+      redriven: redriven.length,
+      skipped: skipped.length,
+    },
+    'redrive finished',
+  );
   return { runId, dryRun: false, selected, redriven, skipped };
 }

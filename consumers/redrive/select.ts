@@ -41,7 +41,10 @@ export function groupByReason(deadLetters: readonly DeadLetter[]): ReasonGroup[]
   return [...groups.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([reason, members]) => {
-      const times = members.map((m) => m.deadLetteredAt).filter((t): t is string => t !== undefined).sort();
+      const times = members
+        .map((m) => m.deadLetteredAt)
+        .filter((t): t is string => t !== undefined)
+        .sort();
       return {
         reason,
         count: members.length,

@@ -22,7 +22,13 @@ export interface ClearCounts {
   throughOffset: string;
 }
 
-async function applyInOneTransaction(ctx: ProcessingContext, control: PartitionControl, effects: TransactionalEffects, events: readonly ConsumedEvent[], clear: ClearCounts | undefined): Promise<EffectsOutcome> {
+async function applyInOneTransaction(
+  ctx: ProcessingContext,
+  control: PartitionControl,
+  effects: TransactionalEffects,
+  events: readonly ConsumedEvent[],
+  clear: ClearCounts | undefined,
+): Promise<EffectsOutcome> {
   const consumer = ctx.definition.name;
   // Retries are the runtime's (same group, backoff to the deadline), so none here.
   return withTransaction(
@@ -31,7 +37,8 @@ async function applyInOneTransaction(ctx: ProcessingContext, control: PartitionC
       const fresh = await insertInboxRows(client, consumer, events);
       const applied = firstOccurrences(events, fresh);
       if (applied.length > 0) await effects.apply(client, applied);
-      if (clear !== undefined) await clearAttempts(client, consumer, control.topic, control.partition, clear.throughOffset);
+      if (clear !== undefined)
+        await clearAttempts(client, consumer, control.topic, control.partition, clear.throughOffset);
       return { applied, duplicates: events.length - applied.length };
     },
     { retries: 0 },
@@ -55,11 +62,23 @@ function byKey(events: readonly ConsumedEvent[]): ConsumedEvent[][] {
  * was sent is stamped even when a lane failed, and then the first failure is thrown: the group's
  * retry finds the sent events already done, and a stamp that failed is retried without sending.
  */
-async function applyWithClaims(ctx: ProcessingContext, control: PartitionControl, effects: ExternalEffects, events: readonly ConsumedEvent[], clear: ClearCounts | undefined): Promise<EffectsOutcome> {
+async function applyWithClaims(
+  ctx: ProcessingContext,
+  control: PartitionControl,
+  effects: ExternalEffects,
+  events: readonly ConsumedEvent[],
+  clear: ClearCounts | undefined,
+): Promise<EffectsOutcome> {
   const consumer = ctx.definition.name;
   const outcome: EffectsOutcome = { applied: [], duplicates: 0 };
   const toClaim = events.filter((event) => !ctx.performedNotStamped.has(event.id));
-  const claims = await claimForExternalEffects(ctx.pool, consumer, toClaim, effects.claimAbandonedAfterMs, ctx.claimToken);
+  const claims = await claimForExternalEffects(
+    ctx.pool,
+    consumer,
+    toClaim,
+    effects.claimAbandonedAfterMs,
+    ctx.claimToken,
+  );
   const sent: ConsumedEvent[] = [];
   const handled = new Set<string>();
   const performInOrder = async (key: readonly ConsumedEvent[]) => {
@@ -77,7 +96,10 @@ async function applyWithClaims(ctx: ProcessingContext, control: PartitionControl
           continue;
         }
         if (claim !== 'claimed') {
-          throw new TransientError('claim_open', `event ${event.id} is claimed by another delivery that may still be running; retrying until the claim is abandoned`);
+          throw new TransientError(
+            'claim_open',
+            `event ${event.id} is claimed by another delivery that may still be running; retrying until the claim is abandoned`,
+          );
         }
         await effects.perform(event);
         ctx.performedNotStamped.add(event.id);
@@ -93,16 +115,28 @@ async function applyWithClaims(ctx: ProcessingContext, control: PartitionControl
   };
   const lanes = Array.from({ length: Math.max(1, Math.min(effects.concurrency ?? 1, keys.length)) }, lane);
   const failed = (await Promise.allSettled(lanes)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  await markEffectsSent(ctx.pool, consumer, sent.map((event) => event.id));
+  await markEffectsSent(
+    ctx.pool,
+    consumer,
+    sent.map((event) => event.id),
+  );
   for (const event of sent) ctx.performedNotStamped.delete(event.id);
   outcome.applied.push(...sent);
   if (failed) throw failed.reason;
-  if (clear !== undefined && control.active()) await clearAttempts(ctx.pool, consumer, control.topic, control.partition, clear.throughOffset);
+  if (clear !== undefined && control.active())
+    await clearAttempts(ctx.pool, consumer, control.topic, control.partition, clear.throughOffset);
   return outcome;
 }
 
 /** Applies the events' effects; counts through `clear` are forgotten with them. Throws on failure. */
-export function applyEffects(ctx: ProcessingContext, control: PartitionControl, events: readonly ConsumedEvent[], clear: ClearCounts | undefined): Promise<EffectsOutcome> {
+export function applyEffects(
+  ctx: ProcessingContext,
+  control: PartitionControl,
+  events: readonly ConsumedEvent[],
+  clear: ClearCounts | undefined,
+): Promise<EffectsOutcome> {
   const { effects } = ctx.definition;
-  return effects.kind === 'transactional' ? applyInOneTransaction(ctx, control, effects, events, clear) : applyWithClaims(ctx, control, effects, events, clear);
+  return effects.kind === 'transactional'
+    ? applyInOneTransaction(ctx, control, effects, events, clear)
+    : applyWithClaims(ctx, control, effects, events, clear);
 }

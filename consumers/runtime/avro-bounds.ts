@@ -67,7 +67,8 @@ function compile(type: AvscType, records: Map<AvscType, Plan>, collections: Coll
   if (name === 'string' || name === 'bytes') return { kind: name };
   if (name === 'fixed') return { kind: 'fixed', size: type.size ?? 0 };
   if (name === 'enum') return { kind: 'enum', symbols: type.symbols?.length ?? 0 };
-  if (name.startsWith('union:')) return { kind: 'union', branches: (type.types ?? []).map((t) => compile(t, records, collections)) };
+  if (name.startsWith('union:'))
+    return { kind: 'union', branches: (type.types ?? []).map((t) => compile(t, records, collections)) };
   if (name.startsWith('logical:') && type.underlyingType) return compile(type.underlyingType, records, collections);
   if ((name === 'record' || name === 'error') && type.fields) {
     const known = records.get(type);
@@ -78,12 +79,20 @@ function compile(type: AvscType, records: Map<AvscType, Plan>, collections: Coll
     return plan;
   }
   if (name === 'array' && type.itemsType) {
-    const plan: CollectionPlan = { kind: 'array', items: compile(type.itemsType, records, collections), minItemBytes: 0 };
+    const plan: CollectionPlan = {
+      kind: 'array',
+      items: compile(type.itemsType, records, collections),
+      minItemBytes: 0,
+    };
     collections.push(plan);
     return plan;
   }
   if (name === 'map' && type.valuesType) {
-    const plan: CollectionPlan = { kind: 'map', values: compile(type.valuesType, records, collections), minItemBytes: 0 };
+    const plan: CollectionPlan = {
+      kind: 'map',
+      values: compile(type.valuesType, records, collections),
+      minItemBytes: 0,
+    };
     collections.push(plan);
     return plan;
   }
@@ -128,7 +137,10 @@ interface Cursor {
 }
 
 function truncated(c: Cursor, what: string, needs: number, at: number): AvroBoundsError {
-  return new AvroBoundsError(`the Avro value is truncated or corrupt: ${what} at byte ${at} needs ${needs} bytes, ${c.buf.length - c.pos} remain`, at);
+  return new AvroBoundsError(
+    `the Avro value is truncated or corrupt: ${what} at byte ${at} needs ${needs} bytes, ${c.buf.length - c.pos} remain`,
+    at,
+  );
 }
 
 /** A zig-zag varint of at most 10 bytes (exact up to 2^53, which is far past every limit). */
@@ -144,7 +156,8 @@ function readLong(c: Cursor): number {
     value += (byte & 0x7f) * scale;
     if (byte < 0x80) break;
     scale *= 128;
-    if (pos - at === 10) throw new AvroBoundsError(`the Avro value is corrupt: the number at byte ${at} is longer than 10 bytes`, at);
+    if (pos - at === 10)
+      throw new AvroBoundsError(`the Avro value is corrupt: the number at byte ${at} is longer than 10 bytes`, at);
   }
   c.pos = pos;
   return value % 2 === 0 ? value / 2 : -(value + 1) / 2;
@@ -154,9 +167,13 @@ function skipLength(c: Cursor, kind: 'string' | 'bytes'): void {
   const at = c.pos;
   const length = readLong(c);
   const what = kind === 'string' ? 'a string' : 'a bytes value';
-  if (length < 0) throw new AvroBoundsError(`the Avro value is corrupt: it declares ${what} of ${length} bytes at byte ${at}`, at);
+  if (length < 0)
+    throw new AvroBoundsError(`the Avro value is corrupt: it declares ${what} of ${length} bytes at byte ${at}`, at);
   if (length > c.limits.maxStringBytes) {
-    throw new AvroBoundsError(`the Avro value declares ${what} of ${length} bytes, ${overLimit(c.limits, 'maxStringBytes')}`, at);
+    throw new AvroBoundsError(
+      `the Avro value declares ${what} of ${length} bytes, ${overLimit(c.limits, 'maxStringBytes')}`,
+      at,
+    );
   }
   if (length > c.buf.length - c.pos) throw truncated(c, what, length, at);
   c.pos += length;
@@ -164,7 +181,10 @@ function skipLength(c: Cursor, kind: 'string' | 'bytes'): void {
 
 function enter(c: Cursor, depth: number): number {
   if (depth >= c.limits.maxNestingDepth) {
-    throw new AvroBoundsError(`the Avro value nests records, arrays and maps more than ${depth} levels deep, ${overLimit(c.limits, 'maxNestingDepth')}`, c.pos);
+    throw new AvroBoundsError(
+      `the Avro value nests records, arrays and maps more than ${depth} levels deep, ${overLimit(c.limits, 'maxNestingDepth')}`,
+      c.pos,
+    );
   }
   return depth + 1;
 }
@@ -186,7 +206,8 @@ function walk(plan: Plan, c: Cursor, depth: number): void {
       const end = Math.min(c.buf.length, at + 10);
       let pos = at;
       while (pos < end && c.buf[pos]! >= 0x80) pos += 1;
-      if (pos === at + 10) throw new AvroBoundsError(`the Avro value is corrupt: the number at byte ${at} is longer than 10 bytes`, at);
+      if (pos === at + 10)
+        throw new AvroBoundsError(`the Avro value is corrupt: the number at byte ${at} is longer than 10 bytes`, at);
       if (pos === end) throw truncated(c, 'a number', pos - at + 1, at);
       c.pos = pos + 1;
       return;
@@ -233,15 +254,32 @@ function walkCollection(plan: CollectionPlan, c: Cursor, depth: number): void {
     declared += count;
     blocks += 1;
     const atLeast = blocks > 1 ? 'at least ' : '';
-    if (declared > limits.maxCollectionItems) throw new AvroBoundsError(`the Avro value declares ${what} of ${atLeast}${declared} ${unit}, ${overLimit(limits, 'maxCollectionItems')}`, at);
-    if (size < 0) throw new AvroBoundsError(`the Avro value is corrupt: it declares ${what} block of ${size} bytes at byte ${sizeAt}`, sizeAt);
+    if (declared > limits.maxCollectionItems)
+      throw new AvroBoundsError(
+        `the Avro value declares ${what} of ${atLeast}${declared} ${unit}, ${overLimit(limits, 'maxCollectionItems')}`,
+        at,
+      );
+    if (size < 0)
+      throw new AvroBoundsError(
+        `the Avro value is corrupt: it declares ${what} block of ${size} bytes at byte ${sizeAt}`,
+        sizeAt,
+      );
     if (size > c.buf.length - c.pos) throw truncated(c, `${what} block declared as ${size} bytes`, size, sizeAt);
     c.items += count;
     if (c.items > limits.maxCollectionItems) {
-      throw new AvroBoundsError(`the Avro value declares ${c.items} array items and map entries in all, ${overLimit(limits, 'maxCollectionItems')}`, at);
+      throw new AvroBoundsError(
+        `the Avro value declares ${c.items} array items and map entries in all, ${overLimit(limits, 'maxCollectionItems')}`,
+        at,
+      );
     }
     const needs = count * plan.minItemBytes;
-    if (needs > c.buf.length - c.pos) throw truncated(c, `${what} of ${atLeast}${declared} ${unit} (${plan.minItemBytes} bytes or more each)`, needs, at);
+    if (needs > c.buf.length - c.pos)
+      throw truncated(
+        c,
+        `${what} of ${atLeast}${declared} ${unit} (${plan.minItemBytes} bytes or more each)`,
+        needs,
+        at,
+      );
     const itemsAt = c.pos;
     for (let i = 0; i < count; i += 1) {
       if (plan.kind === 'map') skipLength(c, 'string');
@@ -250,7 +288,10 @@ function walkCollection(plan: CollectionPlan, c: Cursor, depth: number): void {
     // A reader that skips the block (a field its schema dropped) jumps by the declared size: the
     // items must take exactly that, or it would read on from bytes this walk never checked.
     if (sized && c.pos - itemsAt !== size) {
-      throw new AvroBoundsError(`the Avro value is corrupt: its ${plan.kind} block at byte ${at} declares ${size} bytes, its items take ${c.pos - itemsAt}`, at);
+      throw new AvroBoundsError(
+        `the Avro value is corrupt: its ${plan.kind} block at byte ${at} declares ${size} bytes, its items take ${c.pos - itemsAt}`,
+        at,
+      );
     }
   }
 }

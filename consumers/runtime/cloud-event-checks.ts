@@ -18,7 +18,7 @@ const CANONICAL_UUID = new RegExp(CE_ID_PATTERN);
 
 /** The checks below in words (CommonMark), for the event contract (docs/event-contract.md, the AsyncAPI document). */
 export const ATTRIBUTE_RULES =
-  'Each `ce_*` header and `content-type` appears once. A consumer on this project\'s runtime dead-letters as `not a cloudevent` ' +
+  "Each `ce_*` header and `content-type` appears once. A consumer on this project's runtime dead-letters as `not a cloudevent` " +
   '(the header named in `dlq_error`) a record whose `ce_*` or `content-type` header repeats, whose `ce_specversion` is not `1.0`, ' +
   'whose `ce_id` is not a uuid in lower-case canonical form, whose `ce_source` is not a non-empty URI-reference (RFC 3986), ' +
   'or whose `ce_time` is missing or not an RFC 3339 timestamp.';
@@ -55,15 +55,22 @@ export function attributeProblem(raw: IHeaders, strings: Readonly<Record<string,
   }
   const get = (name: string): string | undefined => (Object.hasOwn(strings, name) ? strings[name] : undefined);
   const specversion = get('ce_specversion');
-  if (specversion !== '1.0') return specversion === undefined ? 'ce_specversion is missing (it must be 1.0)' : `ce_specversion is ${JSON.stringify(specversion)}, not 1.0 (the only version this contract speaks)`;
+  if (specversion !== '1.0')
+    return specversion === undefined
+      ? 'ce_specversion is missing (it must be 1.0)'
+      : `ce_specversion is ${JSON.stringify(specversion)}, not 1.0 (the only version this contract speaks)`;
   const id = get('ce_id');
   if (id === undefined) return 'ce_id is missing';
-  if (!CANONICAL_UUID.test(id)) return `ce_id ${JSON.stringify(id.slice(0, 80))} is not the outbox id (a uuid in lower-case canonical form, 8-4-4-4-12 hex digits)`;
+  if (!CANONICAL_UUID.test(id))
+    return `ce_id ${JSON.stringify(id.slice(0, 80))} is not the outbox id (a uuid in lower-case canonical form, 8-4-4-4-12 hex digits)`;
   const source = get('ce_source');
-  if (source === undefined || source === '') return 'ce_source is missing or empty (it must be a non-empty URI-reference)';
-  if (!isUriReference(source)) return `ce_source ${JSON.stringify(source.slice(0, 80))} is not a URI-reference (RFC 3986)`;
+  if (source === undefined || source === '')
+    return 'ce_source is missing or empty (it must be a non-empty URI-reference)';
+  if (!isUriReference(source))
+    return `ce_source ${JSON.stringify(source.slice(0, 80))} is not a URI-reference (RFC 3986)`;
   const time = get('ce_time');
   if (time === undefined) return 'ce_time is missing';
-  if (!RFC_3339.test(time) || !Number.isFinite(Date.parse(time))) return `ce_time ${JSON.stringify(time.slice(0, 80))} is not an RFC 3339 timestamp`;
+  if (!RFC_3339.test(time) || !Number.isFinite(Date.parse(time)))
+    return `ce_time ${JSON.stringify(time.slice(0, 80))} is not an RFC 3339 timestamp`;
   return undefined;
 }

@@ -37,7 +37,9 @@ export function parseCloudEvent(record: SourceRecord): CloudEvent<unknown> {
     if (event.time === undefined) throw new Error('ce_time is missing');
     return event;
   } catch (cause) {
-    throw new PoisonError('not a cloudevent', `the record is not a CloudEvent in binary mode: ${errorMessage(cause)}`, { cause });
+    throw new PoisonError('not a cloudevent', `the record is not a CloudEvent in binary mode: ${errorMessage(cause)}`, {
+      cause,
+    });
   }
 }
 
@@ -48,14 +50,20 @@ function validateAttributes(event: CloudEvent<unknown>): void {
   } catch (cause) {
     const errors = (cause as { errors?: unknown }).errors;
     const named = Array.isArray(errors)
-      ? errors.map((e: { instancePath?: string; message?: string }) => `ce_${(e.instancePath ?? '').replace(/^\//, '') || 'attributes'} ${e.message ?? 'is invalid'}`)
+      ? errors.map(
+          (e: { instancePath?: string; message?: string }) =>
+            `ce_${(e.instancePath ?? '').replace(/^\//, '') || 'attributes'} ${e.message ?? 'is invalid'}`,
+        )
       : [];
     throw named.length > 0 ? new Error(named.join('; '), { cause }) : cause;
   }
 }
 
 /** The consumer's entry for a ce_type: own properties only, so `constructor` or `__proto__` is a type it does not handle. */
-export function eventTypeSpec(eventTypes: Readonly<Record<string, EventTypeSpec>>, type: string): EventTypeSpec | undefined {
+export function eventTypeSpec(
+  eventTypes: Readonly<Record<string, EventTypeSpec>>,
+  type: string,
+): EventTypeSpec | undefined {
   return Object.hasOwn(eventTypes, type) ? eventTypes[type] : undefined;
 }
 
@@ -92,18 +100,26 @@ async function requireWriterSchema(registry: Registry, schemaId: number, readerS
   } catch (cause) {
     const status = statusOf(cause);
     if (status === undefined || status < 400 || status >= 500) {
-      throw new TransientError('schema_registry_unavailable', `cannot read schema id ${schemaId}: ${errorMessage(cause)}`, { cause });
+      throw new TransientError(
+        'schema_registry_unavailable',
+        `cannot read schema id ${schemaId}: ${errorMessage(cause)}`,
+        { cause },
+      );
     }
-    const evidence = { readerSchemas: readerSchema === undefined ? [] : [readerSchema], knownIds: (servedIds.get(registry) ?? []).filter((id) => id !== schemaId) };
+    const evidence = {
+      readerSchemas: readerSchema === undefined ? [] : [readerSchema],
+      knownIds: (servedIds.get(registry) ?? []).filter((id) => id !== schemaId),
+    };
     const missing = await registryMissing(registry, evidence);
-    if (missing === undefined) throw new PoisonError('unknown schema', `schema id ${schemaId} is not registered (HTTP ${status})`, { cause });
+    if (missing === undefined)
+      throw new PoisonError('unknown schema', `schema id ${schemaId} is not registered (HTTP ${status})`, { cause });
     const where = registryAddress(registry.url);
     throw new TransientError(
       'schema_registry_unavailable',
       `schema id ${schemaId} is not found at the schema registry ${where} (HTTP ${status}), and the registry does not show that it holds ` +
         `this consumer's schemas: ${missing}. It has lost its schemas, is not the registry the events were written to (a wrong URL or path, ` +
         'wiped, restored from an old backup), or is away. The partition is held, nothing is dead-lettered; point SCHEMA_REGISTRY_URL at ' +
-        'the producers\' registry (or restore its storage) and restart the consumer.',
+        "the producers' registry (or restore its storage) and restart the consumer.",
       { cause, details: { registry: where, schemaId, status } },
     );
   }
@@ -119,7 +135,12 @@ type AvroDecode = (payload: Buffer, limits: AvroBodyLimits) => unknown;
  */
 const decoders = new Map<string, AvroDecode>();
 
-function decoderFor(registry: Registry, schemaId: number, writer: avro.Type, readerSchema: string | undefined): AvroDecode {
+function decoderFor(
+  registry: Registry,
+  schemaId: number,
+  writer: avro.Type,
+  readerSchema: string | undefined,
+): AvroDecode {
   const key = `${registry.url}\u0000${schemaId}\u0000${readerSchema ?? ''}`;
   let decode = decoders.get(key);
   if (decode === undefined) {
@@ -130,7 +151,10 @@ function decoderFor(registry: Registry, schemaId: number, writer: avro.Type, rea
       const reader = avro.Type.forSchema(JSON.parse(readerSchema) as avro.Schema);
       // Equal types decode directly; otherwise the writer's fields are resolved into the reader's (defaults, dropped fields).
       const resolver = reader.equals(writer) ? undefined : reader.createResolver(writer);
-      read = resolver === undefined ? (payload) => reader.fromBuffer(payload) : (payload) => reader.fromBuffer(payload, resolver);
+      read =
+        resolver === undefined
+          ? (payload) => reader.fromBuffer(payload)
+          : (payload) => reader.fromBuffer(payload, resolver);
     }
     // The bytes are laid out by the writer's schema whatever the reader: that is what the walk follows.
     const check = avroBoundsChecker(writer);
@@ -159,10 +183,18 @@ export async function decodeAvroPayload(
   }
   const writer = await requireWriterSchema(registry, schemaId, readerSchema);
   try {
-    return { schemaId, payload: decoderFor(registry, schemaId, writer, readerSchema)(value.subarray(WIRE_HEADER_BYTES), limits) };
+    return {
+      schemaId,
+      payload: decoderFor(registry, schemaId, writer, readerSchema)(value.subarray(WIRE_HEADER_BYTES), limits),
+    };
   } catch (cause) {
-    if (cause instanceof AvroBoundsError) throw new PoisonError('undecodable', `${cause.message} (schema id ${schemaId})`, { cause });
-    throw new PoisonError('undecodable', `the Avro value does not decode with schema id ${schemaId}: ${errorMessage(cause)}`, { cause });
+    if (cause instanceof AvroBoundsError)
+      throw new PoisonError('undecodable', `${cause.message} (schema id ${schemaId})`, { cause });
+    throw new PoisonError(
+      'undecodable',
+      `the Avro value does not decode with schema id ${schemaId}: ${errorMessage(cause)}`,
+      { cause },
+    );
   }
 }
 

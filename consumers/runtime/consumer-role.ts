@@ -11,13 +11,18 @@ import { type Queryable, ensureLoginRole } from '../../lib/postgres.js';
  * and of every table, view and sequence in its public schema (objects a superuser created before).
  * Idempotent: running it on every deploy is fine.
  */
-export async function ensureConsumerRole(admin: Queryable, { role, password }: { role: string; password: string }): Promise<void> {
+export async function ensureConsumerRole(
+  admin: Queryable,
+  { role, password }: { role: string; password: string },
+): Promise<void> {
   const name = pg.escapeIdentifier(role);
   await ensureLoginRole(admin, role, password);
   const database = (await admin.query(/* sql */ `select current_database() as name`)).rows[0] as { name: string };
   await admin.query(/* sql */ `alter database ${pg.escapeIdentifier(database.name)} owner to ${name}`);
   // The owner's alone: no other role (the seat database's Debezium role, say) may enter it.
-  await admin.query(/* sql */ `revoke connect, temporary on database ${pg.escapeIdentifier(database.name)} from public`);
+  await admin.query(
+    /* sql */ `revoke connect, temporary on database ${pg.escapeIdentifier(database.name)} from public`,
+  );
   // Tables and views first: a table's own sequences (serial columns) follow it; then any left.
   for (const kinds of [['r', 'p', 'v'], ['S']]) {
     const others = await admin.query(

@@ -6,7 +6,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { deadLetterTopicFor } from '../../events/catalogue.js';
-import { type Consumer, type EachBatchPayload, type Kafka, type Producer, createProducer, ensureTopics } from '../../lib/kafka.js';
+import {
+  type Consumer,
+  type EachBatchPayload,
+  type Kafka,
+  type Producer,
+  createProducer,
+  ensureTopics,
+} from '../../lib/kafka.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Pool } from '../../lib/postgres.js';
 import type { Registry } from '../../lib/schema-registry.js';
@@ -55,7 +62,14 @@ async function ensureDeadLetterTopics(kafka: Kafka, topics: readonly string[]): 
   const admin = kafka.admin();
   await admin.connect();
   try {
-    await ensureTopics(admin, topics.map((topic) => ({ topic: deadLetterTopicFor(topic), numPartitions: 1, configs: { 'retention.ms': DEAD_LETTER_RETENTION_MS } })));
+    await ensureTopics(
+      admin,
+      topics.map((topic) => ({
+        topic: deadLetterTopicFor(topic),
+        numPartitions: 1,
+        configs: { 'retention.ms': DEAD_LETTER_RETENTION_MS },
+      })),
+    );
   } finally {
     await admin.disconnect();
   }
@@ -63,10 +77,23 @@ async function ensureDeadLetterTopics(kafka: Kafka, topics: readonly string[]): 
 
 function sourceRecords(payload: EachBatchPayload): SourceRecord[] {
   const { topic, partition, messages } = payload.batch;
-  return messages.map((m) => ({ topic, partition, offset: m.offset, key: m.key, value: m.value, headers: m.headers ?? {}, timestamp: m.timestamp }));
+  return messages.map((m) => ({
+    topic,
+    partition,
+    offset: m.offset,
+    key: m.key,
+    value: m.value,
+    headers: m.headers ?? {},
+    timestamp: m.timestamp,
+  }));
 }
 
-function watchGroupState(consumer: Consumer, events: RuntimeEvents, logger: Logger, partitions: PartitionStates): { ready: () => boolean; healthy: () => boolean } {
+function watchGroupState(
+  consumer: Consumer,
+  events: RuntimeEvents,
+  logger: Logger,
+  partitions: PartitionStates,
+): { ready: () => boolean; healthy: () => boolean } {
   let joined = false;
   let crashed = false;
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
@@ -77,7 +104,10 @@ function watchGroupState(consumer: Consumer, events: RuntimeEvents, logger: Logg
     events.emit('groupJoined', { memberId: payload.memberId });
   });
   consumer.on(consumer.events.CRASH, ({ payload }) => {
-    logger.error({ err: payload.error, restart: payload.restart }, payload.restart ? 'consumer crashed; kafkajs restarts it' : 'consumer crashed for good');
+    logger.error(
+      { err: payload.error, restart: payload.restart },
+      payload.restart ? 'consumer crashed; kafkajs restarts it' : 'consumer crashed for good',
+    );
     if (!payload.restart) crashed = true;
     joined = false;
     events.emit('crashed', { error: payload.error, restart: payload.restart });
@@ -138,7 +168,12 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Runn
       const started = Date.now();
       const records = sourceRecords(payload);
       await processBatch(ctx, partitionControl(payload, stopping.signal, events, logger), records);
-      events.emit('batchFinished', { topic: payload.batch.topic, partition: payload.batch.partition, size: records.length, durationMs: Date.now() - started });
+      events.emit('batchFinished', {
+        topic: payload.batch.topic,
+        partition: payload.batch.partition,
+        size: records.length,
+        durationMs: Date.now() - started,
+      });
     },
   });
   let stopped: Promise<void> | undefined;

@@ -40,7 +40,11 @@ export function deadLetterHeaders(record: SourceRecord, facts: DeadLetterFacts):
 }
 
 /** Writes the dead letter (acks from all in-sync replicas) and resolves once Kafka has it. */
-export async function sendToDeadLetterTopic(producer: Producer, record: SourceRecord, facts: DeadLetterFacts): Promise<void> {
+export async function sendToDeadLetterTopic(
+  producer: Producer,
+  record: SourceRecord,
+  facts: DeadLetterFacts,
+): Promise<void> {
   await producer.send({
     topic: deadLetterTopicFor(record.topic),
     acks: -1,

@@ -81,14 +81,20 @@ function headerMeasure(headers: IHeaders): { count: number; bytes: number } {
 export function checkRecordBounds(record: SourceRecord, limits: DecodeLimits): void {
   const recordBytes = (record.key?.length ?? 0) + (record.value?.length ?? 0);
   if (recordBytes > limits.maxRecordBytes) {
-    throw new PoisonError('undecodable', `the record's key and value have ${recordBytes} bytes, ${overLimit(limits, 'maxRecordBytes')}`);
+    throw new PoisonError(
+      'undecodable',
+      `the record's key and value have ${recordBytes} bytes, ${overLimit(limits, 'maxRecordBytes')}`,
+    );
   }
   const { count, bytes } = headerMeasure(record.headers);
   if (count > limits.maxHeaders) {
     throw new PoisonError('undecodable', `the record has ${count} headers, ${overLimit(limits, 'maxHeaders')}`);
   }
   if (bytes > limits.maxHeaderBytes) {
-    throw new PoisonError('undecodable', `the record's headers have ${bytes} bytes (names and values), ${overLimit(limits, 'maxHeaderBytes')}`);
+    throw new PoisonError(
+      'undecodable',
+      `the record's headers have ${bytes} bytes (names and values), ${overLimit(limits, 'maxHeaderBytes')}`,
+    );
   }
 }
 

@@ -26,7 +26,12 @@ export interface AttemptCount {
 
 /** Counts the attempt about to start; returns the count with it. */
 export async function countAttempt(pool: Pool, key: AttemptKey): Promise<AttemptCount> {
-  const result = await pool.query<{ attempts: number; last_reason: string | null; last_error: string | null; head_record_attempts: number }>(
+  const result = await pool.query<{
+    attempts: number;
+    last_reason: string | null;
+    last_error: string | null;
+    head_record_attempts: number;
+  }>(
     /* sql */ `
     INSERT INTO delivery_attempts AS a (consumer, topic, partition, first_offset, scope, attempts)
     VALUES ($1, $2, $3, $4, $5, 1)
@@ -47,7 +52,12 @@ export async function countAttempt(pool: Pool, key: AttemptKey): Promise<Attempt
 }
 
 /** Records why a counted attempt failed as poison. */
-export async function recordPoison(pool: Pool, key: AttemptKey, reason: DeadLetterReason, error: string): Promise<void> {
+export async function recordPoison(
+  pool: Pool,
+  key: AttemptKey,
+  reason: DeadLetterReason,
+  error: string,
+): Promise<void> {
   await pool.query(
     /* sql */ `
     UPDATE delivery_attempts SET last_reason = $6, last_error = left($7, 2000), updated_at = now()
@@ -70,7 +80,13 @@ export async function uncountAttempt(pool: Pool, key: AttemptKey): Promise<void>
 }
 
 /** Forgets the partition's counts up to and including `throughOffset` (their records are done). */
-export async function clearAttempts(db: Pool | PoolClient, consumer: string, topic: string, partition: number, throughOffset: string): Promise<void> {
+export async function clearAttempts(
+  db: Pool | PoolClient,
+  consumer: string,
+  topic: string,
+  partition: number,
+  throughOffset: string,
+): Promise<void> {
   await db.query(
     /* sql */ `DELETE FROM delivery_attempts WHERE consumer = $1 AND topic = $2 AND partition = $3 AND first_offset <= $4`,
     [consumer, topic, partition, throughOffset],

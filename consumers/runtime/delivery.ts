@@ -41,7 +41,13 @@ export interface Lateness {
  * recovery's re-emit) gets a short retry window of its own, so one deadlock cannot dead-letter it.
  * Records of types this consumer does not decode have no deadline of their own: keep retrying.
  */
-export function latenessOf(definition: ConsumerDefinition, policy: DeliveryPolicy, records: readonly SourceRecord[], failingSinceMs: number, now = Date.now()): Lateness {
+export function latenessOf(
+  definition: ConsumerDefinition,
+  policy: DeliveryPolicy,
+  records: readonly SourceRecord[],
+  failingSinceMs: number,
+  now = Date.now(),
+): Lateness {
   const lateness: Lateness = { oldestAgeMs: 0, pastDeadline: false, deadLetterNow: false, msUntilNextChange: Infinity };
   for (const record of records) {
     const spec = eventTypeSpec(definition.eventTypes, headerValue(record.headers, 'ce_type') ?? '');

@@ -19,7 +19,8 @@ function producerContext(ctx: ProcessingContext, event: ConsumedEvent) {
     const value = headerValue(event.record.headers, header);
     if (value === undefined) continue;
     const context = parseTraceparent(value);
-    if (context === undefined) ctx.logger.debug({ ce_id: event.id, header, value }, 'ignoring a trace header that is not a W3C traceparent');
+    if (context === undefined)
+      ctx.logger.debug({ ce_id: event.id, header, value }, 'ignoring a trace header that is not a W3C traceparent');
     return context;
   }
   return undefined;
@@ -32,7 +33,11 @@ export interface EventSpans {
 
 const NO_SPANS: EventSpans = { end: () => undefined };
 
-export function startEventSpans(ctx: ProcessingContext, control: PartitionControl, events: readonly ConsumedEvent[]): EventSpans {
+export function startEventSpans(
+  ctx: ProcessingContext,
+  control: PartitionControl,
+  events: readonly ConsumedEvent[],
+): EventSpans {
   if (!tracingEnabled() || events.length === 0) return NO_SPANS;
   const startTime = Date.now();
   const spans: [ConsumedEvent, EventSpan][] = [];
@@ -61,7 +66,8 @@ export function startEventSpans(ctx: ProcessingContext, control: PartitionContro
     end(applied, error) {
       const appliedIds = applied === undefined ? undefined : new Set(applied.map((event) => event.id));
       for (const [event, span] of spans) {
-        if (appliedIds !== undefined) span.setAttribute('stagefront.inbox.outcome', appliedIds.has(event.id) ? 'applied' : 'duplicate');
+        if (appliedIds !== undefined)
+          span.setAttribute('stagefront.inbox.outcome', appliedIds.has(event.id) ? 'applied' : 'duplicate');
         span.end(error);
       }
     },

@@ -34,7 +34,11 @@ export class TransientError extends PipelineError {
 export class PoisonError extends PipelineError {
   readonly reason: DeadLetterReason;
 
-  constructor(reason: DeadLetterReason, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {
+  constructor(
+    reason: DeadLetterReason,
+    message: string,
+    options: { cause?: unknown; details?: Record<string, unknown> } = {},
+  ) {
     super(reason.replaceAll(' ', '_'), message, options);
     this.name = 'PoisonError';
     this.reason = reason;
@@ -84,7 +88,8 @@ export function classifyFailure(err: unknown): Failure {
   for (const link of causeChain(err)) {
     if (link instanceof PoisonError) return { kind: 'poison', reason: link.reason, message };
     const state = sqlState(link);
-    if (state !== undefined && DATA_ERROR_SQLSTATE_CLASSES.has(state.slice(0, 2))) return { kind: 'poison', reason: 'data error', message };
+    if (state !== undefined && DATA_ERROR_SQLSTATE_CLASSES.has(state.slice(0, 2)))
+      return { kind: 'poison', reason: 'data error', message };
   }
   return { kind: 'infrastructure', code: failureCode(err), message };
 }

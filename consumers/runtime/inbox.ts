@@ -7,15 +7,28 @@ import { withTransaction } from '../../lib/postgres.js';
 import type { ConsumedEvent } from './types.js';
 
 /** The inbox columns of `events` as the parallel arrays both inserts unnest ($2 … $7); the last is the Kafka timestamp in ms. */
-function inboxRowArrays(events: readonly ConsumedEvent[]): [string[], string[], string[], number[], string[], string[]] {
-  return [events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.record.topic), events.map((e) => e.record.partition), events.map((e) => e.record.offset), events.map((e) => e.record.timestamp)];
+function inboxRowArrays(
+  events: readonly ConsumedEvent[],
+): [string[], string[], string[], number[], string[], string[]] {
+  return [
+    events.map((e) => e.id),
+    events.map((e) => e.type),
+    events.map((e) => e.record.topic),
+    events.map((e) => e.record.partition),
+    events.map((e) => e.record.offset),
+    events.map((e) => e.record.timestamp),
+  ];
 }
 
 /**
  * Inserts the events' ids (duplicates inside the batch included) and returns the ids that were
  * new, i.e. whose effects this transaction must apply.
  */
-export async function insertInboxRows(client: PoolClient, consumer: string, events: readonly ConsumedEvent[]): Promise<Set<string>> {
+export async function insertInboxRows(
+  client: PoolClient,
+  consumer: string,
+  events: readonly ConsumedEvent[],
+): Promise<Set<string>> {
   if (events.length === 0) return new Set();
   const result = await client.query<{ event_id: string }>(
     /* sql */ `
@@ -48,13 +61,21 @@ export type ClaimOutcome = 'claimed' | 'already done' | 'claimed elsewhere';
  * `abandonedAfterMs` taken over. 'already done' when the effect was stamped; 'claimed elsewhere'
  * when another delivery's recent claim is still open (it may be sending right now).
  */
-export async function claimForExternalEffects(pool: Pool, consumer: string, events: readonly ConsumedEvent[], abandonedAfterMs: number, token: string): Promise<Map<string, ClaimOutcome>> {
+export async function claimForExternalEffects(
+  pool: Pool,
+  consumer: string,
+  events: readonly ConsumedEvent[],
+  abandonedAfterMs: number,
+  token: string,
+): Promise<Map<string, ClaimOutcome>> {
   const outcomes = new Map<string, ClaimOutcome>();
   const unique = [...new Map(events.map((event) => [event.id, event])).values()];
   if (unique.length === 0) return outcomes;
-  return withTransaction(pool, async (client) => {
-    const claimed = await client.query<{ event_id: string }>(
-      /* sql */ `
+  return withTransaction(
+    pool,
+    async (client) => {
+      const claimed = await client.query<{ event_id: string }>(
+        /* sql */ `
       INSERT INTO inbox (consumer, event_id, event_type, source_topic, source_partition, source_offset, appended_at, status, claims, claimed_at, claim_token)
       SELECT $1, e.event_id, e.event_type, e.source_topic, e.source_partition, e.source_offset, to_timestamp(e.appended_ms / 1000.0), 'claimed', 1, now(), $9
         FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::bigint[], $7::bigint[])
@@ -63,19 +84,22 @@ export async function claimForExternalEffects(pool: Pool, consumer: string, even
         WHERE inbox.status = 'claimed'
           AND (inbox.claim_token = $9 OR inbox.claimed_at < now() - make_interval(secs => $8::double precision / 1000))
       RETURNING event_id`,
-      [consumer, ...inboxRowArrays(unique), abandonedAfterMs, token],
-    );
-    for (const row of claimed.rows) outcomes.set(row.event_id, 'claimed');
-    const others = unique.filter((event) => !outcomes.has(event.id)).map((event) => event.id);
-    if (others.length > 0) {
-      const existing = await client.query<{ event_id: string; status: string }>(
-        /* sql */ `SELECT event_id, status FROM inbox WHERE consumer = $1 AND event_id = ANY($2::text[])`,
-        [consumer, others],
+        [consumer, ...inboxRowArrays(unique), abandonedAfterMs, token],
       );
-      for (const row of existing.rows) outcomes.set(row.event_id, row.status === 'claimed' ? 'claimed elsewhere' : 'already done');
-    }
-    return outcomes;
-  }, { retries: 0 });
+      for (const row of claimed.rows) outcomes.set(row.event_id, 'claimed');
+      const others = unique.filter((event) => !outcomes.has(event.id)).map((event) => event.id);
+      if (others.length > 0) {
+        const existing = await client.query<{ event_id: string; status: string }>(
+          /* sql */ `SELECT event_id, status FROM inbox WHERE consumer = $1 AND event_id = ANY($2::text[])`,
+          [consumer, others],
+        );
+        for (const row of existing.rows)
+          outcomes.set(row.event_id, row.status === 'claimed' ? 'claimed elsewhere' : 'already done');
+      }
+      return outcomes;
+    },
+    { retries: 0 },
+  );
 }
 
 /** Stamps the external effects as done, in one statement. */

@@ -49,7 +49,17 @@ export { PoisonError, TransientError } from './failures.js';
 
 // Settings: the common consumer settings and the parsers for a consumer's own.
 export { type CommonConsumerConfig, consumerSettings } from './settings.js';
-export { type Config, defineSettings, zBool, zDurationMs, zEnum, zInt, zList, zString, zUrl } from '../../lib/settings.js';
+export {
+  type Config,
+  defineSettings,
+  zBool,
+  zDurationMs,
+  zEnum,
+  zInt,
+  zList,
+  zString,
+  zUrl,
+} from '../../lib/settings.js';
 
 // The program frame, and the pieces a test runs a consumer with in its own process.
 export { type BuiltConsumer, runConsumerProgram } from './program.js';

@@ -4,11 +4,36 @@ import type { RuntimeEvents } from './lifecycle.js';
 
 export function registerConsumerMetrics(registry: Registry, consumer: string, events: RuntimeEvents): void {
   const registers = [registry];
-  const processed = new Counter({ name: 'consumer_events_processed_total', help: 'Events whose effects were applied.', labelNames: ['consumer', 'topic', 'type'], registers });
-  const duplicates = new Counter({ name: 'consumer_duplicates_skipped_total', help: 'Redelivered events the inbox already had: nothing changed.', labelNames: ['consumer', 'topic'], registers });
-  const skipped = new Counter({ name: 'consumer_events_skipped_total', help: 'Events of types this consumer does not handle.', labelNames: ['consumer', 'topic'], registers });
-  const retries = new Counter({ name: 'consumer_retries_total', help: 'Retries of a record or batch after a failure.', labelNames: ['consumer', 'topic', 'kind'], registers });
-  const deadLettered = new Counter({ name: 'consumer_dead_lettered_total', help: 'Records sent to the dead letter topic.', labelNames: ['consumer', 'topic', 'reason'], registers });
+  const processed = new Counter({
+    name: 'consumer_events_processed_total',
+    help: 'Events whose effects were applied.',
+    labelNames: ['consumer', 'topic', 'type'],
+    registers,
+  });
+  const duplicates = new Counter({
+    name: 'consumer_duplicates_skipped_total',
+    help: 'Redelivered events the inbox already had: nothing changed.',
+    labelNames: ['consumer', 'topic'],
+    registers,
+  });
+  const skipped = new Counter({
+    name: 'consumer_events_skipped_total',
+    help: 'Events of types this consumer does not handle.',
+    labelNames: ['consumer', 'topic'],
+    registers,
+  });
+  const retries = new Counter({
+    name: 'consumer_retries_total',
+    help: 'Retries of a record or batch after a failure.',
+    labelNames: ['consumer', 'topic', 'kind'],
+    registers,
+  });
+  const deadLettered = new Counter({
+    name: 'consumer_dead_lettered_total',
+    help: 'Records sent to the dead letter topic.',
+    labelNames: ['consumer', 'topic', 'reason'],
+    registers,
+  });
   const batchDuration = new Histogram({
     name: 'consumer_batch_duration_seconds',
     help: 'Time to process one partition batch; a batch whose partition is held for a retry ends at the hold.',
@@ -23,8 +48,18 @@ export function registerConsumerMetrics(registry: Registry, consumer: string, ev
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 14400],
     registers,
   });
-  const lastAge = new Gauge({ name: 'consumer_last_event_age_seconds', help: 'Age of the last event applied, per partition.', labelNames: ['consumer', 'topic', 'partition'], registers });
-  const lag = new Gauge({ name: 'consumer_lag_records', help: 'Records behind the partition high watermark after the last commit.', labelNames: ['consumer', 'topic', 'partition'], registers });
+  const lastAge = new Gauge({
+    name: 'consumer_last_event_age_seconds',
+    help: 'Age of the last event applied, per partition.',
+    labelNames: ['consumer', 'topic', 'partition'],
+    registers,
+  });
+  const lag = new Gauge({
+    name: 'consumer_lag_records',
+    help: 'Records behind the partition high watermark after the last commit.',
+    labelNames: ['consumer', 'topic', 'partition'],
+    registers,
+  });
 
   const failingAge = new Gauge({
     name: 'consumer_failing_event_age_seconds',
@@ -65,5 +100,7 @@ export function registerConsumerMetrics(registry: Registry, consumer: string, ev
     eventAge.observe({ consumer, topic }, ageMs / 1000);
     lastAge.set({ consumer, topic, partition: String(partition) }, ageMs / 1000);
   });
-  events.on('partitionProgress', ({ topic, partition, lag: behind }) => lag.set({ consumer, topic, partition: String(partition) }, behind));
+  events.on('partitionProgress', ({ topic, partition, lag: behind }) =>
+    lag.set({ consumer, topic, partition: String(partition) }, behind),
+  );
 }

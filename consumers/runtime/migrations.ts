@@ -28,7 +28,11 @@ function assertOwnSchema(definition: ConsumerDefinition, schema: string): void {
  * Applies the runtime's migrations, then the consumer's own (when its definition names them), each
  * under its own advisory lock; returns nothing, logs each file applied.
  */
-export async function migrateConsumerDatabase(pool: Pool, definition: ConsumerDefinition, logger?: Logger): Promise<void> {
+export async function migrateConsumerDatabase(
+  pool: Pool,
+  definition: ConsumerDefinition,
+  logger?: Logger,
+): Promise<void> {
   await runMigrations({ pool, folder: CONSUMER_MIGRATIONS, logger });
   const own = definition.migrations;
   if (own === undefined) return;

@@ -10,18 +10,27 @@ function behind(highWatermark: string, nextOffset: string): number {
   return Number(lag > 0n ? lag : 0n);
 }
 
-export function partitionControl(payload: EachBatchPayload, stopSignal: AbortSignal, events: RuntimeEvents, logger: Logger): PartitionControl {
+export function partitionControl(
+  payload: EachBatchPayload,
+  stopSignal: AbortSignal,
+  events: RuntimeEvents,
+  logger: Logger,
+): PartitionControl {
   const { batch, isRunning, isStale, resolveOffset, commitOffsetsIfNecessary } = payload;
   const { topic, partition } = batch;
   // Every batch says how far behind its partition is, a held one included (it commits nothing).
   const first = batch.messages[0];
-  if (first !== undefined) events.emit('partitionProgress', { topic, partition, lag: behind(batch.highWatermark, first.offset) });
+  if (first !== undefined)
+    events.emit('partitionProgress', { topic, partition, lag: behind(batch.highWatermark, first.offset) });
   let abandoned = false;
   const active = (): boolean => !abandoned && !stopSignal.aborted && isRunning() && !isStale();
   /** A failed heartbeat or commit means a rebalance (or a lost coordinator): give the batch up uncommitted. */
   const abandon = (what: string, err: unknown): false => {
     abandoned = true;
-    logger.warn({ topic, partition, error: errorMessage(err) }, `${what} failed; the batch is abandoned uncommitted and will be delivered again`);
+    logger.warn(
+      { topic, partition, error: errorMessage(err) },
+      `${what} failed; the batch is abandoned uncommitted and will be delivered again`,
+    );
     return false;
   };
   return {

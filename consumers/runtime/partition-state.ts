@@ -60,9 +60,11 @@ export type Step =
  */
 export function nextStep(state: Pick<PartitionState, 'committed' | 'alone' | 'hold'>, offset: string): Step {
   const hold = state.hold?.offset === offset ? state.hold : undefined;
-  if (hold?.unit === 'dead-letter' && hold.deadLetter !== undefined) return { kind: 'dead-letter', hold: { ...hold, deadLetter: hold.deadLetter } };
+  if (hold?.unit === 'dead-letter' && hold.deadLetter !== undefined)
+    return { kind: 'dead-letter', hold: { ...hold, deadLetter: hold.deadLetter } };
   if (hold?.unit === 'record') return { kind: 'alone', hold, failingSinceMs: hold.failingSinceMs };
-  if (state.alone !== undefined && BigInt(offset) <= BigInt(state.alone.throughOffset)) return { kind: 'alone', hold: undefined, failingSinceMs: state.alone.failingSinceMs };
+  if (state.alone !== undefined && BigInt(offset) <= BigInt(state.alone.throughOffset))
+    return { kind: 'alone', hold: undefined, failingSinceMs: state.alone.failingSinceMs };
   return { kind: 'group', hold, count: !state.committed && hold?.counted !== true };
 }
 
@@ -79,7 +81,11 @@ export interface Retry {
  * same group (its durable count stands) — unless some event's dead-letter policy is due, then
  * isolate so each record meets its own.
  */
-export function afterGroupFailure(failure: Failure, late: Lateness | undefined, attempt: number): Retry | { kind: 'isolate' } {
+export function afterGroupFailure(
+  failure: Failure,
+  late: Lateness | undefined,
+  attempt: number,
+): Retry | { kind: 'isolate' } {
   if (failure.kind === 'poison' || late?.deadLetterNow === true) return { kind: 'isolate' };
   return { kind: 'retry', backoffAttempt: attempt, maxDelayMs: late?.msUntilNextChange ?? Infinity, countNext: false };
 }
@@ -174,7 +180,9 @@ export class PartitionStates {
     const dropped = [...this.#states.values()];
     this.#states.clear();
     const previous = this.#releasing;
-    this.#releasing = previous.then(() => Promise.allSettled(dropped.map((state) => this.#release(state)))).then(() => undefined);
+    this.#releasing = previous
+      .then(() => Promise.allSettled(dropped.map((state) => this.#release(state))))
+      .then(() => undefined);
   }
 
   /** Resolves when the releases of dropped states are done (a new batch waits for them before counting). */

@@ -27,30 +27,53 @@ import { decodeCloudEvent } from './cloud-event.js';
 import type { PartitionControl, ProcessingContext } from './context.js';
 import { sendToDeadLetterTopic } from './dead-letter.js';
 import { startEventSpans } from './event-spans.js';
-import { type AttemptCount, type AttemptKey, clearAttempts, countAttempt, recordPoison, uncountAttempt } from './delivery-attempts.js';
+import {
+  type AttemptCount,
+  type AttemptKey,
+  clearAttempts,
+  countAttempt,
+  recordPoison,
+  uncountAttempt,
+} from './delivery-attempts.js';
 import { type Delivery, latenessOf, recordIds } from './delivery.js';
 import { type Failure, classifyFailure } from './failures.js';
 import { headerValue } from './headers.js';
-import { type DeadLetterFacts, type Hold, type PartitionState, type Step, afterGroupFailure, afterRecordFailure, countStands, crashedBefore, nextStep } from './partition-state.js';
+import {
+  type DeadLetterFacts,
+  type Hold,
+  type PartitionState,
+  type Step,
+  afterGroupFailure,
+  afterRecordFailure,
+  countStands,
+  crashedBefore,
+  nextStep,
+} from './partition-state.js';
 import type { SourceRecord } from './types.js';
 
 /** `held`: a retry wait is due and the partition is paused; the batch ends here. */
 type Outcome = 'done' | 'held' | 'abandoned';
 
 /** Processes the batch's records in offset order; returns early (uncommitted) when the partition is held or the batch abandoned. */
-export async function processBatch(ctx: ProcessingContext, control: PartitionControl, records: readonly SourceRecord[]): Promise<void> {
+export async function processBatch(
+  ctx: ProcessingContext,
+  control: PartitionControl,
+  records: readonly SourceRecord[],
+): Promise<void> {
   await ctx.partitions.released(); // counts taken back at the last join are settled before new ones
   const state = ctx.partitions.of(control.topic, control.partition);
   const first = records[0];
   // A hold on a record no longer there (retention removed it) has nothing left to retry.
-  if (first !== undefined && state.hold !== undefined && BigInt(state.hold.offset) < BigInt(first.offset)) await releaseHold(ctx, state);
+  if (first !== undefined && state.hold !== undefined && BigInt(state.hold.offset) < BigInt(first.offset))
+    await releaseHold(ctx, state);
   let index = 0;
   while (index < records.length && control.active()) {
     const record = records[index] as SourceRecord;
     const step = nextStep(state, record.offset);
     let outcome: Outcome;
     let advance = 1;
-    if (step.kind === 'dead-letter') outcome = await deadLetter(ctx, control, state, record, step.hold.deadLetter, step.hold);
+    if (step.kind === 'dead-letter')
+      outcome = await deadLetter(ctx, control, state, record, step.hold.deadLetter, step.hold);
     else if (step.kind === 'alone') outcome = await processAlone(ctx, control, state, record, step);
     else ({ outcome, advance } = await processGroup(ctx, control, state, records, index, step));
     if (outcome !== 'done') return;
@@ -83,11 +106,19 @@ function groupLimit(ctx: ProcessingContext): number {
 }
 
 /** Decodes up to `limit` records from `from`; stops before the first that does not decode. */
-async function decodeRun(ctx: ProcessingContext, records: readonly SourceRecord[], from: number, limit: number): Promise<Delivery[]> {
+async function decodeRun(
+  ctx: ProcessingContext,
+  records: readonly SourceRecord[],
+  from: number,
+  limit: number,
+): Promise<Delivery[]> {
   const deliveries: Delivery[] = [];
   for (const record of records.slice(from, from + limit)) {
     try {
-      deliveries.push({ record, event: await decodeCloudEvent(ctx.registry, record, ctx.definition.eventTypes, ctx.decodeLimits) });
+      deliveries.push({
+        record,
+        event: await decodeCloudEvent(ctx.registry, record, ctx.definition.eventTypes, ctx.decodeLimits),
+      });
     } catch {
       break;
     }
@@ -96,7 +127,11 @@ async function decodeRun(ctx: ProcessingContext, records: readonly SourceRecord[
 }
 
 /** From here on, records through `throughOffset` are processed one at a time. */
-function isolate(state: PartitionState, throughOffset: string, failingSinceMs: number | undefined): { outcome: Outcome; advance: number } {
+function isolate(
+  state: PartitionState,
+  throughOffset: string,
+  failingSinceMs: number | undefined,
+): { outcome: Outcome; advance: number } {
   state.hold = undefined;
   state.alone = { throughOffset, failingSinceMs };
   return { outcome: 'done', advance: 0 };
@@ -121,7 +156,12 @@ async function processGroup(
       counted = true;
       state.counted = true;
       // The culprit is unknown (it may not even decode): each record of what the group can be, alone.
-      if (crashedBefore(count)) return isolate(state, (records[Math.min(records.length, index + limit) - 1] as SourceRecord).offset, hold?.failingSinceMs);
+      if (crashedBefore(count))
+        return isolate(
+          state,
+          (records[Math.min(records.length, index + limit) - 1] as SourceRecord).offset,
+          hold?.failingSinceMs,
+        );
     }
     deliveries = await decodeRun(ctx, records, index, limit);
     // Not decodable now: poison, or the registry is away. Alone, it finds out which.
@@ -133,7 +173,8 @@ async function processGroup(
     const failure = classifyFailure(err);
     const failingSinceMs = hold?.failingSinceMs ?? Date.now();
     const held = deliveries.length > 0 ? deliveries.map((d) => d.record) : records.slice(index, index + limit);
-    const late = failure.kind === 'infrastructure' ? reportFailing(ctx, control, held, failure, failingSinceMs) : undefined;
+    const late =
+      failure.kind === 'infrastructure' ? reportFailing(ctx, control, held, failure, failingSinceMs) : undefined;
     const attempt = hold?.attempt ?? 0;
     const next = afterGroupFailure(failure, late, attempt);
     if (next.kind !== 'retry') return isolate(state, (held.at(-1) ?? first).offset, failingSinceMs); // each record meets its own fate
@@ -141,13 +182,24 @@ async function processGroup(
     if (counted && (await takeBackCount(ctx, attemptKey(ctx, first, 'group')))) counted = false;
     const delayMs = retryWait(ctx, next.backoffAttempt, next.maxDelayMs);
     logRetry(ctx, control, { size: held.length }, failure, attempt + 1, delayMs);
-    const outcome = await holdPartition(ctx, control, state, { offset: first.offset, unit: 'group', failingSinceMs, attempt: attempt + 1, counted }, delayMs);
+    const outcome = await holdPartition(
+      ctx,
+      control,
+      state,
+      { offset: first.offset, unit: 'group', failingSinceMs, attempt: attempt + 1, counted },
+      delayMs,
+    );
     return { outcome, advance: 0 };
   }
 }
 
 /** Applies the deliveries' effects (forgetting the partition's counts with them) and commits their offsets. */
-async function applyAndCommit(ctx: ProcessingContext, control: PartitionControl, state: PartitionState, deliveries: readonly Delivery[]): Promise<boolean> {
+async function applyAndCommit(
+  ctx: ProcessingContext,
+  control: PartitionControl,
+  state: PartitionState,
+  deliveries: readonly Delivery[],
+): Promise<boolean> {
   const last = deliveries.at(-1);
   if (last === undefined) return true;
   const where = { topic: control.topic, partition: control.partition };
@@ -166,20 +218,37 @@ async function applyAndCommit(ctx: ProcessingContext, control: PartitionControl,
     ctx.events.emit('eventHandled', { ...where, ageMs: Date.now() - event.timeMs });
   }
   if (outcome.duplicates > 0) ctx.events.emit('duplicate', { ...where, count: outcome.duplicates });
-  for (const d of deliveries) if (d.event === undefined) ctx.events.emit('skipped', { ...where, type: headerValue(d.record.headers, 'ce_type') ?? '' });
+  for (const d of deliveries)
+    if (d.event === undefined)
+      ctx.events.emit('skipped', { ...where, type: headerValue(d.record.headers, 'ce_type') ?? '' });
   const done = await committed(ctx, control, state, last.record.offset, clear !== undefined);
-  spans.end(outcome.applied, done ? undefined : new Error('the offsets were not committed (the batch was abandoned); the events come again'));
+  spans.end(
+    outcome.applied,
+    done ? undefined : new Error('the offsets were not committed (the batch was abandoned); the events come again'),
+  );
   return done;
 }
 
 /** Commits past a dead-lettered record, forgetting the partition's counts first (best effort). */
-async function commitPast(ctx: ProcessingContext, control: PartitionControl, state: PartitionState, offset: string): Promise<boolean> {
+async function commitPast(
+  ctx: ProcessingContext,
+  control: PartitionControl,
+  state: PartitionState,
+  offset: string,
+): Promise<boolean> {
   const counted = state.counted;
-  if (counted) await bestEffort(ctx, () => clearAttempts(ctx.pool, ctx.definition.name, control.topic, control.partition, offset));
+  if (counted)
+    await bestEffort(ctx, () => clearAttempts(ctx.pool, ctx.definition.name, control.topic, control.partition, offset));
   return committed(ctx, control, state, offset, counted);
 }
 
-async function committed(ctx: ProcessingContext, control: PartitionControl, state: PartitionState, offset: string, countsCleared: boolean): Promise<boolean> {
+async function committed(
+  ctx: ProcessingContext,
+  control: PartitionControl,
+  state: PartitionState,
+  offset: string,
+  countsCleared: boolean,
+): Promise<boolean> {
   if (!(await control.commitThrough(offset))) return false;
   if (countsCleared) state.counted = false;
   state.committed = true;
@@ -195,7 +264,13 @@ async function committed(ctx: ProcessingContext, control: PartitionControl, stat
  * that the infrastructure failed takes its count back (that failure was not the record's, and the
  * process did not die in it): so the count is poison failures plus attempts the process died in.
  */
-async function processAlone(ctx: ProcessingContext, control: PartitionControl, state: PartitionState, record: SourceRecord, step: Step & { kind: 'alone' }): Promise<Outcome> {
+async function processAlone(
+  ctx: ProcessingContext,
+  control: PartitionControl,
+  state: PartitionState,
+  record: SourceRecord,
+  step: Step & { kind: 'alone' },
+): Promise<Outcome> {
   const key = attemptKey(ctx, record, 'record');
   const { hold } = step;
   const attempt = hold?.attempt ?? 0;
@@ -207,7 +282,16 @@ async function processAlone(ctx: ProcessingContext, control: PartitionControl, s
       counted = true;
       attempts = count.attempts;
       state.counted = true;
-      if (count.attempts > ctx.policy.deliveryLimit) return await deadLetter(ctx, control, state, record, crashedFacts(count, ctx.policy.deliveryLimit), hold, step.failingSinceMs);
+      if (count.attempts > ctx.policy.deliveryLimit)
+        return await deadLetter(
+          ctx,
+          control,
+          state,
+          record,
+          crashedFacts(count, ctx.policy.deliveryLimit),
+          hold,
+          step.failingSinceMs,
+        );
     }
     const event = await decodeCloudEvent(ctx.registry, record, ctx.definition.eventTypes, ctx.decodeLimits);
     if (!(await applyAndCommit(ctx, control, state, [{ record, event }]))) return 'abandoned';
@@ -216,15 +300,38 @@ async function processAlone(ctx: ProcessingContext, control: PartitionControl, s
   } catch (err) {
     const failure = classifyFailure(err);
     const failingSinceMs = step.failingSinceMs ?? Date.now();
-    if (failure.kind === 'poison' && counted) await bestEffort(ctx, () => recordPoison(ctx.pool, key, failure.reason, failure.message));
-    const late = failure.kind === 'infrastructure' ? reportFailing(ctx, control, [record], failure, failingSinceMs) : undefined;
-    const next = afterRecordFailure({ failure, late, attempt, attempts: attempts ?? 1, deliveryLimit: ctx.policy.deliveryLimit });
-    if (next.kind === 'dead-letter') return deadLetter(ctx, control, state, record, { reason: next.reason, error: failure.message, attempts: next.attempts }, hold, failingSinceMs);
+    if (failure.kind === 'poison' && counted)
+      await bestEffort(ctx, () => recordPoison(ctx.pool, key, failure.reason, failure.message));
+    const late =
+      failure.kind === 'infrastructure' ? reportFailing(ctx, control, [record], failure, failingSinceMs) : undefined;
+    const next = afterRecordFailure({
+      failure,
+      late,
+      attempt,
+      attempts: attempts ?? 1,
+      deliveryLimit: ctx.policy.deliveryLimit,
+    });
+    if (next.kind === 'dead-letter')
+      return deadLetter(
+        ctx,
+        control,
+        state,
+        record,
+        { reason: next.reason, error: failure.message, attempts: next.attempts },
+        hold,
+        failingSinceMs,
+      );
     if (failure.kind === 'infrastructure' && counted && (await takeBackCount(ctx, key))) counted = false;
     const delayMs = retryWait(ctx, next.backoffAttempt, next.maxDelayMs);
     logRetry(ctx, control, recordIds(record, ctx.definition.name), failure, attempt + 1, delayMs);
     const counts = { counted: countStands(counted, next), ...(attempts === undefined ? {} : { attempts }) };
-    return holdPartition(ctx, control, state, { offset: record.offset, unit: 'record', failingSinceMs, attempt: attempt + 1, ...counts }, delayMs);
+    return holdPartition(
+      ctx,
+      control,
+      state,
+      { offset: record.offset, unit: 'record', failingSinceMs, attempt: attempt + 1, ...counts },
+      delayMs,
+    );
   }
 }
 
@@ -240,7 +347,15 @@ function crashedFacts(count: AttemptCount, limit: number): DeadLetterFacts {
 // ── dead letters ──────────────────────────────────────────────────────────────────────────────
 
 /** Sends the record to the dead letter topic (held and tried again while Kafka refuses), then commits past it. */
-async function deadLetter(ctx: ProcessingContext, control: PartitionControl, state: PartitionState, record: SourceRecord, facts: DeadLetterFacts, hold: Hold | undefined, failingSinceMs = hold?.failingSinceMs): Promise<Outcome> {
+async function deadLetter(
+  ctx: ProcessingContext,
+  control: PartitionControl,
+  state: PartitionState,
+  record: SourceRecord,
+  facts: DeadLetterFacts,
+  hold: Hold | undefined,
+  failingSinceMs = hold?.failingSinceMs,
+): Promise<Outcome> {
   if (!control.active()) return 'abandoned';
   const consumer = ctx.definition.name;
   const firstFailureMs = failingSinceMs ?? Date.now();
@@ -249,10 +364,29 @@ async function deadLetter(ctx: ProcessingContext, control: PartitionControl, sta
   } catch (err) {
     const attempt = hold?.unit === 'dead-letter' ? hold.attempt : 0;
     const delayMs = retryWait(ctx, attempt, Infinity);
-    ctx.logger.warn({ ...recordIds(record, consumer), error: errorMessage(err), delayMs }, 'the dead letter topic did not take the record; retrying');
-    return holdPartition(ctx, control, state, { offset: record.offset, unit: 'dead-letter', failingSinceMs: firstFailureMs, attempt: attempt + 1, counted: false, deadLetter: facts }, delayMs);
+    ctx.logger.warn(
+      { ...recordIds(record, consumer), error: errorMessage(err), delayMs },
+      'the dead letter topic did not take the record; retrying',
+    );
+    return holdPartition(
+      ctx,
+      control,
+      state,
+      {
+        offset: record.offset,
+        unit: 'dead-letter',
+        failingSinceMs: firstFailureMs,
+        attempt: attempt + 1,
+        counted: false,
+        deadLetter: facts,
+      },
+      delayMs,
+    );
   }
-  ctx.logger.error({ ...recordIds(record, consumer), reason: facts.reason, error: facts.error, attempts: facts.attempts }, `dead-lettered: ${facts.reason}`);
+  ctx.logger.error(
+    { ...recordIds(record, consumer), reason: facts.reason, error: facts.error, attempts: facts.attempts },
+    `dead-lettered: ${facts.reason}`,
+  );
   ctx.events.emit('deadLettered', { topic: record.topic, partition: record.partition, reason: facts.reason });
   if (!(await commitPast(ctx, control, state, record.offset))) return 'abandoned';
   finish(ctx, state, record.offset, failingSinceMs);
@@ -261,12 +395,21 @@ async function deadLetter(ctx: ProcessingContext, control: PartitionControl, sta
 
 // ── shared steps ──────────────────────────────────────────────────────────────────────────────
 
-function attemptKey(ctx: ProcessingContext, at: { topic: string; partition: number; offset: string }, unit: 'group' | 'record'): AttemptKey {
+function attemptKey(
+  ctx: ProcessingContext,
+  at: { topic: string; partition: number; offset: string },
+  unit: 'group' | 'record',
+): AttemptKey {
   return { consumer: ctx.definition.name, topic: at.topic, partition: at.partition, offset: at.offset, scope: unit };
 }
 
 /** A unit is done (applied, skipped or dead-lettered): its hold goes, and a partition held by a failure is reported free again. */
-function finish(ctx: ProcessingContext, state: PartitionState, offset: string, failingSinceMs: number | undefined): void {
+function finish(
+  ctx: ProcessingContext,
+  state: PartitionState,
+  offset: string,
+  failingSinceMs: number | undefined,
+): void {
   if (state.hold?.offset === offset) state.hold = undefined;
   if (failingSinceMs !== undefined) ctx.events.emit('recovered', { topic: state.topic, partition: state.partition });
 }
@@ -276,7 +419,13 @@ function finish(ctx: ProcessingContext, state: PartitionState, offset: string, f
  * `delayMs`; the batch returns without resolving the held records, so they are fetched again.
  * A batch that is no longer active (stop, revocation) takes its counted attempt back instead.
  */
-async function holdPartition(ctx: ProcessingContext, control: PartitionControl, state: PartitionState, hold: Hold, delayMs: number): Promise<Outcome> {
+async function holdPartition(
+  ctx: ProcessingContext,
+  control: PartitionControl,
+  state: PartitionState,
+  hold: Hold,
+  delayMs: number,
+): Promise<Outcome> {
   state.hold = hold;
   if (control.active() && ctx.partitions.holdFor(state, control.pause, delayMs)) return 'held';
   await releaseHold(ctx, state);
@@ -284,9 +433,22 @@ async function holdPartition(ctx: ProcessingContext, control: PartitionControl, 
 }
 
 /** Emits `failing` (the alert's source) and says how late the held events are. */
-function reportFailing(ctx: ProcessingContext, control: PartitionControl, records: readonly SourceRecord[], failure: Failure & { kind: 'infrastructure' }, failingSinceMs: number) {
+function reportFailing(
+  ctx: ProcessingContext,
+  control: PartitionControl,
+  records: readonly SourceRecord[],
+  failure: Failure & { kind: 'infrastructure' },
+  failingSinceMs: number,
+) {
   const late = latenessOf(ctx.definition, ctx.policy, records, failingSinceMs);
-  ctx.events.emit('failing', { topic: control.topic, partition: control.partition, code: failure.code, error: failure.message, oldestEventAgeMs: late.oldestAgeMs, pastDeadline: late.pastDeadline });
+  ctx.events.emit('failing', {
+    topic: control.topic,
+    partition: control.partition,
+    code: failure.code,
+    error: failure.message,
+    oldestEventAgeMs: late.oldestAgeMs,
+    pastDeadline: late.pastDeadline,
+  });
   return late;
 }
 
@@ -296,13 +458,38 @@ function retryWait(ctx: ProcessingContext, attempt: number, msUntilNextChange: n
   return Math.max(0, Math.min(delay, msUntilNextChange + 10));
 }
 
-function logRetry(ctx: ProcessingContext, control: PartitionControl, ids: Record<string, unknown>, failure: Failure, attempt: number, delayMs: number): void {
+function logRetry(
+  ctx: ProcessingContext,
+  control: PartitionControl,
+  ids: Record<string, unknown>,
+  failure: Failure,
+  attempt: number,
+  delayMs: number,
+): void {
   const detail = failure.kind === 'poison' ? { reason: failure.reason } : { code: failure.code };
   ctx.logger.warn(
-    { consumer: ctx.definition.name, topic: control.topic, partition: control.partition, ...ids, kind: failure.kind, ...detail, error: failure.message, attempt, delayMs },
-    failure.kind === 'poison' ? 'the record failed as poison; retrying it up to the delivery limit' : 'the infrastructure failed; retrying, the partition held in order',
+    {
+      consumer: ctx.definition.name,
+      topic: control.topic,
+      partition: control.partition,
+      ...ids,
+      kind: failure.kind,
+      ...detail,
+      error: failure.message,
+      attempt,
+      delayMs,
+    },
+    failure.kind === 'poison'
+      ? 'the record failed as poison; retrying it up to the delivery limit'
+      : 'the infrastructure failed; retrying, the partition held in order',
   );
-  ctx.events.emit('retry', { topic: control.topic, partition: control.partition, kind: failure.kind, attempt, delayMs });
+  ctx.events.emit('retry', {
+    topic: control.topic,
+    partition: control.partition,
+    kind: failure.kind,
+    attempt,
+    delayMs,
+  });
 }
 
 /**
@@ -315,7 +502,10 @@ async function takeBackCount(ctx: ProcessingContext, key: AttemptKey): Promise<b
     await uncountAttempt(ctx.pool, key);
     return true;
   } catch (err) {
-    ctx.logger.warn({ consumer: ctx.definition.name, error: errorMessage(err) }, 'could not take back a delivery attempt count');
+    ctx.logger.warn(
+      { consumer: ctx.definition.name, error: errorMessage(err) },
+      'could not take back a delivery attempt count',
+    );
     return false;
   }
 }
@@ -325,6 +515,9 @@ async function bestEffort(ctx: ProcessingContext, step: () => Promise<void>): Pr
   try {
     await step();
   } catch (err) {
-    ctx.logger.warn({ consumer: ctx.definition.name, error: errorMessage(err) }, 'could not update a delivery attempt count');
+    ctx.logger.warn(
+      { consumer: ctx.definition.name, error: errorMessage(err) },
+      'could not update a delivery attempt count',
+    );
   }
 }

@@ -39,7 +39,12 @@ async function startParts<C extends CommonConsumerConfig>(
   // Released last: the consumer's final spans are sent after it stopped.
   const tracing = startTracing({ serviceName: program, otlpEndpoint: config.otlpEndpoint, logger });
   releasers.add('tracing', () => tracing.shutdown());
-  const pool = createPool({ connectionString: config.databaseUrl, applicationName: program, logger, max: config.databasePoolSize });
+  const pool = createPool({
+    connectionString: config.databaseUrl,
+    applicationName: program,
+    logger,
+    max: config.databasePoolSize,
+  });
   releasers.add('consumer database pool', () => pool.end());
   const built = build(config, logger);
   if (built.release) releasers.add(`${program} resources`, built.release);
@@ -67,7 +72,13 @@ async function startParts<C extends CommonConsumerConfig>(
   });
   releasers.add('consumer', () => running.stop());
   registerConsumerMetrics(metrics, built.definition.name, running.events);
-  const http = await serveHttp({ registry: metrics, port: config.metricsPort, host: config.metricsHost, health: running.isHealthy, ready: running.isReady });
+  const http = await serveHttp({
+    registry: metrics,
+    port: config.metricsPort,
+    host: config.metricsHost,
+    health: running.isHealthy,
+    ready: running.isReady,
+  });
   releasers.add('metrics endpoint', () => http.close());
   logger.info({ metrics: http.url, topics: built.definition.topics, group: config.groupId }, `${program} consuming`);
 }

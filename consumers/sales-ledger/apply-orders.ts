@@ -16,7 +16,13 @@ function totalsByShow(events: readonly ConsumedEvent[]): ShowTotals[] {
   for (const event of events) {
     const order = event.payload as OrderConfirmed;
     const key = `${order.show_id}\u0000${order.currency}`;
-    const entry = totals.get(key) ?? { showId: order.show_id, currency: order.currency, orders: 0, seats: 0, totalCents: 0 };
+    const entry = totals.get(key) ?? {
+      showId: order.show_id,
+      currency: order.currency,
+      orders: 0,
+      seats: 0,
+      totalCents: 0,
+    };
     entry.orders += 1;
     entry.seats += order.seat_ids.length;
     entry.totalCents += order.total_cents;
@@ -36,6 +42,12 @@ export async function applyConfirmedOrders(client: PoolClient, events: readonly 
       seats = sales_ledger_totals.seats + excluded.seats,
       total_cents = sales_ledger_totals.total_cents + excluded.total_cents,
       updated_at = now()`,
-    [totals.map((t) => t.showId), totals.map((t) => t.currency), totals.map((t) => t.orders), totals.map((t) => t.seats), totals.map((t) => t.totalCents)],
+    [
+      totals.map((t) => t.showId),
+      totals.map((t) => t.currency),
+      totals.map((t) => t.orders),
+      totals.map((t) => t.seats),
+      totals.map((t) => t.totalCents),
+    ],
   );
 }

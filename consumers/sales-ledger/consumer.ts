@@ -1,11 +1,21 @@
 /** The sales ledger consumer: order.confirmed into totals per show. */
-import { catalogueEventTypes, type ConsumerDefinition, consumerSettings, defineSettings, type LatePolicy, topicFor } from '../runtime/index.js';
+import {
+  catalogueEventTypes,
+  type ConsumerDefinition,
+  consumerSettings,
+  defineSettings,
+  type LatePolicy,
+  topicFor,
+} from '../runtime/index.js';
 import { applyConfirmedOrders } from './apply-orders.js';
 
 /** Right however late: past the deadline the alert fires and the consumer keeps trying. */
 const WHEN_LATE: LatePolicy = 'keep-retrying';
 
-export const salesLedgerSettings = defineSettings('sales-ledger', consumerSettings({ groupId: 'sales-ledger', metricsPort: '9473', deadlineMs: '900000', whenLate: WHEN_LATE }));
+export const salesLedgerSettings = defineSettings(
+  'sales-ledger',
+  consumerSettings({ groupId: 'sales-ledger', metricsPort: '9473', deadlineMs: '900000', whenLate: WHEN_LATE }),
+);
 
 export function salesLedgerConsumer(name: string, topicPrefix: string): ConsumerDefinition {
   return {

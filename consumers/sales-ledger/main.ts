@@ -2,4 +2,6 @@
 import { runConsumerProgram } from '../runtime/index.js';
 import { salesLedgerConsumer, salesLedgerSettings } from './consumer.js';
 
-runConsumerProgram(salesLedgerSettings, (config) => ({ definition: salesLedgerConsumer(config.groupId, config.topicPrefix) }));
+runConsumerProgram(salesLedgerSettings, (config) => ({
+  definition: salesLedgerConsumer(config.groupId, config.topicPrefix),
+}));

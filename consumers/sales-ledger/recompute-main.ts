@@ -16,12 +16,24 @@ startProgram({
   settings: recomputeSettings,
   usage: USAGE,
   main: async (config, _args, logger) => {
-    const consumerPool = createPool({ connectionString: config.consumerDatabaseUrl, applicationName: 'sales-ledger-recompute', logger, max: 1 });
-    const seatPool = createPool({ connectionString: config.seatDatabaseUrl, applicationName: 'sales-ledger-recompute', logger, max: 1 });
+    const consumerPool = createPool({
+      connectionString: config.consumerDatabaseUrl,
+      applicationName: 'sales-ledger-recompute',
+      logger,
+      max: 1,
+    });
+    const seatPool = createPool({
+      connectionString: config.seatDatabaseUrl,
+      applicationName: 'sales-ledger-recompute',
+      logger,
+      max: 1,
+    });
     try {
       const [ledger, seats] = await Promise.all([totalsFromLedger(consumerPool), totalsFromSeatDatabase(seatPool)]);
       const differences = compareTotals(ledger, seats);
-      process.stdout.write(describeDifferences(differences, new Set([...ledger, ...seats].map((r) => `${r.show_id}/${r.currency}`)).size));
+      process.stdout.write(
+        describeDifferences(differences, new Set([...ledger, ...seats].map((r) => `${r.show_id}/${r.currency}`)).size),
+      );
       return differences.length === 0 ? 0 : 1;
     } finally {
       await Promise.all([consumerPool.end(), seatPool.end()]);

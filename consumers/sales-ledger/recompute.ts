@@ -37,7 +37,13 @@ export async function totalsFromLedger(consumerPool: Pool): Promise<LedgerRow[]>
 }
 
 function sameTotals(a: LedgerRow | undefined, b: LedgerRow | undefined): boolean {
-  return a !== undefined && b !== undefined && a.orders === b.orders && a.seats === b.seats && a.total_cents === b.total_cents;
+  return (
+    a !== undefined &&
+    b !== undefined &&
+    a.orders === b.orders &&
+    a.seats === b.seats &&
+    a.total_cents === b.total_cents
+  );
 }
 
 export function compareTotals(ledger: readonly LedgerRow[], seatDatabase: readonly LedgerRow[]): LedgerDifference[] {
@@ -57,9 +63,12 @@ export function compareTotals(ledger: readonly LedgerRow[], seatDatabase: readon
 }
 
 export function describeDifferences(differences: readonly LedgerDifference[], showsCompared: number): string {
-  if (differences.length === 0) return `sales ledger matches the seat database (${showsCompared} show totals compared)\n`;
-  const shown = (row: LedgerRow | undefined): string => (row ? `orders ${row.orders}, seats ${row.seats}, cents ${row.total_cents}` : 'missing');
+  if (differences.length === 0)
+    return `sales ledger matches the seat database (${showsCompared} show totals compared)\n`;
+  const shown = (row: LedgerRow | undefined): string =>
+    row ? `orders ${row.orders}, seats ${row.seats}, cents ${row.total_cents}` : 'missing';
   const lines = [`sales ledger differs from the seat database for ${differences.length} show total(s):`];
-  for (const d of differences) lines.push(`  ${d.show_id} ${d.currency}: ledger ${shown(d.ledger)} | seat database ${shown(d.seatDatabase)}`);
+  for (const d of differences)
+    lines.push(`  ${d.show_id} ${d.currency}: ledger ${shown(d.ledger)} | seat database ${shown(d.seatDatabase)}`);
   return `${lines.join('\n')}\n`;
 }

@@ -8,7 +8,13 @@
  *   seat's events out of order), but a newer release or expiry still counts as seen, so a stale
  *   hold cannot come back.
  */
-import { EVENTS, type SeatHeld, type SeatHoldExpired, type SeatReleased, type SeatSold } from '../../events/catalogue.js';
+import {
+  EVENTS,
+  type SeatHeld,
+  type SeatHoldExpired,
+  type SeatReleased,
+  type SeatSold,
+} from '../../events/catalogue.js';
 import type { PoolClient } from '../../lib/postgres.js';
 import type { ConsumedEvent } from '../runtime/types.js';
 

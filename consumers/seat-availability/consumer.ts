@@ -1,11 +1,21 @@
 /** The seat availability consumer: seat.* events into the per show and section read model. */
-import { catalogueEventTypes, type ConsumerDefinition, consumerSettings, defineSettings, type LatePolicy, topicFor } from '../runtime/index.js';
+import {
+  catalogueEventTypes,
+  type ConsumerDefinition,
+  consumerSettings,
+  defineSettings,
+  type LatePolicy,
+  topicFor,
+} from '../runtime/index.js';
 import { applySeatEvents } from './apply-seat-events.js';
 
 /** Right however late: past the deadline the alert fires and the consumer keeps trying. */
 const WHEN_LATE: LatePolicy = 'keep-retrying';
 
-export const seatAvailabilitySettings = defineSettings('seat-availability', consumerSettings({ groupId: 'seat-availability', metricsPort: '9471', deadlineMs: '60000', whenLate: WHEN_LATE }));
+export const seatAvailabilitySettings = defineSettings(
+  'seat-availability',
+  consumerSettings({ groupId: 'seat-availability', metricsPort: '9471', deadlineMs: '60000', whenLate: WHEN_LATE }),
+);
 
 export function seatAvailabilityConsumer(name: string, topicPrefix: string): ConsumerDefinition {
   return {

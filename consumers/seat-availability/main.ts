@@ -2,4 +2,6 @@
 import { runConsumerProgram } from '../runtime/index.js';
 import { seatAvailabilityConsumer, seatAvailabilitySettings } from './consumer.js';
 
-runConsumerProgram(seatAvailabilitySettings, (config) => ({ definition: seatAvailabilityConsumer(config.groupId, config.topicPrefix) }));
+runConsumerProgram(seatAvailabilitySettings, (config) => ({
+  definition: seatAvailabilityConsumer(config.groupId, config.topicPrefix),
+}));

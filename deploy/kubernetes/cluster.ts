@@ -20,7 +20,11 @@ export const KAFKA_LISTENER = { name: 'tls', port: 9093 } as const;
  * The cluster CA's certificate, which Strimzi keeps in `<cluster>-cluster-ca-cert` (key ca.crt):
  * mounted read-only into every Kafka client's pod, so clients check the brokers' certificates.
  */
-export const KAFKA_CLUSTER_CA = { secretName: `${KAFKA_CLUSTER}-cluster-ca-cert`, key: 'ca.crt', mountPath: '/etc/stagefront/kafka-ca' } as const;
+export const KAFKA_CLUSTER_CA = {
+  secretName: `${KAFKA_CLUSTER}-cluster-ca-cert`,
+  key: 'ca.crt',
+  mountPath: '/etc/stagefront/kafka-ca',
+} as const;
 
 export const CLUSTER = {
   kafka: KAFKA_CLUSTER,

@@ -3,12 +3,24 @@
  * connector from Maven, configured like the native stack's worker (stack/connect.ts), and the
  * outbox connector as a KafkaConnector rendered by the connector command from connectors/seat-outbox.json.
  */
-import { STRIMZI_API_VERSION, renderOutboxKafkaConnector, type ConnectorConfig } from '../../connectors/outbox-connector.js';
+import {
+  STRIMZI_API_VERSION,
+  renderOutboxKafkaConnector,
+  type ConnectorConfig,
+} from '../../connectors/outbox-connector.js';
 import { connectorSettings } from '../../connectors/settings.js';
 import { parseSettings } from '../../lib/settings.js';
 import { CONNECT_SECRET_ENV, STACK_CONNECT_CLUSTER, workerProperties } from '../../stack/connect.js';
 import { readVersions, stackLayout } from '../../stack/config.js';
-import { CLUSTER, CONNECT_BUILD_PUSH_SECRET, CONNECT_KAFKA_USER, IMAGE_REGISTRY, KAFKA_CLUSTER_CA, PART_OF, SECRETS } from './cluster.js';
+import {
+  CLUSTER,
+  CONNECT_BUILD_PUSH_SECRET,
+  CONNECT_KAFKA_USER,
+  IMAGE_REGISTRY,
+  KAFKA_CLUSTER_CA,
+  PART_OF,
+  SECRETS,
+} from './cluster.js';
 import { strimziTemplate } from './pod-security.js';
 
 /**
@@ -37,7 +49,14 @@ export function kubernetesConnectorConfig(): ConnectorConfig {
  * and would be locked out. In the cluster the REST API is closed by NetworkPolicy instead (Strimzi's
  * own: the operator and the workers; ours: the tool pods that call it), docs/kubernetes.md.
  */
-const STRIMZI_MANAGED = [/^bootstrap\.servers$/, /^listeners$/, /^rest\./, /^plugin\.path$/, /^group\.id$/, /^(config|offset|status)\.storage\.topic$/];
+const STRIMZI_MANAGED = [
+  /^bootstrap\.servers$/,
+  /^listeners$/,
+  /^rest\./,
+  /^plugin\.path$/,
+  /^group\.id$/,
+  /^(config|offset|status)\.storage\.topic$/,
+];
 
 /** The native worker's properties (stack/connect.ts) as a map. */
 function nativeWorkerProperties(): Record<string, string> {
@@ -60,7 +79,9 @@ export const KUBERNETES_WORKER_OVERRIDES: Readonly<Record<string, string>> = {
 
 /** The native stack's worker properties (stack/connect.ts), less what Strimzi manages, with the overrides above. */
 export function kubernetesWorkerConfig(): Record<string, string> {
-  const native = Object.entries(nativeWorkerProperties()).filter(([key]) => !STRIMZI_MANAGED.some((pattern) => pattern.test(key)));
+  const native = Object.entries(nativeWorkerProperties()).filter(
+    ([key]) => !STRIMZI_MANAGED.some((pattern) => pattern.test(key)),
+  );
   return { ...Object.fromEntries(native), ...KUBERNETES_WORKER_OVERRIDES };
 }
 
@@ -82,7 +103,12 @@ function workerGroup() {
 
 /** The Debezium Postgres connector's Maven coordinates at the stack's Debezium version. */
 export function debeziumArtifact() {
-  return { type: 'maven', group: 'io.debezium', artifact: 'debezium-connector-postgres', version: readVersions().debezium } as const;
+  return {
+    type: 'maven',
+    group: 'io.debezium',
+    artifact: 'debezium-connector-postgres',
+    version: readVersions().debezium,
+  } as const;
 }
 
 /** Worker environment variables a connector may read (CONNECT_SECRET_ENV) and the Secrets they come from. */
@@ -107,11 +133,19 @@ export function kafkaConnect() {
       bootstrapServers: CLUSTER.bootstrapServers,
       // The brokers' certificates checked against the cluster CA; the worker is its KafkaUser (its password from the User Operator's Secret).
       tls: { trustedCertificates: [{ secretName: KAFKA_CLUSTER_CA.secretName, certificate: KAFKA_CLUSTER_CA.key }] },
-      authentication: { type: 'scram-sha-512', username: CONNECT_KAFKA_USER, passwordSecret: { secretName: CONNECT_KAFKA_USER, password: 'password' } },
+      authentication: {
+        type: 'scram-sha-512',
+        username: CONNECT_KAFKA_USER,
+        passwordSecret: { secretName: CONNECT_KAFKA_USER, password: 'password' },
+      },
       ...workerGroup(),
       config: kubernetesWorkerConfig(),
       build: {
-        output: { type: 'docker', image: `${IMAGE_REGISTRY}/connect:${versions.kafka}-debezium-${versions.debezium}`, pushSecret: CONNECT_BUILD_PUSH_SECRET },
+        output: {
+          type: 'docker',
+          image: `${IMAGE_REGISTRY}/connect:${versions.kafka}-debezium-${versions.debezium}`,
+          pushSecret: CONNECT_BUILD_PUSH_SECRET,
+        },
         plugins: [{ name: 'debezium-postgres', artifacts: [debeziumArtifact()] }],
       },
       template: {

@@ -19,7 +19,9 @@ export function kubernetesKafkaAccessInput(): KafkaAccessInput {
     topicPrefix: kubernetesConnectorConfig().topicPrefix,
     consumers: programs().flatMap((program) => {
       const user = kafkaUserOf(program);
-      return user === undefined ? [] : [{ name: user, groupId: programConfig(program).groupId as string, topics: program.topics }];
+      return user === undefined
+        ? []
+        : [{ name: user, groupId: programConfig(program).groupId as string, topics: program.topics }];
     }),
     connect: { groupId: STACK_CONNECT_CLUSTER.groupId, storageTopicPrefix: STACK_CONNECT_CLUSTER.storageTopicPrefix },
     aggregates: catalogueAggregates(),
@@ -42,14 +44,22 @@ export function renderedKafkaUsers(plan = kubernetesKafkaAccessPlan()): KafkaUse
 /** An ACL of the plan as a Strimzi AclRule (the cluster resource has no name and no pattern). */
 export function strimziAcl(acl: KafkaAcl) {
   const { type, name, patternType } = acl.resource;
-  return { type: 'allow', resource: type === 'cluster' ? { type } : { type, name, patternType }, operations: [...acl.operations] };
+  return {
+    type: 'allow',
+    resource: type === 'cluster' ? { type } : { type, name, patternType },
+    operations: [...acl.operations],
+  };
 }
 
 export function kafkaUser(access: KafkaUserAccess) {
   return {
     apiVersion: STRIMZI_API_VERSION,
     kind: 'KafkaUser',
-    metadata: { name: access.user, labels: { 'strimzi.io/cluster': CLUSTER.kafka, ...PART_OF }, annotations: { 'stagefront.io/purpose': access.purpose } },
+    metadata: {
+      name: access.user,
+      labels: { 'strimzi.io/cluster': CLUSTER.kafka, ...PART_OF },
+      annotations: { 'stagefront.io/purpose': access.purpose },
+    },
     spec: {
       authentication: { type: 'scram-sha-512' },
       authorization: { type: 'simple', acls: access.acls.map(strimziAcl) },

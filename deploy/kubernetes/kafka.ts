@@ -45,14 +45,26 @@ export function kafka() {
         version: readVersions().kafka,
         // One listener: TLS with the cluster CA's certificates, SCRAM-SHA-512 users, and only the
         // pods of Kafka's clients may open a connection (Strimzi renders the peers as a NetworkPolicy).
-        listeners: [{ ...KAFKA_LISTENER, type: 'internal', tls: true, authentication: { type: 'scram-sha-512' }, networkPolicyPeers: clientsOf('kafka') }],
+        listeners: [
+          {
+            ...KAFKA_LISTENER,
+            type: 'internal',
+            tls: true,
+            authentication: { type: 'scram-sha-512' },
+            networkPolicyPeers: clientsOf('kafka'),
+          },
+        ],
         // Every user has exactly its KafkaUser's ACLs; no super user (the operators authenticate
         // with their own certificates on Strimzi's internal listener and are super users there).
         authorization: { type: 'simple' },
         config: brokerConfig(),
       },
       // The Topic Operator turns the KafkaTopic resources into topics, the User Operator the KafkaUsers into users and ACLs.
-      entityOperator: { topicOperator: {}, userOperator: {}, template: strimziTemplate(['topicOperatorContainer', 'userOperatorContainer']) },
+      entityOperator: {
+        topicOperator: {},
+        userOperator: {},
+        template: strimziTemplate(['topicOperatorContainer', 'userOperatorContainer']),
+      },
     },
   };
 }
@@ -65,7 +77,10 @@ export function kafkaNodePool() {
     spec: {
       replicas: CLUSTER.kafkaNodes,
       roles: ['controller', 'broker'],
-      storage: { type: 'jbod', volumes: [{ id: 0, type: 'persistent-claim', size: '20Gi', deleteClaim: false, kraftMetadata: 'shared' }] },
+      storage: {
+        type: 'jbod',
+        volumes: [{ id: 0, type: 'persistent-claim', size: '20Gi', deleteClaim: false, kraftMetadata: 'shared' }],
+      },
       resources: { requests: { cpu: '250m', memory: '1536Mi' }, limits: { memory: '2Gi' } },
       jvmOptions: { '-Xms': '512m', '-Xmx': '1g' },
       // fsGroup 0: the persistent volume writable by the kafka user, as Strimzi sets it when no template does.
@@ -76,7 +91,10 @@ export function kafkaNodePool() {
 
 /** A Kubernetes name for a topic name (dots and underscores are not all allowed everywhere). */
 function resourceName(topic: string): string {
-  return topic.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '');
+  return topic
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '');
 }
 
 function kafkaTopic(topic: string, partitions: number, config: Record<string, string>) {
@@ -84,7 +102,12 @@ function kafkaTopic(topic: string, partitions: number, config: Record<string, st
     apiVersion: STRIMZI_API_VERSION,
     kind: 'KafkaTopic',
     metadata: { name: resourceName(topic), labels: { ...CLUSTER_LABEL, ...PART_OF } },
-    spec: { topicName: topic, partitions, replicas: CLUSTER.replicationFactor, config: { 'min.insync.replicas': minIsr, ...config } },
+    spec: {
+      topicName: topic,
+      partitions,
+      replicas: CLUSTER.replicationFactor,
+      config: { 'min.insync.replicas': minIsr, ...config },
+    },
   };
 }
 
@@ -96,6 +119,7 @@ export function eventTopics() {
 
 /** One dead letter topic per event topic a consumer reads, as the consumers create them (one partition, their retention). */
 export function deadLetterTopics(sourceTopics: readonly string[]) {
-  return [...new Set(sourceTopics)].map((topic) => kafkaTopic(deadLetterTopicFor(topic), 1, { 'retention.ms': DEAD_LETTER_RETENTION_MS }));
+  return [...new Set(sourceTopics)].map((topic) =>
+    kafkaTopic(deadLetterTopicFor(topic), 1, { 'retention.ms': DEAD_LETTER_RETENTION_MS }),
+  );
 }
-

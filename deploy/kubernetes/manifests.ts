@@ -32,15 +32,25 @@ export function manifestFiles(): ManifestFile[] {
   const files: ManifestFile[] = [
     {
       file: '00-network-policies.yaml',
-      about: 'No pod of the namespace takes a connection unless a rule allows it: Connect\'s REST API from the tools that drive it, each platform service from the programs and tools that reach it',
+      about:
+        "No pod of the namespace takes a connection unless a rule allows it: Connect's REST API from the tools that drive it, each platform service from the programs and tools that reach it",
       sources: ['deploy/kubernetes/network-policies.ts', 'deploy/kubernetes/programs.ts (reaches)'],
       documents: networkPolicies(),
     },
-    { file: '00-kafka.yaml', about: 'Kafka: three KRaft nodes (controller and broker each), every topic at three replicas, two in sync', sources: ['deploy/kubernetes/kafka.ts', 'stack/versions.json'], documents: [kafka(), kafkaNodePool()] },
+    {
+      file: '00-kafka.yaml',
+      about: 'Kafka: three KRaft nodes (controller and broker each), every topic at three replicas, two in sync',
+      sources: ['deploy/kubernetes/kafka.ts', 'stack/versions.json'],
+      documents: [kafka(), kafkaNodePool()],
+    },
     {
       file: '10-topics.yaml',
       about: 'The event topics and the dead letter topic of each topic a consumer reads',
-      sources: ['events/catalogue.ts', 'connectors/settings.ts (TOPIC_PREFIX, TOPIC_PARTITIONS)', 'consumers/runtime/consumer.ts'],
+      sources: [
+        'events/catalogue.ts',
+        'connectors/settings.ts (TOPIC_PREFIX, TOPIC_PARTITIONS)',
+        'consumers/runtime/consumer.ts',
+      ],
       documents: [...eventTopics(), ...deadLetterTopics(all.flatMap((p) => p.topics))],
     },
     {
@@ -49,15 +59,30 @@ export function manifestFiles(): ManifestFile[] {
       sources: ['lib/kafka-access.ts', 'deploy/kubernetes/kafka-users.ts'],
       documents: kafkaUsers(),
     },
-    { file: '20-connect.yaml', about: 'Kafka Connect with the Debezium Postgres connector built from Maven', sources: ['stack/connect.ts', 'stack/versions.json'], documents: [kafkaConnect()] },
-    { file: '30-connector.yaml', about: 'The outbox connector (npm run connector -- render --kubernetes)', sources: ['connectors/seat-outbox.json', 'connectors/settings.ts'], documents: [kafkaConnector()] },
+    {
+      file: '20-connect.yaml',
+      about: 'Kafka Connect with the Debezium Postgres connector built from Maven',
+      sources: ['stack/connect.ts', 'stack/versions.json'],
+      documents: [kafkaConnect()],
+    },
+    {
+      file: '30-connector.yaml',
+      about: 'The outbox connector (npm run connector -- render --kubernetes)',
+      sources: ['connectors/seat-outbox.json', 'connectors/settings.ts'],
+      documents: [kafkaConnector()],
+    },
     ...all.map((program) => ({
       file: `40-${program.name}.yaml`,
       about: `${program.name}: Deployment, the Service Prometheus scrapes and the NetworkPolicy that lets only Prometheus in`,
       sources: [`package.json (npm run ${program.script})`, `settings of ${program.settings.program}`],
       documents: [deployment(program), service(program), programIngress(program)],
     })),
-    { file: '50-service-monitor.yaml', about: 'Prometheus scrapes every program under the job names the alert rules use', sources: ['stack/prometheus-config.ts'], documents: [serviceMonitor()] },
+    {
+      file: '50-service-monitor.yaml',
+      about: 'Prometheus scrapes every program under the job names the alert rules use',
+      sources: ['stack/prometheus-config.ts'],
+      documents: [serviceMonitor()],
+    },
     ...ruleFiles().map((rules) => ({
       file: `60-${rules.replace(/\.rules\.yml$/, '')}.yaml`,
       about: `The alert rules of monitors/prometheus/${rules}`,
@@ -86,7 +111,9 @@ function header(about: string, sources: string[]): string {
 }
 
 export function renderFile(manifest: ManifestFile): string {
-  const body = manifest.documents.map((doc) => stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false })).join('---\n');
+  const body = manifest.documents
+    .map((doc) => stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false }))
+    .join('---\n');
   return `${header(manifest.about, manifest.sources)}${body}`;
 }
 
@@ -101,7 +128,12 @@ export function renderManifests(): Map<string, string> {
 /** Files whose committed text differs from a fresh rendering, those missing, and those no longer rendered. */
 export function manifestDrift(rendered = renderManifests()): string[] {
   const present = existsSync(MANIFESTS_DIR) ? readdirSync(MANIFESTS_DIR).filter((f) => f.endsWith('.yaml')) : [];
-  const differing = [...rendered].filter(([file, text]) => !existsSync(join(MANIFESTS_DIR, file)) || readFileSync(join(MANIFESTS_DIR, file), 'utf8') !== text).map(([file]) => file);
+  const differing = [...rendered]
+    .filter(
+      ([file, text]) =>
+        !existsSync(join(MANIFESTS_DIR, file)) || readFileSync(join(MANIFESTS_DIR, file), 'utf8') !== text,
+    )
+    .map(([file]) => file);
   const stale = present.filter((file) => !rendered.has(file));
   return [...differing, ...stale].sort();
 }

@@ -40,8 +40,12 @@ const PROMETHEUS: Peer = { namespaceSelector: {}, podSelector: { matchLabels: PR
 /** The pods allowed to reach `target`: the programs and tools that declare it, and Connect for the seat database. */
 export function clientsOf(target: Reach): Peer[] {
   return [
-    ...programs().filter((p) => p.reaches.includes(target)).map((p) => podsOf(programPods(p))),
-    ...tools().filter((t) => t.reaches.includes(target)).map((t) => podsOf({ [TOOL_LABEL]: t.name })),
+    ...programs()
+      .filter((p) => p.reaches.includes(target))
+      .map((p) => podsOf(programPods(p))),
+    ...tools()
+      .filter((t) => t.reaches.includes(target))
+      .map((t) => podsOf({ [TOOL_LABEL]: t.name })),
     ...(target === 'kafka' || target === 'seat-db' ? [podsOf(CONNECT_PODS)] : []),
   ];
 }
@@ -54,12 +58,17 @@ interface IngressRule {
 
 function policy(name: string, podSelector: Labels, ingress: IngressRule[]) {
   const open = ingress.filter((rule) => rule.from.length === 0);
-  if (open.length > 0) throw new Error(`NetworkPolicy ${name}: a rule without sources would admit everyone; give it a source or drop it`);
+  if (open.length > 0)
+    throw new Error(`NetworkPolicy ${name}: a rule without sources would admit everyone; give it a source or drop it`);
   return {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'NetworkPolicy',
     metadata: { name, labels: { ...PART_OF } },
-    spec: { podSelector: Object.keys(podSelector).length === 0 ? {} : { matchLabels: podSelector }, policyTypes: ['Ingress'], ingress },
+    spec: {
+      podSelector: Object.keys(podSelector).length === 0 ? {} : { matchLabels: podSelector },
+      policyTypes: ['Ingress'],
+      ingress,
+    },
   };
 }
 
@@ -72,7 +81,9 @@ export function defaultDenyIngress() {
 
 /** A program's pods: Prometheus, from any namespace, on the metrics port, and nothing else. */
 export function programIngress(program: Program) {
-  return policy(`${program.name}-ingress`, programPods(program), [{ from: [PROMETHEUS], ports: [tcp(metricsPort(program))] }]);
+  return policy(`${program.name}-ingress`, programPods(program), [
+    { from: [PROMETHEUS], ports: [tcp(metricsPort(program))] },
+  ]);
 }
 
 /** Each platform service's pods in the namespace: the programs and tools that reach it, on its port (Prometheus too, for Alertmanager). */
@@ -80,12 +91,16 @@ export function platformIngress() {
   return (Object.keys(PLATFORM_PODS) as (keyof typeof PLATFORM_PODS)[])
     .map((target) => ({ target, from: [...clientsOf(target), ...(target === 'alertmanager' ? [PROMETHEUS] : [])] }))
     .filter(({ from }) => from.length > 0)
-    .map(({ target, from }) => policy(`stagefront-${target}-ingress`, PLATFORM_PODS[target], [{ from, ports: [tcp(PLATFORM_PORTS[target])] }]));
+    .map(({ target, from }) =>
+      policy(`stagefront-${target}-ingress`, PLATFORM_PODS[target], [{ from, ports: [tcp(PLATFORM_PORTS[target])] }]),
+    );
 }
 
 /** Connect's REST API from the tools that drive it; Strimzi's own policy adds the cluster operator and the workers themselves. */
 export function connectRestIngress() {
-  return policy('stagefront-connect-rest-ingress', CONNECT_PODS, [{ from: clientsOf('connect-rest'), ports: [tcp(CONNECT_REST_PORT)] }]);
+  return policy('stagefront-connect-rest-ingress', CONNECT_PODS, [
+    { from: clientsOf('connect-rest'), ports: [tcp(CONNECT_REST_PORT)] },
+  ]);
 }
 
 export function networkPolicies() {

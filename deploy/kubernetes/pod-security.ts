@@ -15,7 +15,13 @@ const SECCOMP = { seccompProfile: { type: 'RuntimeDefault' } } as const;
 
 /** A container's own restrictions (the same for every container the manifests describe). */
 export function containerSecurityContext() {
-  return { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] }, ...SECCOMP };
+  return {
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    runAsNonRoot: true,
+    capabilities: { drop: ['ALL'] },
+    ...SECCOMP,
+  };
 }
 
 /** A pod's: non-root user and group, the default seccomp profile (fsGroup where a volume must be writable by the user). */
@@ -42,6 +48,9 @@ export const TMP_MOUNT = { name: 'tmp', mountPath: '/tmp' } as const;
 export function strimziTemplate<C extends string>(containers: readonly C[], options: { fsGroup?: number } = {}) {
   return {
     pod: { securityContext: podSecurityContext(STRIMZI_UID, { gid: 0, ...options }) },
-    ...(Object.fromEntries(containers.map((c) => [c, { securityContext: containerSecurityContext() }])) as Record<C, { securityContext: ReturnType<typeof containerSecurityContext> }>),
+    ...(Object.fromEntries(containers.map((c) => [c, { securityContext: containerSecurityContext() }])) as Record<
+      C,
+      { securityContext: ReturnType<typeof containerSecurityContext> }
+    >),
   };
 }

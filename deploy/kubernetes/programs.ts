@@ -20,7 +20,15 @@ import { slotMonitorSettings } from '../../monitors/slot-monitor/settings.js';
 import { holdSweeperSettings } from '../../seat-service/sweeper-settings.js';
 import { projectRoot } from '../../stack/config.js';
 import type { SCRAPE_PORTS } from '../../stack/prometheus-config.js';
-import { CLUSTER, KAFKA_CLUSTER_CA, PART_OF, SECRETS, kafkaUserSecret, programImage, type SecretRef } from './cluster.js';
+import {
+  CLUSTER,
+  KAFKA_CLUSTER_CA,
+  PART_OF,
+  SECRETS,
+  kafkaUserSecret,
+  programImage,
+  type SecretRef,
+} from './cluster.js';
 import { kubernetesConnectorConfig } from './connect.js';
 import { PROGRAM_UID, TMP_MOUNT, TMP_VOLUME, containerSecurityContext, podSecurityContext } from './pod-security.js';
 
@@ -45,9 +53,26 @@ export interface Tool {
 
 export function tools(): Tool[] {
   return [
-    { name: 'connector', script: 'connector', settings: connectorSettings, reaches: ['kafka', 'connect-rest', 'seat-db'], kafkaUser: KAFKA_CONNECTOR_COMMAND_USER },
-    { name: 'slot-recovery', script: 'slot-recovery', settings: slotRecoverySettings, reaches: ['connect-rest', 'seat-db'] },
-    { name: 'redrive', script: 'redrive', settings: redriveSettings, reaches: ['kafka', 'consumer-db'], kafkaUser: KAFKA_REDRIVE_USER },
+    {
+      name: 'connector',
+      script: 'connector',
+      settings: connectorSettings,
+      reaches: ['kafka', 'connect-rest', 'seat-db'],
+      kafkaUser: KAFKA_CONNECTOR_COMMAND_USER,
+    },
+    {
+      name: 'slot-recovery',
+      script: 'slot-recovery',
+      settings: slotRecoverySettings,
+      reaches: ['connect-rest', 'seat-db'],
+    },
+    {
+      name: 'redrive',
+      script: 'redrive',
+      settings: redriveSettings,
+      reaches: ['kafka', 'consumer-db'],
+      kafkaUser: KAFKA_REDRIVE_USER,
+    },
   ];
 }
 
@@ -95,8 +120,21 @@ const ALL_INTERFACES = '0.0.0.0';
 export function programs(): Program[] {
   const connector = kubernetesConnectorConfig();
   const prefix = connector.topicPrefix;
-  const consumerEnv = { KAFKA_BROKERS: CLUSTER.bootstrapServers, SCHEMA_REGISTRY_URL: CLUSTER.registryUrl, TOPIC_PREFIX: prefix, METRICS_HOST: ALL_INTERFACES };
-  const consumer = (name: string, settings: SettingsDefinition<SettingsTable>, replicas: number, topics: readonly string[], extra: Record<string, string> = {}, secrets: Record<string, SecretRef> = {}, reachesToo: Reach[] = []): Program => {
+  const consumerEnv = {
+    KAFKA_BROKERS: CLUSTER.bootstrapServers,
+    SCHEMA_REGISTRY_URL: CLUSTER.registryUrl,
+    TOPIC_PREFIX: prefix,
+    METRICS_HOST: ALL_INTERFACES,
+  };
+  const consumer = (
+    name: string,
+    settings: SettingsDefinition<SettingsTable>,
+    replicas: number,
+    topics: readonly string[],
+    extra: Record<string, string> = {},
+    secrets: Record<string, SecretRef> = {},
+    reachesToo: Reach[] = [],
+  ): Program => {
     const kafkaClient = kafkaClientEnv(name);
     return {
       name,
@@ -112,10 +150,23 @@ export function programs(): Program[] {
     };
   };
   return [
-    consumer('seat-availability', seatAvailabilitySettings, 3, seatAvailabilityConsumer('seat-availability', prefix).topics),
+    consumer(
+      'seat-availability',
+      seatAvailabilitySettings,
+      3,
+      seatAvailabilityConsumer('seat-availability', prefix).topics,
+    ),
     consumer('sales-ledger', salesLedgerSettings, 2, salesLedgerConsumer('sales-ledger', prefix).topics),
     // confirmationEmailConsumer needs an SMTP transport to be built; it reads order events.
-    consumer('confirmation-email', confirmationEmailSettings, 2, confirmationEmailTopics(prefix), { SMTP_HOST: CLUSTER.smtpHost, SMTP_PORT: String(CLUSTER.smtpPort) }, { SMTP_PASSWORD: SECRETS.smtpPassword }, ['smtp']),
+    consumer(
+      'confirmation-email',
+      confirmationEmailSettings,
+      2,
+      confirmationEmailTopics(prefix),
+      { SMTP_HOST: CLUSTER.smtpHost, SMTP_PORT: String(CLUSTER.smtpPort) },
+      { SMTP_PASSWORD: SECRETS.smtpPassword },
+      ['smtp'],
+    ),
     {
       name: 'slot-monitor',
       script: 'slot-monitor',
@@ -125,8 +176,15 @@ export function programs(): Program[] {
       scrapeJob: 'slot-monitor',
       component: 'monitor',
       topics: [],
-      env: { SLOT_MONITOR_SLOTS: connector.slotName, SLOT_MONITOR_ALERTMANAGER_URL: CLUSTER.alertmanagerUrl, SLOT_MONITOR_METRICS_HOST: ALL_INTERFACES },
-      secrets: { SLOT_MONITOR_DATABASE_URL: SECRETS.slotMonitorDatabaseUrl, SLOT_MONITOR_STANDBY_URLS: SECRETS.slotMonitorStandbyUrls },
+      env: {
+        SLOT_MONITOR_SLOTS: connector.slotName,
+        SLOT_MONITOR_ALERTMANAGER_URL: CLUSTER.alertmanagerUrl,
+        SLOT_MONITOR_METRICS_HOST: ALL_INTERFACES,
+      },
+      secrets: {
+        SLOT_MONITOR_DATABASE_URL: SECRETS.slotMonitorDatabaseUrl,
+        SLOT_MONITOR_STANDBY_URLS: SECRETS.slotMonitorStandbyUrls,
+      },
       reaches: ['seat-db', 'alertmanager'],
     },
     {
@@ -159,7 +217,9 @@ export function programs(): Program[] {
 
 /** The command of an npm script (`node --import tsx <entry>`), run directly so the program is PID 1 and gets SIGTERM. */
 export function scriptCommand(script: string): string[] {
-  const { scripts } = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const { scripts } = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
   const line = scripts[script];
   if (line === undefined) throw new Error(`package.json has no script ${script}`);
   return line.split(/\s+/);
@@ -168,7 +228,9 @@ export function scriptCommand(script: string): string[] {
 /** The configuration the program parses from the Deployment's environment (secrets stand in as their examples). */
 export function programConfig(program: Program): Record<string, unknown> {
   const secretStandIns = Object.fromEntries(
-    Object.values(program.settings.settings).filter((s) => program.secrets[s.env] !== undefined).map((s) => [s.env, s.parser.example]),
+    Object.values(program.settings.settings)
+      .filter((s) => program.secrets[s.env] !== undefined)
+      .map((s) => [s.env, s.parser.example]),
   );
   return parseSettings(program.settings, { ...program.env, ...secretStandIns }) as Record<string, unknown>;
 }
@@ -187,7 +249,12 @@ function selector(program: Program) {
 
 export function deployment(program: Program) {
   const port = metricsPort(program);
-  const probe = (path: string, periodSeconds: number, failureThreshold: number) => ({ httpGet: { path, port }, periodSeconds, failureThreshold, timeoutSeconds: 3 });
+  const probe = (path: string, periodSeconds: number, failureThreshold: number) => ({
+    httpGet: { path, port },
+    periodSeconds,
+    failureThreshold,
+    timeoutSeconds: 3,
+  });
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -211,7 +278,9 @@ export function deployment(program: Program) {
                 ...Object.entries(program.env).map(([name, value]) => ({ name, value })),
                 ...Object.entries(program.secrets).map(([name, ref]) => ({
                   name,
-                  valueFrom: { secretKeyRef: { name: ref.name, key: ref.key, ...(ref.optional ? { optional: true } : {}) } },
+                  valueFrom: {
+                    secretKeyRef: { name: ref.name, key: ref.key, ...(ref.optional ? { optional: true } : {}) },
+                  },
                 })),
               ],
               ports: [{ name: 'metrics', containerPort: port }],
@@ -221,12 +290,27 @@ export function deployment(program: Program) {
               readinessProbe: probe('/readyz', 5, 2),
               resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } },
               securityContext: containerSecurityContext(),
-              volumeMounts: [TMP_MOUNT, ...(kafkaUserOf(program) ? [{ name: 'kafka-ca', mountPath: KAFKA_CLUSTER_CA.mountPath, readOnly: true }] : [])],
+              volumeMounts: [
+                TMP_MOUNT,
+                ...(kafkaUserOf(program)
+                  ? [{ name: 'kafka-ca', mountPath: KAFKA_CLUSTER_CA.mountPath, readOnly: true }]
+                  : []),
+              ],
             },
           ],
           volumes: [
             TMP_VOLUME,
-            ...(kafkaUserOf(program) ? [{ name: 'kafka-ca', secret: { secretName: KAFKA_CLUSTER_CA.secretName, items: [{ key: KAFKA_CLUSTER_CA.key, path: KAFKA_CLUSTER_CA.key }] } }] : []),
+            ...(kafkaUserOf(program)
+              ? [
+                  {
+                    name: 'kafka-ca',
+                    secret: {
+                      secretName: KAFKA_CLUSTER_CA.secretName,
+                      items: [{ key: KAFKA_CLUSTER_CA.key, path: KAFKA_CLUSTER_CA.key }],
+                    },
+                  },
+                ]
+              : []),
           ],
         },
       },
@@ -242,7 +326,10 @@ export function service(program: Program) {
     apiVersion: 'v1',
     kind: 'Service',
     metadata: { name: program.name, labels: { ...labels(program), [SCRAPE_JOB_LABEL]: program.scrapeJob } },
-    spec: { selector: selector(program), ports: [{ name: 'metrics', port: metricsPort(program), targetPort: 'metrics' }] },
+    spec: {
+      selector: selector(program),
+      ports: [{ name: 'metrics', port: metricsPort(program), targetPort: 'metrics' }],
+    },
   };
 }
 

@@ -12,11 +12,14 @@ function main(args: string[]): number {
   if (args.includes('--check')) {
     const drift = manifestDrift(rendered);
     if (drift.length === 0) return 0;
-    console.error(`deploy/kubernetes/manifests/ differs from its sources (${drift.join(', ')}): run ${RENDER_COMMAND} and commit the result.`);
+    console.error(
+      `deploy/kubernetes/manifests/ differs from its sources (${drift.join(', ')}): run ${RENDER_COMMAND} and commit the result.`,
+    );
     return 1;
   }
   mkdirSync(MANIFESTS_DIR, { recursive: true });
-  for (const file of readdirSync(MANIFESTS_DIR)) if (file.endsWith('.yaml') && !rendered.has(file)) rmSync(join(MANIFESTS_DIR, file));
+  for (const file of readdirSync(MANIFESTS_DIR))
+    if (file.endsWith('.yaml') && !rendered.has(file)) rmSync(join(MANIFESTS_DIR, file));
   for (const [file, text] of rendered) writeFileSync(join(MANIFESTS_DIR, file), text);
   console.log(`wrote ${rendered.size} files to deploy/kubernetes/manifests/`);
   return 0;

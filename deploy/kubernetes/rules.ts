@@ -8,7 +8,9 @@ import { PART_OF } from './cluster.js';
 export const RULES_DIR = join(projectRoot, 'monitors', 'prometheus');
 
 export function ruleFiles(): string[] {
-  return readdirSync(RULES_DIR).filter((file) => file.endsWith('.rules.yml')).sort();
+  return readdirSync(RULES_DIR)
+    .filter((file) => file.endsWith('.rules.yml'))
+    .sort();
 }
 
 export function ruleGroups(file: string): unknown[] {

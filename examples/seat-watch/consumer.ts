@@ -44,7 +44,11 @@ const COLUMN_OF: Record<string, Column> = {
  * The batch's new events (the inbox already dropped redeliveries), added up per show and section
  * and written in one statement, inside the transaction that records them in the inbox.
  */
-async function countSeatEvents(client: PoolClient, events: readonly ConsumedEvent[], sections: readonly string[]): Promise<void> {
+async function countSeatEvents(
+  client: PoolClient,
+  events: readonly ConsumedEvent[],
+  sections: readonly string[],
+): Promise<void> {
   const counts = new Map<string, { show: string; section: string; held: number; hold_ended: number; sold: number }>();
   for (const event of events) {
     const seat = event.payload as SeatEvent;
@@ -63,11 +67,21 @@ async function countSeatEvents(client: PoolClient, events: readonly ConsumedEven
     SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[])
     ON CONFLICT (show_id, section) DO UPDATE SET held = a.held + excluded.held, hold_ended = a.hold_ended + excluded.hold_ended,
       sold = a.sold + excluded.sold, updated_at = now()`,
-    [rows.map((r) => r.show), rows.map((r) => r.section), rows.map((r) => r.held), rows.map((r) => r.hold_ended), rows.map((r) => r.sold)],
+    [
+      rows.map((r) => r.show),
+      rows.map((r) => r.section),
+      rows.map((r) => r.held),
+      rows.map((r) => r.hold_ended),
+      rows.map((r) => r.sold),
+    ],
   );
 }
 
-export function seatWatchConsumer(config: { groupId: string; topicPrefix: string; sections: readonly string[] }): ConsumerDefinition {
+export function seatWatchConsumer(config: {
+  groupId: string;
+  topicPrefix: string;
+  sections: readonly string[];
+}): ConsumerDefinition {
   return {
     name: config.groupId,
     topics: [topicFor(config.topicPrefix, 'seat')],

@@ -27,13 +27,25 @@ export function createAlertSinks(
   onOutcome: (sink: string, outcome: DeliveryOutcome) => void,
 ): AlertSink[] {
   const queue = (sink: string): DeliveryQueue => {
-    const created = new DeliveryQueue({ sink, attempts: destinations.deliveryAttempts, timeoutMs: destinations.deliveryTimeoutMs, logger, onOutcome });
+    const created = new DeliveryQueue({
+      sink,
+      attempts: destinations.deliveryAttempts,
+      timeoutMs: destinations.deliveryTimeoutMs,
+      logger,
+      onOutcome,
+    });
     releasers.add(`${sink} delivery queue`, () => created.close());
     return created;
   };
   const sinks = [logSink(logger)];
   if (destinations.alertmanagerUrl !== '') {
-    sinks.push(alertmanagerSink({ url: destinations.alertmanagerUrl, ttlMs: destinations.alertTtlMs, queue: queue('alertmanager') }));
+    sinks.push(
+      alertmanagerSink({
+        url: destinations.alertmanagerUrl,
+        ttlMs: destinations.alertTtlMs,
+        queue: queue('alertmanager'),
+      }),
+    );
   }
   if (destinations.webhookUrl !== '') {
     sinks.push(webhookSink({ url: destinations.webhookUrl, source: destinations.source, queue: queue('webhook') }));

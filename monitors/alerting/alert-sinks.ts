@@ -42,8 +42,14 @@ export function alertmanagerSink(options: { url: string; ttlMs: number; queue: D
     options.queue.enqueue(what, (signal) => postJson(endpoint, body, signal));
   };
   return {
-    publish: (events, now) => send(events.map((event) => event.alert), now, `${events.length} alert changes`),
-    resend: (active, resolved, now) => send([...active, ...resolved], now, `resend of ${active.length} active, ${resolved.length} resolved`),
+    publish: (events, now) =>
+      send(
+        events.map((event) => event.alert),
+        now,
+        `${events.length} alert changes`,
+      ),
+    resend: (active, resolved, now) =>
+      send([...active, ...resolved], now, `resend of ${active.length} active, ${resolved.length} resolved`),
   };
 }
 
@@ -70,7 +76,9 @@ export function webhookSink(options: { url: string; source: string; queue: Deliv
   return {
     publish(events) {
       for (const event of events) {
-        options.queue.enqueue(`${event.alert.name} ${event.kind}`, (signal) => postJson(options.url, webhookBody(event, options.source), signal));
+        options.queue.enqueue(`${event.alert.name} ${event.kind}`, (signal) =>
+          postJson(options.url, webhookBody(event, options.source), signal),
+        );
       }
     },
     resend: () => undefined,
@@ -81,10 +89,23 @@ export function logSink(logger: Logger): AlertSink {
   return {
     publish(events) {
       for (const { kind, alert } of events) {
-        const fields = { alert: alert.name, severity: alert.severity, labels: alert.labels, description: alert.annotations.description };
+        const fields = {
+          alert: alert.name,
+          severity: alert.severity,
+          labels: alert.labels,
+          description: alert.annotations.description,
+        };
         if (kind === 'resolved') logger.info(fields, `RESOLVED ${alert.name}: ${alert.annotations.summary}`);
-        else if (alert.severity === 'critical') logger.error({ ...fields, runbook: alert.annotations.runbook }, `FIRING ${alert.name}: ${alert.annotations.summary}`);
-        else if (alert.severity === 'warning') logger.warn({ ...fields, runbook: alert.annotations.runbook }, `FIRING ${alert.name}: ${alert.annotations.summary}`);
+        else if (alert.severity === 'critical')
+          logger.error(
+            { ...fields, runbook: alert.annotations.runbook },
+            `FIRING ${alert.name}: ${alert.annotations.summary}`,
+          );
+        else if (alert.severity === 'warning')
+          logger.warn(
+            { ...fields, runbook: alert.annotations.runbook },
+            `FIRING ${alert.name}: ${alert.annotations.summary}`,
+          );
         else logger.info(fields, `FIRING ${alert.name}: ${alert.annotations.summary}`);
       }
     },

@@ -61,7 +61,9 @@ export interface AlertEvent<Name extends string = string> {
 }
 
 function identity(name: string, labels: Record<string, string>): string {
-  const sorted = Object.keys(labels).sort().map((key) => `${key}=${labels[key]}`);
+  const sorted = Object.keys(labels)
+    .sort()
+    .map((key) => `${key}=${labels[key]}`);
   return `${name}{${sorted.join(',')}}`;
 }
 
@@ -92,7 +94,11 @@ export class AlertTracker<Name extends string> {
       seen.add(key);
       const existing = this.#active.get(key);
       if (existing) {
-        existing.annotations = { ...existing.annotations, summary: candidate.summary, description: candidate.description };
+        existing.annotations = {
+          ...existing.annotations,
+          summary: candidate.summary,
+          description: candidate.description,
+        };
         continue;
       }
       const alert = this.#track(candidate, now);
@@ -116,7 +122,12 @@ export class AlertTracker<Name extends string> {
       name: candidate.name,
       severity,
       labels: { alertname: candidate.name, severity, ...this.#staticLabels, ...candidate.labels },
-      annotations: { summary: candidate.summary, description: candidate.description, runbook: runbookText(definition), runbook_url: runbookUrl(candidate.name) },
+      annotations: {
+        summary: candidate.summary,
+        description: candidate.description,
+        runbook: runbookText(definition),
+        runbook_url: runbookUrl(candidate.name),
+      },
       generatorUrl: this.#generatorUrl,
       startsAt: now,
       endsAt: undefined,

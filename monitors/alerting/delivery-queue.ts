@@ -51,14 +51,19 @@ export async function postJson(url: string, body: unknown, signal: AbortSignal):
       signal,
     });
   } catch (err) {
-    const reason = err instanceof Error && err.cause !== undefined ? `${err.message}: ${errorMessage(err.cause)}` : errorMessage(err);
+    const reason =
+      err instanceof Error && err.cause !== undefined
+        ? `${err.message}: ${errorMessage(err.cause)}`
+        : errorMessage(err);
     // The cause is left off on purpose: fetch's errors may hold the whole URL, token included.
     // eslint-disable-next-line preserve-caught-error
     throw new Error(`POST to ${where} failed: ${withOriginsOnly(reason)}`);
   }
   if (!response.ok) {
     const text = await response.text().catch(() => '');
-    throw new Error(`POST to ${where} answered ${response.status} ${response.statusText}: ${withOriginsOnly(text.slice(0, 300))}`);
+    throw new Error(
+      `POST to ${where} answered ${response.status} ${response.statusText}: ${withOriginsOnly(text.slice(0, 300))}`,
+    );
   }
   await response.body?.cancel();
 }
@@ -80,7 +85,10 @@ export class DeliveryQueue {
     const maxPending = this.#options.maxPending ?? 200;
     while (this.#pending.length > maxPending) {
       const dropped = this.#pending.shift();
-      this.#options.logger.error({ sink: this.#options.sink, what: dropped?.what }, 'delivery queue full: dropped the oldest delivery');
+      this.#options.logger.error(
+        { sink: this.#options.sink, what: dropped?.what },
+        'delivery queue full: dropped the oldest delivery',
+      );
       this.#options.onOutcome?.(this.#options.sink, 'failed');
     }
     this.#running ??= this.#drain().finally(() => {
@@ -123,7 +131,10 @@ export class DeliveryQueue {
         const last = attempt === attempts;
         onOutcome?.(sink, last ? 'failed' : 'retried');
         if (last) {
-          logger.error({ sink, what, attempt, error: errorMessage(err) }, `delivery to ${sink} failed ${attempts} times; dropped it`);
+          logger.error(
+            { sink, what, attempt, error: errorMessage(err) },
+            `delivery to ${sink} failed ${attempts} times; dropped it`,
+          );
           return;
         }
         const delayMs = retryDelay({ attempt: attempt - 1, baseMs: 250, capMs: 5_000 });

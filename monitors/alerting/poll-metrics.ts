@@ -33,12 +33,35 @@ export class PollMetrics<AlertLabel extends string> implements PollRecorder {
   constructor(registry: Registry, { prefix, monitor, reads, alertLabel }: PollMetricsNames<AlertLabel>) {
     const registers = [registry];
     this.#alertLabel = alertLabel;
-    this.#databaseUp = new Gauge({ name: `${prefix}_database_up`, help: '1 when the last poll could query the seat database.', registers });
-    this.#lastSuccess = new Gauge({ name: `${prefix}_last_successful_poll_timestamp_seconds`, help: `Unix time of the last poll that read ${reads}.`, registers });
-    this.#polls = new Counter({ name: `${prefix}_polls_total`, help: 'Polls of the seat database by outcome.', labelNames: ['outcome'] as const, registers });
+    this.#databaseUp = new Gauge({
+      name: `${prefix}_database_up`,
+      help: '1 when the last poll could query the seat database.',
+      registers,
+    });
+    this.#lastSuccess = new Gauge({
+      name: `${prefix}_last_successful_poll_timestamp_seconds`,
+      help: `Unix time of the last poll that read ${reads}.`,
+      registers,
+    });
+    this.#polls = new Counter({
+      name: `${prefix}_polls_total`,
+      help: 'Polls of the seat database by outcome.',
+      labelNames: ['outcome'] as const,
+      registers,
+    });
     const firingLabels: FiringLabel<AlertLabel>[] = ['alertname', 'severity', alertLabel];
-    this.#alertsFiring = new Gauge({ name: `${prefix}_alerts_firing`, help: `Alerts the ${monitor} has firing, by name.`, labelNames: firingLabels, registers });
-    this.#deliveries = new Counter({ name: `${prefix}_alert_deliveries_total`, help: 'Alert delivery attempts by destination and outcome.', labelNames: ['sink', 'outcome'] as const, registers });
+    this.#alertsFiring = new Gauge({
+      name: `${prefix}_alerts_firing`,
+      help: `Alerts the ${monitor} has firing, by name.`,
+      labelNames: firingLabels,
+      registers,
+    });
+    this.#deliveries = new Counter({
+      name: `${prefix}_alert_deliveries_total`,
+      help: 'Alert delivery attempts by destination and outcome.',
+      labelNames: ['sink', 'outcome'] as const,
+      registers,
+    });
   }
 
   recordPoll({ ok, at }: PollOutcome): void {

@@ -77,7 +77,13 @@ export function generatorUrl(httpUrl: string): string {
 /** One connection, whose connect timeout follows the poll interval (1 to 5 s). */
 function createMonitorPool(program: string, config: PollingMonitorConfig, logger: Logger): pg.Pool {
   const connectionTimeoutMs = Math.min(5_000, Math.max(1_000, config.pollIntervalMs));
-  return createPool({ connectionString: config.databaseUrl, applicationName: program, logger, max: 1, connectionTimeoutMs });
+  return createPool({
+    connectionString: config.databaseUrl,
+    applicationName: program,
+    logger,
+    max: 1,
+    connectionTimeoutMs,
+  });
 }
 
 export async function startPollingMonitor<Name extends string, Metrics extends PollMetrics<string>>(
@@ -92,17 +98,43 @@ export async function startPollingMonitor<Name extends string, Metrics extends P
     const metrics = spec.createMetrics(registry);
     const db = createMonitorPool(program, config, logger);
     releasers.add('seat database pool', () => db.end());
-    const sinks = createAlertSinks({ ...config, source: program, alertTtlMs: alertTtlMs(config) }, logger, releasers, (sink, outcome) => metrics.recordDelivery(sink, outcome));
+    const sinks = createAlertSinks(
+      { ...config, source: program, alertTtlMs: alertTtlMs(config) },
+      logger,
+      releasers,
+      (sink, outcome) => metrics.recordDelivery(sink, outcome),
+    );
     const label = databaseLabel(config.databaseUrl);
     // Listening first: the alerts link to this server's address. /readyz reads the loop made below
     // (no await in between, so no request can come before it exists).
-    const http = await serveHttp({ registry, port: config.metricsPort, host: config.metricsHost, ready: () => loop.lastPollOk });
+    const http = await serveHttp({
+      registry,
+      port: config.metricsPort,
+      host: config.metricsHost,
+      ready: () => loop.lastPollOk,
+    });
     releasers.add('metrics server', () => http.close());
     const staticLabels = { service: program, database: label };
-    const tracker = new AlertTracker<Name | 'Watchdog'>(spec.catalog, { staticLabels, generatorUrl: generatorUrl(http.url) });
-    const publisher = new AlertPublisher({ tracker, sinks, resendIntervalMs: config.alertmanagerResendMs, heartbeat: heartbeatAlert(spec.monitorName) });
+    const tracker = new AlertTracker<Name | 'Watchdog'>(spec.catalog, {
+      staticLabels,
+      generatorUrl: generatorUrl(http.url),
+    });
+    const publisher = new AlertPublisher({
+      tracker,
+      sinks,
+      resendIntervalMs: config.alertmanagerResendMs,
+      heartbeat: heartbeatAlert(spec.monitorName),
+    });
     const source = spec.createSource({ db, databaseLabel: label, metrics, logger });
-    const loop = new PollLoop({ source, publisher, metrics, pollIntervalMs: config.pollIntervalMs, databaseLabel: label, messages: spec.messages, logger });
+    const loop = new PollLoop({
+      source,
+      publisher,
+      metrics,
+      pollIntervalMs: config.pollIntervalMs,
+      databaseLabel: label,
+      messages: spec.messages,
+      logger,
+    });
     loop.start();
     releasers.add('poll loop', () => loop.stop());
     return { loop, http, stop: async () => void (await releasers.releaseAll()) };

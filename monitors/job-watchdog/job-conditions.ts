@@ -36,13 +36,18 @@ function overdue(job: WatchedJob, reading: JobReading, rules: JobRules, watching
   const silent = silentForSeconds(reading, watchingForSeconds);
   const limit = overdueAfterSeconds(job, rules);
   if (silent <= limit) return [];
-  const last = reading.secondsSinceLastClaim === null ? 'has never claimed a run' : `last claimed a run ${seconds(silent)} ago (by ${reading.lastClaimedBy ?? '?'})`;
-  return [{
-    name: 'JobRunOverdue',
-    labels: { job_name: job.name },
-    summary: `${job.name} has not run for ${seconds(silent)} (it should run every ${seconds(job.intervalMs / 1000)}): no process is doing this job.`,
-    description: `${job.name} ${last}; overdue after ${seconds(limit)} (interval × ${rules.overdueTolerance}).`,
-  }];
+  const last =
+    reading.secondsSinceLastClaim === null
+      ? 'has never claimed a run'
+      : `last claimed a run ${seconds(silent)} ago (by ${reading.lastClaimedBy ?? '?'})`;
+  return [
+    {
+      name: 'JobRunOverdue',
+      labels: { job_name: job.name },
+      summary: `${job.name} has not run for ${seconds(silent)} (it should run every ${seconds(job.intervalMs / 1000)}): no process is doing this job.`,
+      description: `${job.name} ${last}; overdue after ${seconds(limit)} (interval × ${rules.overdueTolerance}).`,
+    },
+  ];
 }
 
 function pastDeadline(job: WatchedJob, reading: JobReading): Candidate[] {
@@ -56,23 +61,27 @@ function pastDeadline(job: WatchedJob, reading: JobReading): Candidate[] {
 
 function failing(job: WatchedJob, reading: JobReading, rules: JobRules): Candidate[] {
   if (reading.consecutiveFailures < rules.failingRuns) return [];
-  return [{
-    name: 'JobRunsFailing',
-    labels: { job_name: job.name },
-    summary: `The last ${reading.consecutiveFailures} runs of ${job.name} failed: the job runs but cannot do its work.`,
-    description: `Failed runs since the last success: ${reading.consecutiveFailures} (alert at ${rules.failingRuns}). Latest error: ${reading.lastError ?? 'not recorded'}.`,
-  }];
+  return [
+    {
+      name: 'JobRunsFailing',
+      labels: { job_name: job.name },
+      summary: `The last ${reading.consecutiveFailures} runs of ${job.name} failed: the job runs but cannot do its work.`,
+      description: `Failed runs since the last success: ${reading.consecutiveFailures} (alert at ${rules.failingRuns}). Latest error: ${reading.lastError ?? 'not recorded'}.`,
+    },
+  ];
 }
 
 function overdueHolds(reading: WatchdogReading, rules: JobRules): Candidate[] {
   const { overdue: count, oldestOverdueSeconds } = reading.holds;
   if (count < rules.overdueHoldsAlertCount) return [];
-  return [{
-    name: 'OverdueHoldsPilingUp',
-    labels: {},
-    summary: `${count} holds are past their expiry and still hold their seats (the oldest by ${seconds(oldestOverdueSeconds ?? 0)}): buyers cannot buy those seats.`,
-    description: `Active holds with expires_at older than ${seconds(rules.overdueHoldGraceMs / 1000)}: ${count} (alert at ${rules.overdueHoldsAlertCount}).`,
-  }];
+  return [
+    {
+      name: 'OverdueHoldsPilingUp',
+      labels: {},
+      summary: `${count} holds are past their expiry and still hold their seats (the oldest by ${seconds(oldestOverdueSeconds ?? 0)}): buyers cannot buy those seats.`,
+      description: `Active holds with expires_at older than ${seconds(rules.overdueHoldGraceMs / 1000)}: ${count} (alert at ${rules.overdueHoldsAlertCount}).`,
+    },
+  ];
 }
 
 export function jobAlertCandidates(reading: WatchdogReading, rules: JobRules, watchingForSeconds: number): Candidate[] {
@@ -80,7 +89,11 @@ export function jobAlertCandidates(reading: WatchdogReading, rules: JobRules, wa
   for (const job of rules.jobs) {
     const jobReading = reading.jobs.find((row) => row.jobName === job.name);
     if (!jobReading) continue;
-    candidates.push(...overdue(job, jobReading, rules, watchingForSeconds), ...pastDeadline(job, jobReading), ...failing(job, jobReading, rules));
+    candidates.push(
+      ...overdue(job, jobReading, rules, watchingForSeconds),
+      ...pastDeadline(job, jobReading),
+      ...failing(job, jobReading, rules),
+    );
   }
   return [...candidates, ...overdueHolds(reading, rules)];
 }

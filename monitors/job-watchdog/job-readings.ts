@@ -71,13 +71,23 @@ const OVERDUE_HOLDS_SQL = /* sql */ `
     from holds
    where status = 'active' and expires_at < now() - make_interval(secs => $1)`;
 
-export async function readWatchdogState(db: Queryable, jobs: readonly WatchedJob[], overdueHoldGraceMs: number): Promise<WatchdogReading> {
+export async function readWatchdogState(
+  db: Queryable,
+  jobs: readonly WatchedJob[],
+  overdueHoldGraceMs: number,
+): Promise<WatchdogReading> {
   const names = jobs.map((job) => job.name);
   const jobRows = (await db.query(JOBS_SQL, [names])).rows as JobRow[];
-  const late = (await db.query(PAST_DEADLINE_SQL, [names, jobs.map((job) => job.deadlineMs / 1000)])).rows as (RunPastDeadline & { jobName: string })[];
+  const late = (await db.query(PAST_DEADLINE_SQL, [names, jobs.map((job) => job.deadlineMs / 1000)]))
+    .rows as (RunPastDeadline & { jobName: string })[];
   const holds = (await db.query(OVERDUE_HOLDS_SQL, [overdueHoldGraceMs / 1000])).rows[0] as HoldsReading;
   return {
-    jobs: jobRows.map((row) => ({ ...row, pastDeadline: late.filter((run) => run.jobName === row.jobName).map(({ runSlot, claimedBy, runningSeconds }) => ({ runSlot, claimedBy, runningSeconds })) })),
+    jobs: jobRows.map((row) => ({
+      ...row,
+      pastDeadline: late
+        .filter((run) => run.jobName === row.jobName)
+        .map(({ runSlot, claimedBy, runningSeconds }) => ({ runSlot, claimedBy, runningSeconds })),
+    })),
     holds,
   };
 }

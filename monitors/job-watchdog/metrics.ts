@@ -18,29 +18,71 @@ export class JobWatchdogMetrics extends PollMetrics<'job_name'> {
   readonly #oldestOverdueHold: Gauge;
 
   constructor(registry: Registry, rules: JobRules) {
-    super(registry, { prefix: 'job_watchdog', monitor: 'watchdog', reads: 'job_runs and holds', alertLabel: 'job_name' });
+    super(registry, {
+      prefix: 'job_watchdog',
+      monitor: 'watchdog',
+      reads: 'job_runs and holds',
+      alertLabel: 'job_name',
+    });
     const registers = [registry];
-    const perJob = (name: string, help: string) => new Gauge({ name, help, labelNames: ['job_name'] as const, registers });
+    const perJob = (name: string, help: string) =>
+      new Gauge({ name, help, labelNames: ['job_name'] as const, registers });
     const single = (name: string, help: string) => new Gauge({ name, help, registers });
-    this.#silentFor = perJob('job_watchdog_job_seconds_since_last_claim', 'Seconds since the job last claimed a run in job_runs (since the watchdog started, for a job that never ran).');
-    this.#lastSuccess = perJob('job_watchdog_job_last_success_timestamp_seconds', 'Unix time the job\'s last successful run finished (absent when none did).');
-    this.#pastDeadline = perJob('job_watchdog_job_runs_past_deadline', 'Claimed runs without finished_at older than the job\'s deadline.');
-    this.#failures = perJob('job_watchdog_job_consecutive_failures', 'Failed runs since the job\'s last successful one.');
-    this.#overdueHolds = single('job_watchdog_overdue_holds', 'Active holds whose expires_at is older than the grace time: seats nobody can buy.');
-    this.#oldestOverdueHold = single('job_watchdog_oldest_overdue_hold_seconds', 'Seconds the oldest active hold is past its expiry (0 when none is overdue).');
+    this.#silentFor = perJob(
+      'job_watchdog_job_seconds_since_last_claim',
+      'Seconds since the job last claimed a run in job_runs (since the watchdog started, for a job that never ran).',
+    );
+    this.#lastSuccess = perJob(
+      'job_watchdog_job_last_success_timestamp_seconds',
+      "Unix time the job's last successful run finished (absent when none did).",
+    );
+    this.#pastDeadline = perJob(
+      'job_watchdog_job_runs_past_deadline',
+      "Claimed runs without finished_at older than the job's deadline.",
+    );
+    this.#failures = perJob(
+      'job_watchdog_job_consecutive_failures',
+      "Failed runs since the job's last successful one.",
+    );
+    this.#overdueHolds = single(
+      'job_watchdog_overdue_holds',
+      'Active holds whose expires_at is older than the grace time: seats nobody can buy.',
+    );
+    this.#oldestOverdueHold = single(
+      'job_watchdog_oldest_overdue_hold_seconds',
+      'Seconds the oldest active hold is past its expiry (0 when none is overdue).',
+    );
     this.#recordThresholds(registry, rules);
   }
 
   #recordThresholds(registry: Registry, rules: JobRules): void {
     const registers = [registry];
-    const overdueAfter = new Gauge({ name: 'job_watchdog_job_overdue_after_seconds', help: 'A job that claimed no run for longer than this is overdue (interval × tolerance).', labelNames: ['job_name'] as const, registers });
-    const interval = new Gauge({ name: 'job_watchdog_job_interval_seconds', help: 'The job\'s configured run interval.', labelNames: ['job_name'] as const, registers });
+    const overdueAfter = new Gauge({
+      name: 'job_watchdog_job_overdue_after_seconds',
+      help: 'A job that claimed no run for longer than this is overdue (interval × tolerance).',
+      labelNames: ['job_name'] as const,
+      registers,
+    });
+    const interval = new Gauge({
+      name: 'job_watchdog_job_interval_seconds',
+      help: "The job's configured run interval.",
+      labelNames: ['job_name'] as const,
+      registers,
+    });
     for (const job of rules.jobs) {
       overdueAfter.set({ job_name: job.name }, overdueAfterSeconds(job, rules));
       interval.set({ job_name: job.name }, job.intervalMs / 1000);
     }
-    new Gauge({ name: 'job_watchdog_failing_runs_threshold', help: 'JobRunsFailing fires at this many failed runs since the last success.', registers }).set(rules.failingRuns);
-    new Gauge({ name: 'job_watchdog_overdue_holds_alert_count', help: 'OverdueHoldsPilingUp fires at this many overdue holds.', registers }).set(rules.overdueHoldsAlertCount);
+    new Gauge({
+      name: 'job_watchdog_failing_runs_threshold',
+      help: 'JobRunsFailing fires at this many failed runs since the last success.',
+      registers,
+    }).set(rules.failingRuns);
+    new Gauge({
+      name: 'job_watchdog_overdue_holds_alert_count',
+      help: 'OverdueHoldsPilingUp fires at this many overdue holds.',
+      registers,
+    }).set(rules.overdueHoldsAlertCount);
   }
 
   recordReading(reading: WatchdogReading, watchingForSeconds: number): void {

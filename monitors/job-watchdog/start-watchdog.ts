@@ -20,7 +20,8 @@ function jobWatchdogSpec(config: JobWatchdogConfig): PollingMonitorSpec<JobAlert
     catalog: JOB_ALERTS,
     messages: { unreachable: 'cannot read job_runs and holds', reachable: 'watching job_runs and holds' },
     createMetrics: (registry) => new JobWatchdogMetrics(registry, config),
-    createSource: ({ db, databaseLabel, metrics }) => new JobConditionSource({ db, databaseLabel, rules: config, metrics }),
+    createSource: ({ db, databaseLabel, metrics }) =>
+      new JobConditionSource({ db, databaseLabel, rules: config, metrics }),
   };
 }
 

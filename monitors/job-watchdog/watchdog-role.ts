@@ -17,7 +17,9 @@ export interface WatchdogRoleOptions {
 /** The statements that give `role` exactly what the watchdog needs; each is safe to run again. */
 export function watchdogRoleGrants(role: string, schema = 'public'): string[] {
   const name = pg.escapeIdentifier(role);
-  const tables = ['job_runs', 'holds'].map((table) => `${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(table)}`).join(', ');
+  const tables = ['job_runs', 'holds']
+    .map((table) => `${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(table)}`)
+    .join(', ');
   return [
     /* sql */ `alter role ${name} with login nosuperuser nocreatedb nocreaterole noreplication nobypassrls`,
     /* sql */ `grant usage on schema ${pg.escapeIdentifier(schema)} to ${name}`,
@@ -29,7 +31,10 @@ export function watchdogRoleGrants(role: string, schema = 'public'): string[] {
  * Creates the watchdog role when it is missing, (re)sets its password and grants what
  * `watchdogRoleGrants` lists. Idempotent: running it on every deploy is fine.
  */
-export async function ensureWatchdogRole(admin: Queryable, { role, password, schema }: WatchdogRoleOptions): Promise<void> {
+export async function ensureWatchdogRole(
+  admin: Queryable,
+  { role, password, schema }: WatchdogRoleOptions,
+): Promise<void> {
   await ensureLoginRole(admin, role, password);
   for (const statement of watchdogRoleGrants(role, schema)) await admin.query(statement);
 }

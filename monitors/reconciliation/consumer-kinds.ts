@@ -47,7 +47,13 @@ function parseEntry(entry: string, ctx: z.RefinementCtx): ReconciledConsumer | t
 export function zConsumers(): SettingParser<ReconciledConsumer[]> {
   const schema = z
     .string()
-    .transform((text, ctx) => text.split(',').map((e) => e.trim()).filter((e) => e !== '').map((e) => parseEntry(e, ctx)))
+    .transform((text, ctx) =>
+      text
+        .split(',')
+        .map((e) => e.trim())
+        .filter((e) => e !== '')
+        .map((e) => parseEntry(e, ctx)),
+    )
     .pipe(z.array(z.custom<ReconciledConsumer>()).min(1));
   return {
     schema,

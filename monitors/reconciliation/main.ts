@@ -27,11 +27,20 @@ deletes only rows such a run covered.
 
 Exit codes: 0 clean, ${GAPS_EXIT_CODE} gaps or unsent claims found, 1 could not check, 2 bad configuration.`;
 
-async function main(config: Config<typeof reconcileSettings.settings>, args: string[], logger: Logger): Promise<number> {
+async function main(
+  config: Config<typeof reconcileSettings.settings>,
+  args: string[],
+  logger: Logger,
+): Promise<number> {
   const window = readArguments('reconcile', () => ({ from: timeFlag(args, 'from'), to: timeFlag(args, 'to') }));
   if (window === undefined) return 2;
   const seatPool = createPool({ connectionString: config.seatDbUrl, applicationName: 'reconcile', logger, max: 1 });
-  const consumerPool = createPool({ connectionString: config.consumerDbUrl, applicationName: 'reconcile', logger, max: 1 });
+  const consumerPool = createPool({
+    connectionString: config.consumerDbUrl,
+    applicationName: 'reconcile',
+    logger,
+    max: 1,
+  });
   try {
     const now = await seatDatabaseNow(seatPool);
     const snapshotXmin = await readSnapshotXmin(seatPool, logger);
@@ -46,10 +55,14 @@ async function main(config: Config<typeof reconcileSettings.settings>, args: str
       claimGraceMs: config.graceMs,
     });
     const found = [result.gaps ? 'gaps' : '', result.unsent ? 'unsent claims' : ''].filter((f) => f !== '');
-    logger.info(reconciliationSummary(result), found.length === 0 ? 'reconciliation clean' : `reconciliation found ${found.join(' and ')}`);
+    logger.info(
+      reconciliationSummary(result),
+      found.length === 0 ? 'reconciliation clean' : `reconciliation found ${found.join(' and ')}`,
+    );
     process.stdout.write(describeReconciliation(result));
     const unusable = notCovering(result, config.consumers);
-    if (unusable === undefined && snapshotXmin !== undefined) await recordCoverage({ url: config.coverageDbUrl || config.seatDbUrl, logger }, result, snapshotXmin);
+    if (unusable === undefined && snapshotXmin !== undefined)
+      await recordCoverage({ url: config.coverageDbUrl || config.seatDbUrl, logger }, result, snapshotXmin);
     else logger.info({ why: unusable }, 'no coverage recorded for the outbox purge');
     return result.gaps || result.unsent ? GAPS_EXIT_CODE : 0;
   } finally {

@@ -69,7 +69,11 @@ interface OutboxRow {
   created_text: string;
 }
 
-async function outboxPage(options: ReconcileOptions, types: string[], after: OutboxRow | undefined): Promise<OutboxRow[]> {
+async function outboxPage(
+  options: ReconcileOptions,
+  types: string[],
+  after: OutboxRow | undefined,
+): Promise<OutboxRow[]> {
   const { rows } = await options.seatPool.query<OutboxRow>(
     /* sql */ `select id::text, type, (extract(epoch from created_at) * 1000)::float8 as created_ms, created_at::text as created_text
                  from outbox
@@ -85,7 +89,12 @@ async function outboxPage(options: ReconcileOptions, types: string[], after: Out
 type InboxState = 'handled' | 'claimed' | 'unsent';
 
 /** Each id's inbox row as done, claimed (within the grace) or unsent; ids without a row are absent. */
-async function inboxStates(consumerPool: Pool, consumer: string, ids: string[], claimGraceMs: number): Promise<Map<string, InboxState>> {
+async function inboxStates(
+  consumerPool: Pool,
+  consumer: string,
+  ids: string[],
+  claimGraceMs: number,
+): Promise<Map<string, InboxState>> {
   if (ids.length === 0) return new Map();
   const { rows } = await consumerPool.query<{ event_id: string; state: InboxState }>(
     /* sql */ `select event_id,
@@ -100,7 +109,12 @@ async function inboxStates(consumerPool: Pool, consumer: string, ids: string[], 
 
 async function tallyPage(options: ReconcileOptions, page: OutboxRow[], tally: ConsumerReconciliation): Promise<void> {
   const mine = page.filter((row) => tally.consumer.eventTypes.includes(row.type));
-  const states = await inboxStates(options.consumerPool, tally.consumer.name, mine.map((row) => row.id), options.claimGraceMs ?? DEFAULT_CLAIM_GRACE_MS);
+  const states = await inboxStates(
+    options.consumerPool,
+    tally.consumer.name,
+    mine.map((row) => row.id),
+    options.claimGraceMs ?? DEFAULT_CLAIM_GRACE_MS,
+  );
   tally.published += mine.length;
   for (const row of mine) {
     const state = states.get(row.id);
@@ -120,7 +134,15 @@ async function tallyPage(options: ReconcileOptions, page: OutboxRow[], tally: Co
 /** Reads the outbox window page by page and checks each page against every consumer's inbox. */
 export async function reconcile(options: ReconcileOptions): Promise<Reconciliation> {
   const tallies: ConsumerReconciliation[] = options.consumers.map((consumer) => ({
-    consumer, published: 0, handled: 0, claimed: 0, unsent: 0, unsentIds: [], missing: 0, missingIds: [], oldestMissingAt: undefined,
+    consumer,
+    published: 0,
+    handled: 0,
+    claimed: 0,
+    unsent: 0,
+    unsentIds: [],
+    missing: 0,
+    missingIds: [],
+    oldestMissingAt: undefined,
   }));
   const types = [...new Set(options.consumers.flatMap((c) => c.eventTypes))];
   let after: OutboxRow | undefined;
@@ -130,7 +152,13 @@ export async function reconcile(options: ReconcileOptions): Promise<Reconciliati
     if (page.length < options.pageSize) break;
     after = page.at(-1);
   }
-  return { from: options.from, to: options.to, consumers: tallies, gaps: tallies.some((t) => t.missing > 0), unsent: tallies.some((t) => t.unsent > 0) };
+  return {
+    from: options.from,
+    to: options.to,
+    consumers: tallies,
+    gaps: tallies.some((t) => t.missing > 0),
+    unsent: tallies.some((t) => t.unsent > 0),
+  };
 }
 
 /** The seat database's clock: outbox created_at comes from it, so windows are measured on it. */
@@ -143,6 +171,8 @@ export async function seatDatabaseNow(seatPool: Pool): Promise<Date> {
 
 /** The created_at of the oldest outbox row missing from any inbox, or undefined when there is no gap. */
 export function oldestGap(reconciliation: Reconciliation): Date | undefined {
-  const times = reconciliation.consumers.flatMap((c) => (c.oldestMissingAt === undefined ? [] : [c.oldestMissingAt.getTime()]));
+  const times = reconciliation.consumers.flatMap((c) =>
+    c.oldestMissingAt === undefined ? [] : [c.oldestMissingAt.getTime()],
+  );
   return times.length === 0 ? undefined : new Date(Math.min(...times));
 }

@@ -10,8 +10,11 @@ function claimsPart(c: ConsumerReconciliation): string {
 export function describeReconciliation(result: Reconciliation): string {
   const lines = [`outbox rows created from ${result.from.toISOString()} to ${result.to.toISOString()} (exclusive):`];
   for (const c of result.consumers) {
-    const oldest = c.oldestMissingAt === undefined ? '' : `, oldest missing created at ${c.oldestMissingAt.toISOString()}`;
-    lines.push(`  ${c.consumer.name} (${c.consumer.kind}): published ${c.published}, handled ${c.handled}, missing ${c.missing}${oldest}${claimsPart(c)}`);
+    const oldest =
+      c.oldestMissingAt === undefined ? '' : `, oldest missing created at ${c.oldestMissingAt.toISOString()}`;
+    lines.push(
+      `  ${c.consumer.name} (${c.consumer.kind}): published ${c.published}, handled ${c.handled}, missing ${c.missing}${oldest}${claimsPart(c)}`,
+    );
     if (c.missingIds.length > 0) {
       const more = c.missing > c.missingIds.length ? ` … and ${c.missing - c.missingIds.length} more` : '';
       lines.push(`    missing ce_id: ${c.missingIds.join(', ')}${more}`);
@@ -22,12 +25,17 @@ export function describeReconciliation(result: Reconciliation): string {
     }
   }
   if (result.gaps) lines.push('GAPS: some consumers have not handled every published event (see docs/recovery.md).');
-  if (result.unsent) lines.push('UNSENT: some effects were claimed longer ago than the claim grace and never stamped sent (see docs/recovery.md).');
+  if (result.unsent)
+    lines.push(
+      'UNSENT: some effects were claimed longer ago than the claim grace and never stamped sent (see docs/recovery.md).',
+    );
   if (!result.gaps && !result.unsent) {
     const inFlight = result.consumers.reduce((n, c) => n + c.claimed, 0);
-    lines.push(inFlight === 0
-      ? 'no gaps: every consumer handled every published event.'
-      : `no gaps: every published event reached every consumer; ${inFlight} claimed within the claim grace, not stamped sent yet.`);
+    lines.push(
+      inFlight === 0
+        ? 'no gaps: every consumer handled every published event.'
+        : `no gaps: every published event reached every consumer; ${inFlight} claimed within the claim grace, not stamped sent yet.`,
+    );
   }
   return `${lines.join('\n')}\n`;
 }
@@ -40,7 +48,13 @@ export function reconciliationSummary(result: Reconciliation): Record<string, un
     gaps: result.gaps,
     unsent: result.unsent,
     consumers: result.consumers.map((c) => ({
-      name: c.consumer.name, kind: c.consumer.kind, published: c.published, handled: c.handled, claimed: c.claimed, unsent: c.unsent, missing: c.missing,
+      name: c.consumer.name,
+      kind: c.consumer.kind,
+      published: c.published,
+      handled: c.handled,
+      claimed: c.claimed,
+      unsent: c.unsent,
+      missing: c.missing,
     })),
   };
 }

@@ -23,13 +23,15 @@ export const consumerInboxSettings = {
     env: 'RECONCILE_CONSUMERS',
     default: 'seat-availability,sales-ledger,confirmation-email',
     parser: zConsumers(),
-    description: 'Consumers to check; the name after = is the inbox consumer name (the group id) when it differs from the kind.',
+    description:
+      'Consumers to check; the name after = is the inbox consumer name (the group id) when it differs from the kind.',
   },
   windowMs: {
     env: 'RECONCILE_WINDOW_MS',
     default: '604800000',
     parser: zDurationMs({ min: 1000, example: '604800000' }),
-    description: 'How far back to look, in ms; the outbox must keep rows longer than this plus SLOT_RECOVERY_SAFETY_MARGIN_MS (the seat service refuses an OUTBOX_RETENTION_MS that does not; 14 days by default).',
+    description:
+      'How far back to look, in ms; the outbox must keep rows longer than this plus SLOT_RECOVERY_SAFETY_MARGIN_MS (the seat service refuses an OUTBOX_RETENTION_MS that does not; 14 days by default).',
   },
   pageSize: {
     env: 'RECONCILE_PAGE_SIZE',
@@ -41,7 +43,8 @@ export const consumerInboxSettings = {
     env: 'RECONCILE_GRACE_MS',
     default: '60000',
     parser: zDurationMs({ min: 0, example: '60000' }),
-    description: 'Outbox rows younger than this are left out: they may still be on their way to the consumers. In npm run reconcile, an email claimed longer ago than this and never stamped sent also counts as unsent (exit 3).',
+    description:
+      'Outbox rows younger than this are left out: they may still be on their way to the consumers. In npm run reconcile, an email claimed longer ago than this and never stamped sent also counts as unsent (exit 3).',
   },
 } as const;
 
@@ -58,7 +61,8 @@ export const reconcileSettings = defineSettings('reconcile', {
     env: 'RECONCILE_COVERAGE_DB_URL',
     default: '',
     parser: optionalPgUrl('postgres://stagefront_debezium:secret@db:5432/stagefront'),
-    description: 'The seat database\'s primary, as a role with INSERT on outbox_reconciled (stagefront_debezium): a clean run that checked every consumer records its window there, and the outbox purge deletes only rows such a run covered. Empty: RECONCILE_SEAT_DB_URL (when that is a replica the record fails with a warning, and the purge waits).',
+    description:
+      "The seat database's primary, as a role with INSERT on outbox_reconciled (stagefront_debezium): a clean run that checked every consumer records its window there, and the outbox purge deletes only rows such a run covered. Empty: RECONCILE_SEAT_DB_URL (when that is a replica the record fails with a warning, and the purge waits).",
     secret: true,
   },
   missingShown: {

@@ -8,7 +8,10 @@ const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d
 export function parseTime(text: string, flag: string): Date {
   const time = new Date(text);
   if (!ISO_TIME.test(text) || Number.isNaN(time.getTime())) {
-    throw new PipelineError('bad_argument', `--${flag} ${text} is not an ISO 8601 time with an offset; write e.g. --${flag} 2026-11-29T10:00:00Z`);
+    throw new PipelineError(
+      'bad_argument',
+      `--${flag} ${text} is not an ISO 8601 time with an offset; write e.g. --${flag} 2026-11-29T10:00:00Z`,
+    );
   }
   return time;
 }
@@ -17,7 +20,8 @@ export function parseTime(text: string, flag: string): Date {
 export function timeFlag(args: string[], name: string): Date | undefined {
   if (!args.includes(`--${name}`)) return undefined;
   const value = flagValue(args, name);
-  if (value === undefined || value.startsWith('--')) throw new PipelineError('bad_argument', `--${name} needs a value, e.g. --${name} 2026-11-29T10:00:00Z`);
+  if (value === undefined || value.startsWith('--'))
+    throw new PipelineError('bad_argument', `--${name} needs a value, e.g. --${name} 2026-11-29T10:00:00Z`);
   return parseTime(value, name);
 }
 

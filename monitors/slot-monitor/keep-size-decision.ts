@@ -65,9 +65,7 @@ export interface RaiseHeld {
 }
 
 export type KeepSizeDecision =
-  | { action: 'leave' }
-  | { action: 'set'; toBytes: number; raise?: RaiseHeld }
-  | { action: 'hold'; raise: RaiseHeld };
+  { action: 'leave' } | { action: 'set'; toBytes: number; raise?: RaiseHeld } | { action: 'hold'; raise: RaiseHeld };
 
 const MB = 1024 * 1024;
 
@@ -85,13 +83,23 @@ function slotsInNeed(inputs: KeepSizeInputs): SlotInNeed[] {
   const restoreAt = inputs.targetBytes - effectiveMarginBytes(inputs);
   return inputs.slots
     .filter((slot) => slot.walStatus !== null && slot.walStatus !== 'lost' && slot.retainedBytes !== null)
-    .map((slot) => ({ slotName: slot.slotName, retainedBytes: slot.retainedBytes ?? 0, walStatus: slot.walStatus, safeWalSizeBytes: slot.safeWalSizeBytes }))
+    .map((slot) => ({
+      slotName: slot.slotName,
+      retainedBytes: slot.retainedBytes ?? 0,
+      walStatus: slot.walStatus,
+      safeWalSizeBytes: slot.safeWalSizeBytes,
+    }))
     .filter((slot) => slot.retainedBytes > restoreAt)
     .sort((a, b) => b.retainedBytes - a.retainedBytes || a.slotName.localeCompare(b.slotName));
 }
 
 function raiseHeld(inputs: KeepSizeInputs, capBytes: number, slots: SlotInNeed[]): RaiseHeld {
-  return { capBytes, aboveTargetBytes: capBytes - inputs.targetBytes, restoreAtBytes: inputs.targetBytes - effectiveMarginBytes(inputs), slots };
+  return {
+    capBytes,
+    aboveTargetBytes: capBytes - inputs.targetBytes,
+    restoreAtBytes: inputs.targetBytes - effectiveMarginBytes(inputs),
+    slots,
+  };
 }
 
 export function keepSizeDecision(inputs: KeepSizeInputs): KeepSizeDecision {

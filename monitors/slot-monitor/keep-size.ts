@@ -77,10 +77,21 @@ export class KeepSizeGuard {
   }
 
   /** Decides on the database's value, sets it in enforce mode, and returns the alerts that hold. */
-  async check(db: Queryable, currentBytes: number, slots: readonly SlotRetention[], now: Date): Promise<AlertCandidate[]> {
+  async check(
+    db: Queryable,
+    currentBytes: number,
+    slots: readonly SlotRetention[],
+    now: Date,
+  ): Promise<AlertCandidate[]> {
     const { targetBytes, marginBytes, mode } = this.#options;
     this.#walSegmentBytes ??= await walSegmentSize(db);
-    const decision = keepSizeDecision({ currentBytes, targetBytes, marginBytes, walSegmentBytes: this.#walSegmentBytes, slots });
+    const decision = keepSizeDecision({
+      currentBytes,
+      targetBytes,
+      marginBytes,
+      walSegmentBytes: this.#walSegmentBytes,
+      slots,
+    });
     if (decision.action === 'leave') return this.#report(now, undefined);
     if (decision.action === 'hold') return this.#report(now, decision.raise, this.#raised(decision.raise));
     if (mode === 'check') {
@@ -91,9 +102,17 @@ export class KeepSizeGuard {
       await setMaxSlotWalKeepSize(db, decision.toBytes);
     } catch (err) {
       const message = errorMessage(err);
-      if (message !== this.#lastFailure) this.#options.logger.error({ err, currentBytes, toBytes: decision.toBytes }, 'could not set max_slot_wal_keep_size');
+      if (message !== this.#lastFailure)
+        this.#options.logger.error(
+          { err, currentBytes, toBytes: decision.toBytes },
+          'could not set max_slot_wal_keep_size',
+        );
       this.#lastFailure = message;
-      return this.#report(now, undefined, this.#mismatch(currentBytes, decision.toBytes, `setting it failed: ${message}`, decision.raise));
+      return this.#report(
+        now,
+        undefined,
+        this.#mismatch(currentBytes, decision.toBytes, `setting it failed: ${message}`, decision.raise),
+      );
     }
     this.#lastFailure = undefined;
     this.#ownCap = decision.raise ? decision.toBytes : undefined;
@@ -113,17 +132,23 @@ export class KeepSizeGuard {
 
   #raised(raise: RaiseHeld): AlertCandidate {
     const { targetBytes, mode } = this.#options;
-    const marginBytes = effectiveMarginBytes({ marginBytes: this.#options.marginBytes, walSegmentBytes: this.#walSegmentBytes });
+    const marginBytes = effectiveMarginBytes({
+      marginBytes: this.#options.marginBytes,
+      walSegmentBytes: this.#walSegmentBytes,
+    });
     const cap = formatBytes(raise.capBytes);
     const target = formatBytes(targetBytes);
     const above = formatBytes(raise.aboveTargetBytes);
     const restoreAt = formatBytes(raise.restoreAtBytes);
     const largest = raise.slots[0];
-    const why = largest ? `slot ${largest.slotName} retains ${formatBytes(largest.retainedBytes)}` : 'a slot retains more than the target allows';
+    const why = largest
+      ? `slot ${largest.slotName} retains ${formatBytes(largest.retainedBytes)}`
+      : 'a slot retains more than the target allows';
     const ownCap = this.#ownCap === raise.capBytes;
-    const restore = mode === 'check'
-      ? `check-only mode: set it back to ${target} by hand once every slot retains at most ${restoreAt}`
-      : `the monitor restores ${target} by itself once every slot retains at most ${restoreAt}`;
+    const restore =
+      mode === 'check'
+        ? `check-only mode: set it back to ${target} by hand once every slot retains at most ${restoreAt}`
+        : `the monitor restores ${target} by itself once every slot retains at most ${restoreAt}`;
     const summary = ownCap
       ? `The slot monitor capped the unlimited max_slot_wal_keep_size at ${cap}, ${above} above its target ${target}, because ${why}; ${restore}.`
       : `max_slot_wal_keep_size is raised to ${cap}, ${above} above the target ${target}, and kept there because ${why}; ${restore}.`;

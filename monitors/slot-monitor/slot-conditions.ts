@@ -32,31 +32,67 @@ function walStatusCandidate(slot: SlotReading, description: string): AlertCandid
   const retained = slot.retainedBytes === null ? 'its WAL' : `${formatBytes(slot.retainedBytes)} of WAL`;
   switch (slot.walStatus) {
     case 'extended':
-      return { name: 'SlotWalExtended', labels, description, summary: `Replication slot ${slot.slotName} holds ${retained}, more than max_wal_size: its reader is behind or stopped.` };
+      return {
+        name: 'SlotWalExtended',
+        labels,
+        description,
+        summary: `Replication slot ${slot.slotName} holds ${retained}, more than max_wal_size: its reader is behind or stopped.`,
+      };
     case 'unreserved':
-      return { name: 'SlotWalUnreserved', labels, description, summary: `Replication slot ${slot.slotName} is past max_slot_wal_keep_size: the next checkpoint invalidates it and CDC events will be lost.` };
+      return {
+        name: 'SlotWalUnreserved',
+        labels,
+        description,
+        summary: `Replication slot ${slot.slotName} is past max_slot_wal_keep_size: the next checkpoint invalidates it and CDC events will be lost.`,
+      };
     case 'lost':
-      return { name: 'SlotLost', labels, description, summary: `Replication slot ${slot.slotName} is LOST: the WAL it needed is gone, Debezium cannot continue, and events must be re-emitted from the outbox.` };
+      return {
+        name: 'SlotLost',
+        labels,
+        description,
+        summary: `Replication slot ${slot.slotName} is LOST: the WAL it needed is gone, Debezium cannot continue, and events must be re-emitted from the outbox.`,
+      };
     default:
       return undefined;
   }
 }
 
-function headroomCandidate(slot: SlotReading, keepSize: number, rules: SlotRules, description: string): AlertCandidate | undefined {
+function headroomCandidate(
+  slot: SlotReading,
+  keepSize: number,
+  rules: SlotRules,
+  description: string,
+): AlertCandidate | undefined {
   if (keepSize <= 0 || slot.safeWalSizeBytes === null || slot.walStatus === 'lost') return undefined;
   const fraction = slot.safeWalSizeBytes / keepSize;
   const left = `${formatBytes(Math.max(0, slot.safeWalSizeBytes))} of ${formatBytes(keepSize)}`;
   const labels = { slot_name: slot.slotName };
   if (fraction < rules.headroomCriticalFraction) {
-    return { name: 'SlotHeadroomCritical', labels, description, summary: `Replication slot ${slot.slotName} has only ${left} of WAL headroom left before it passes max_slot_wal_keep_size.` };
+    return {
+      name: 'SlotHeadroomCritical',
+      labels,
+      description,
+      summary: `Replication slot ${slot.slotName} has only ${left} of WAL headroom left before it passes max_slot_wal_keep_size.`,
+    };
   }
   if (fraction < rules.headroomWarningFraction) {
-    return { name: 'SlotHeadroomLow', labels, description, summary: `Replication slot ${slot.slotName} has ${left} of WAL headroom left: its reader is not keeping up.` };
+    return {
+      name: 'SlotHeadroomLow',
+      labels,
+      description,
+      summary: `Replication slot ${slot.slotName} has ${left} of WAL headroom left: its reader is not keeping up.`,
+    };
   }
   return undefined;
 }
 
-function inactiveCandidate(slot: SlotReading, history: SlotHistory, rules: SlotRules, now: Date, description: string): AlertCandidate | undefined {
+function inactiveCandidate(
+  slot: SlotReading,
+  history: SlotHistory,
+  rules: SlotRules,
+  now: Date,
+  description: string,
+): AlertCandidate | undefined {
   const since = history.inactiveSince(slot.slotName);
   if (slot.active || since === undefined) return undefined;
   const inactiveMs = now.getTime() - since.getTime();
@@ -69,7 +105,12 @@ function inactiveCandidate(slot: SlotReading, history: SlotHistory, rules: SlotR
   };
 }
 
-function growthCandidate(slot: SlotReading, history: SlotHistory, rules: SlotRules, description: string): AlertCandidate | undefined {
+function growthCandidate(
+  slot: SlotReading,
+  history: SlotHistory,
+  rules: SlotRules,
+  description: string,
+): AlertCandidate | undefined {
   const growth = history.walGrowingWithoutOutboxWrites(slot.slotName, rules.growthMinBytes);
   if (!growth) return undefined;
   return {
@@ -93,8 +134,13 @@ function missingCandidates(reading: DatabaseReading, rules: SlotRules): AlertCan
 }
 
 /** Every slot condition holding in `reading`. `history` must already have observed it. */
-export function slotAlertCandidates(reading: DatabaseReading, history: SlotHistory, rules: SlotRules): AlertCandidate[] {
-  const watched = rules.slots.length === 0 ? reading.slots : reading.slots.filter((slot) => rules.slots.includes(slot.slotName));
+export function slotAlertCandidates(
+  reading: DatabaseReading,
+  history: SlotHistory,
+  rules: SlotRules,
+): AlertCandidate[] {
+  const watched =
+    rules.slots.length === 0 ? reading.slots : reading.slots.filter((slot) => rules.slots.includes(slot.slotName));
   const keepSize = reading.maxSlotWalKeepSizeBytes;
   const candidates: (AlertCandidate | undefined)[] = [];
   for (const slot of watched) {

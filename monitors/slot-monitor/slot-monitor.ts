@@ -20,7 +20,8 @@ function slotMonitorSpec(config: SlotMonitorConfig, logger: Logger): PollingMoni
     monitorName: 'slot monitor',
     catalog: ALERTS,
     messages: { unreachable: 'cannot poll the seat database', reachable: 'polling the seat database' },
-    createMetrics: (registry) => new SlotMonitorMetrics(registry, config.maxSlotWalKeepSize, keepSizeMarginBytes(config)),
+    createMetrics: (registry) =>
+      new SlotMonitorMetrics(registry, config.maxSlotWalKeepSize, keepSizeMarginBytes(config)),
     createSource: ({ db, databaseLabel, metrics }) => {
       const keepSize = new KeepSizeGuard({
         targetBytes: config.maxSlotWalKeepSize,
@@ -32,8 +33,22 @@ function slotMonitorSpec(config: SlotMonitorConfig, logger: Logger): PollingMoni
         onRaiseHeld: (raise) => metrics.recordRaiseHeld(raise !== undefined),
       });
       const outbox = { schema: config.outboxSchema, table: config.outboxTable };
-      const standby = { standbyUrls: config.standbyUrls, standbySlotMaxLagBytes: config.standbySlotMaxLag, slots: config.slots };
-      return new SlotConditionSource({ db, databaseLabel, databaseUrl: config.databaseUrl, standby, rules: config, outbox, growthWindowPolls: config.growthWindowPolls, keepSize, metrics });
+      const standby = {
+        standbyUrls: config.standbyUrls,
+        standbySlotMaxLagBytes: config.standbySlotMaxLag,
+        slots: config.slots,
+      };
+      return new SlotConditionSource({
+        db,
+        databaseLabel,
+        databaseUrl: config.databaseUrl,
+        standby,
+        rules: config,
+        outbox,
+        growthWindowPolls: config.growthWindowPolls,
+        keepSize,
+        metrics,
+      });
     },
   };
 }

@@ -103,7 +103,9 @@ export async function readOutboxInserts(db: Queryable, outbox: OutboxTable): Pro
 
 /** pg_current_wal_lsn() as a byte count, to measure how fast the database writes WAL. */
 export async function readWalPosition(db: Queryable): Promise<number> {
-  const { rows } = await db.query(/* sql */ `select pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint::text as position`);
+  const { rows } = await db.query(
+    /* sql */ `select pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint::text as position`,
+  );
   return Number((rows[0] as { position: string }).position);
 }
 

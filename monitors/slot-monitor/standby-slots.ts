@@ -42,7 +42,11 @@ export function nodeLabel(url: string): string {
 
 /** A short-lived connection to one node (the standbys, and the primary when it is not the configured database). */
 export async function withNodeClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000, application_name: 'slot-monitor' });
+  const client = new pg.Client({
+    connectionString: url,
+    connectionTimeoutMillis: 5000,
+    application_name: 'slot-monitor',
+  });
   await client.connect();
   try {
     return await use(client);
@@ -60,7 +64,11 @@ async function inRecovery(db: Queryable): Promise<boolean> {
  * Which node is the primary now: the configured database if it answers and is not in recovery,
  * otherwise the first standby URL that is. Throws (the unreachable alert) when none is.
  */
-export async function findPrimary(db: Queryable, databaseUrl: string, rules: StandbyRules): Promise<{ primary: SeatNode; standbys: SeatNode[] }> {
+export async function findPrimary(
+  db: Queryable,
+  databaseUrl: string,
+  rules: StandbyRules,
+): Promise<{ primary: SeatNode; standbys: SeatNode[] }> {
   const nodes = [databaseUrl, ...rules.standbyUrls].map((url) => ({ url, label: nodeLabel(url) }));
   const seen: string[] = [];
   for (const [index, node] of nodes.entries()) {
@@ -103,38 +111,54 @@ export async function standbySlotConditions(
   rules: StandbyRules,
 ): Promise<{ candidates: AlertCandidate[]; states: StandbySlotState[] }> {
   const primarySlots = (await primaryDb.query(PRIMARY_SLOTS_SQL)).rows as PrimarySlot[];
-  const watched = rules.slots.length === 0 ? primarySlots.filter((s) => s.failover) : primarySlots.filter((s) => rules.slots.includes(s.slot_name));
+  const watched =
+    rules.slots.length === 0
+      ? primarySlots.filter((s) => s.failover)
+      : primarySlots.filter((s) => rules.slots.includes(s.slot_name));
   const candidates: AlertCandidate[] = [];
   const states: StandbySlotState[] = [];
   for (const standby of standbys) {
     let copies: Map<string, StandbySlot>;
     try {
-      copies = new Map(((await withNodeClient(standby.url, async (c) => (await c.query(STANDBY_SLOTS_SQL)).rows)) as StandbySlot[]).map((s) => [s.slot_name, s]));
+      copies = new Map(
+        (
+          (await withNodeClient(standby.url, async (c) => (await c.query(STANDBY_SLOTS_SQL)).rows)) as StandbySlot[]
+        ).map((s) => [s.slot_name, s]),
+      );
     } catch (err) {
       for (const slot of watched) {
         states.push({ slotName: slot.slot_name, standby: standby.label, synced: false, lagBytes: null });
-        candidates.push(notSynchronized(slot.slot_name, standby.label, `the monitor cannot read the standby: ${errorMessage(err)}`));
+        candidates.push(
+          notSynchronized(slot.slot_name, standby.label, `the monitor cannot read the standby: ${errorMessage(err)}`),
+        );
       }
       continue;
     }
     for (const slot of watched) {
       const copy = copies.get(slot.slot_name);
       const problem = copyProblem(slot, copy);
-      const lagBytes = copy?.flushed != null && slot.flushed !== null ? Math.max(0, Number(slot.flushed) - Number(copy.flushed)) : null;
+      const lagBytes =
+        copy?.flushed != null && slot.flushed !== null
+          ? Math.max(0, Number(slot.flushed) - Number(copy.flushed))
+          : null;
       states.push({ slotName: slot.slot_name, standby: standby.label, synced: problem === undefined, lagBytes });
       if (problem !== undefined) candidates.push(notSynchronized(slot.slot_name, standby.label, problem));
-      else if (lagBytes !== null && lagBytes > rules.standbySlotMaxLagBytes) candidates.push(behind(slot.slot_name, standby.label, lagBytes, rules.standbySlotMaxLagBytes));
+      else if (lagBytes !== null && lagBytes > rules.standbySlotMaxLagBytes)
+        candidates.push(behind(slot.slot_name, standby.label, lagBytes, rules.standbySlotMaxLagBytes));
     }
   }
   return { candidates, states };
 }
 
 function copyProblem(slot: PrimarySlot, copy: StandbySlot | undefined): string | undefined {
-  if (!slot.failover) return 'the slot on the primary was not created as a failover slot (Debezium slot.failover, CONNECTOR_SLOT_FAILOVER=yes), so it is never synchronized';
-  if (copy === undefined) return 'the standby has no copy of it (is sync_replication_slots on, and primary_conninfo naming a dbname?)';
+  if (!slot.failover)
+    return 'the slot on the primary was not created as a failover slot (Debezium slot.failover, CONNECTOR_SLOT_FAILOVER=yes), so it is never synchronized';
+  if (copy === undefined)
+    return 'the standby has no copy of it (is sync_replication_slots on, and primary_conninfo naming a dbname?)';
   if (copy.invalidation_reason !== null) return `the standby's copy is invalidated (${copy.invalidation_reason})`;
-  if (!copy.synced) return 'the standby has a slot of that name that is not synchronized from the primary (synced = false)';
-  if (copy.temporary) return 'the standby\'s copy is not sync-ready yet (temporary): a promotion now would drop it';
+  if (!copy.synced)
+    return 'the standby has a slot of that name that is not synchronized from the primary (synced = false)';
+  if (copy.temporary) return "the standby's copy is not sync-ready yet (temporary): a promotion now would drop it";
   return undefined;
 }
 

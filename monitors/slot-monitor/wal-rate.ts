@@ -57,7 +57,11 @@ export interface WalBurstRules {
  * and Postgres moves restart_lsn only to a running-transactions record, logged every 15 s.
  */
 export function burstBetweenConfirmations(peakBytesPerSecond: number, rules: WalBurstRules): number {
-  return peakBytesPerSecond * ((RUNNING_XACTS_INTERVAL_MS + rules.offsetFlushIntervalMs + rules.heartbeatIntervalMs) / 1000) * rules.walBurstMargin;
+  return (
+    peakBytesPerSecond *
+    ((RUNNING_XACTS_INTERVAL_MS + rules.offsetFlushIntervalMs + rules.heartbeatIntervalMs) / 1000) *
+    rules.walBurstMargin
+  );
 }
 
 const MB = 1024 * 1024;
@@ -68,7 +72,11 @@ const MB = 1024 * 1024;
  * whatever the slots do now (a lost slot's connector is replaced by one that confirms just as often),
  * until the cap is raised or the peak leaves the window.
  */
-export function walBurstCandidate(reading: DatabaseReading, peakBytesPerSecond: number | undefined, rules: WalBurstRules): AlertCandidate | undefined {
+export function walBurstCandidate(
+  reading: DatabaseReading,
+  peakBytesPerSecond: number | undefined,
+  rules: WalBurstRules,
+): AlertCandidate | undefined {
   const cap = reading.maxSlotWalKeepSizeBytes;
   if (cap <= 0 || peakBytesPerSecond === undefined) return undefined;
   const burst = burstBetweenConfirmations(peakBytesPerSecond, rules);

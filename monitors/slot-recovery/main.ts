@@ -39,7 +39,8 @@ Exit codes: 0 done (or planned), ${GAPS_EXIT_CODE} gaps remain after the re-emit
 
 function sinceArgument(args: string[]): Date | 'auto' {
   const value = flagValue(args, 'since');
-  if (value === undefined) throw new PipelineError('bad_argument', '--since is required: an ISO time (2026-11-29T09:55:00Z) or auto');
+  if (value === undefined)
+    throw new PipelineError('bad_argument', '--since is required: an ISO time (2026-11-29T09:55:00Z) or auto');
   return value === 'auto' ? 'auto' : parseTime(value, 'since');
 }
 
@@ -53,7 +54,10 @@ function failoverArgument(config: SlotRecoveryConfig, args: string[]): DatabaseA
 }
 
 async function main(config: SlotRecoveryConfig, args: string[], logger: Logger): Promise<number> {
-  const parsed = readArguments('slot-recovery', () => ({ since: sinceArgument(args), afterFailover: failoverArgument(config, args) }));
+  const parsed = readArguments('slot-recovery', () => ({
+    since: sinceArgument(args),
+    afterFailover: failoverArgument(config, args),
+  }));
   if (parsed === undefined) return 2;
   const outcome = await recoverLostSlot(config, { ...parsed, apply: args.includes('--apply') }, logger);
   if (!args.includes('--apply')) {

@@ -21,7 +21,10 @@ export function parseAddress(text: string, what: string): DatabaseAddress {
   const match = /^(.+):(\d{1,5})$/.exec(text);
   const port = Number(match?.[2]);
   if (match?.[1] === undefined || !(port > 0 && port < 65536)) {
-    throw new PipelineError('bad_argument', `${what} must be host:port (db-2.internal:5432), not ${JSON.stringify(text)}`);
+    throw new PipelineError(
+      'bad_argument',
+      `${what} must be host:port (db-2.internal:5432), not ${JSON.stringify(text)}`,
+    );
   }
   return { host: match[1], port };
 }
@@ -34,9 +37,14 @@ export function addressOfUrl(url: string): DatabaseAddress {
 
 /** The new primary must accept writes: a slot cannot be created on a standby still in recovery (before 16), nor should the connector read one. */
 async function checkPromoted(ctx: RecoveryContext): Promise<void> {
-  const { rows } = await ctx.seatPool.query<{ in_recovery: boolean }>(/* sql */ `select pg_is_in_recovery() as in_recovery`);
+  const { rows } = await ctx.seatPool.query<{ in_recovery: boolean }>(
+    /* sql */ `select pg_is_in_recovery() as in_recovery`,
+  );
   if (rows[0]?.in_recovery === true) {
-    throw new PipelineError('not_promoted', 'SLOT_RECOVERY_SEAT_DB_URL points at a standby still in recovery: promote it first (pg_ctl promote, or select pg_promote()), then run this again');
+    throw new PipelineError(
+      'not_promoted',
+      'SLOT_RECOVERY_SEAT_DB_URL points at a standby still in recovery: promote it first (pg_ctl promote, or select pg_promote()), then run this again',
+    );
   }
 }
 
@@ -47,8 +55,16 @@ async function checkPublication(ctx: RecoveryContext, publication: string): Prom
               from pg_publication p where p.pubname = $1`,
     [publication, OUTBOX_TABLE],
   );
-  if (rows[0] === undefined) throw new PipelineError('publication_missing', `publication ${publication} does not exist on the new primary: run the seat database migrations there (npm run seat-service -- setup)`);
-  if (!rows[0].outbox) throw new PipelineError('publication_missing', `publication ${publication} on the new primary does not publish ${OUTBOX_TABLE}: run the seat database migrations there (npm run seat-service -- setup)`);
+  if (rows[0] === undefined)
+    throw new PipelineError(
+      'publication_missing',
+      `publication ${publication} does not exist on the new primary: run the seat database migrations there (npm run seat-service -- setup)`,
+    );
+  if (!rows[0].outbox)
+    throw new PipelineError(
+      'publication_missing',
+      `publication ${publication} on the new primary does not publish ${OUTBOX_TABLE}: run the seat database migrations there (npm run seat-service -- setup)`,
+    );
 }
 
 /**
@@ -62,8 +78,15 @@ export async function newPrimaryStep(ctx: RecoveryContext): Promise<boolean> {
   await checkPublication(ctx, live['publication.name'] ?? 'stagefront_outbox');
   const slot = await readSlot(ctx.seatPool, ctx.slotName);
   if (slot.exists) {
-    if (slot.walStatus === 'lost') throw new PipelineError('slot_lost', `slot ${ctx.slotName} on the new primary is lost: run npm run slot-recovery -- --since auto --apply (without --after-failover)`);
-    ctx.logger.info({ step: 'create-slot', slot: ctx.slotName }, 'slot already exists on the new primary: writes may resume');
+    if (slot.walStatus === 'lost')
+      throw new PipelineError(
+        'slot_lost',
+        `slot ${ctx.slotName} on the new primary is lost: run npm run slot-recovery -- --since auto --apply (without --after-failover)`,
+      );
+    ctx.logger.info(
+      { step: 'create-slot', slot: ctx.slotName },
+      'slot already exists on the new primary: writes may resume',
+    );
     return false;
   }
   await ctx.seatPool.query(/* sql */ `select pg_create_logical_replication_slot($1, 'pgoutput')`, [ctx.slotName]);
@@ -78,18 +101,32 @@ export async function repointStep(ctx: RecoveryContext, address: DatabaseAddress
   const from = `${live['database.hostname']}:${live['database.port']}`;
   const to = `${address.host}:${address.port}`;
   if (from === to) {
-    ctx.logger.info({ step: 'repoint', connector: connectorName, database: to }, 'connector already points at the new primary');
+    ctx.logger.info(
+      { step: 'repoint', connector: connectorName, database: to },
+      'connector already points at the new primary',
+    );
     return;
   }
   const { name: _name, ...config } = live;
-  await putConnectorConfig(ctx.config, connectorName, { ...config, 'database.hostname': address.host, 'database.port': String(address.port) });
-  ctx.logger.info({ step: 'repoint', connector: connectorName, from, database: to }, 'connector now points at the new primary');
+  await putConnectorConfig(ctx.config, connectorName, {
+    ...config,
+    'database.hostname': address.host,
+    'database.port': String(address.port),
+  });
+  ctx.logger.info(
+    { step: 'repoint', connector: connectorName, from, database: to },
+    'connector now points at the new primary',
+  );
 }
 
 /** A finished run (or a connector repointed by hand): it runs against the new primary and reads its slot. */
 export async function streamsFromNewPrimary(ctx: RecoveryContext, address: DatabaseAddress): Promise<boolean> {
   const { connectorName } = ctx.config;
-  const [live, state, slot] = await Promise.all([liveConnectorConfig(ctx.config, connectorName), connectorState(ctx.config, connectorName), readSlot(ctx.seatPool, ctx.slotName)]);
+  const [live, state, slot] = await Promise.all([
+    liveConnectorConfig(ctx.config, connectorName),
+    connectorState(ctx.config, connectorName),
+    readSlot(ctx.seatPool, ctx.slotName),
+  ]);
   const pointsThere = live['database.hostname'] === address.host && live['database.port'] === String(address.port);
   return pointsThere && state === 'RUNNING' && slot.exists && slot.active && slot.walStatus !== 'lost';
 }

@@ -16,7 +16,15 @@ export interface StartTime {
 
 function reconcileWindow(ctx: RecoveryContext, from: Date, to: Date): Promise<Reconciliation> {
   const { consumers, pageSize } = ctx.config;
-  return reconcile({ seatPool: ctx.seatPool, consumerPool: ctx.consumerPool, consumers, from, to, pageSize, missingShown: 5 });
+  return reconcile({
+    seatPool: ctx.seatPool,
+    consumerPool: ctx.consumerPool,
+    consumers,
+    from,
+    to,
+    pageSize,
+    missingShown: 5,
+  });
 }
 
 /**
@@ -39,7 +47,9 @@ export async function reEmitStep(ctx: RecoveryContext, since: Date): Promise<Dat
   const at = await seatDatabaseNow(ctx.seatPool);
   ctx.logger.info(
     { step: 're-emit', since: since.toISOString(), signal: signal.id, signalTable: ctx.signalTable },
-    sent ? 'incremental snapshot of the outbox requested' : 'snapshot signal for this start time was already sent; not sending it again',
+    sent
+      ? 'incremental snapshot of the outbox requested'
+      : 'snapshot signal for this start time was already sent; not sending it again',
   );
   return at;
 }
@@ -53,12 +63,20 @@ export async function verifyStep(ctx: RecoveryContext, since: Date, until: Date)
         last = await reconcileWindow(ctx, since, until);
         return !last.gaps && last;
       },
-      { timeoutMs: ctx.config.verifyTimeoutMs, intervalMs: 1000, description: 'every consumer to have handled every outbox row since the start time' },
+      {
+        timeoutMs: ctx.config.verifyTimeoutMs,
+        intervalMs: 1000,
+        description: 'every consumer to have handled every outbox row since the start time',
+      },
     );
   } catch (err) {
     if (last === undefined) throw err;
     return last;
   } finally {
-    if (last !== undefined) ctx.logger.info({ step: 'verify', ...reconciliationSummary(last) }, last.gaps ? 'gaps remain' : 'no gaps since the start time');
+    if (last !== undefined)
+      ctx.logger.info(
+        { step: 'verify', ...reconciliationSummary(last) },
+        last.gaps ? 'gaps remain' : 'no gaps since the start time',
+      );
   }
 }

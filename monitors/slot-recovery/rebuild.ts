@@ -3,7 +3,12 @@
  * a second run after an interruption picks up where the first one stopped.
  */
 import { waitUntilRunning } from '../../connectors/connect-client.js';
-import { connectorState, resetConnectorOffsets, resumeConnector, stopConnector } from '../../connectors/connector-lifecycle.js';
+import {
+  connectorState,
+  resetConnectorOffsets,
+  resumeConnector,
+  stopConnector,
+} from '../../connectors/connector-lifecycle.js';
 import { waitFor } from '../../lib/wait.js';
 import type { RecoveryContext } from './recovery-context.js';
 import { dropSlot, readSlot, waitForActiveSlot } from './slot-state.js';
@@ -17,7 +22,9 @@ export async function stopStep(ctx: RecoveryContext): Promise<void> {
   }
   await stopConnector(ctx.config, connectorName);
   await waitFor(async () => (await connectorState(ctx.config, connectorName)) === 'STOPPED', {
-    timeoutMs: stepTimeoutMs, intervalMs: 250, description: `connector ${connectorName} to be STOPPED`,
+    timeoutMs: stepTimeoutMs,
+    intervalMs: 250,
+    description: `connector ${connectorName} to be STOPPED`,
   });
   ctx.logger.info({ step: 'stop', connector: connectorName }, 'connector stopped');
 }
@@ -44,5 +51,8 @@ export async function resumeStep(ctx: RecoveryContext): Promise<void> {
   await resumeConnector(ctx.config, connectorName);
   await waitUntilRunning(ctx.config, connectorName, stepTimeoutMs);
   await waitForActiveSlot(ctx.seatPool, ctx.slotName, stepTimeoutMs);
-  ctx.logger.info({ step: 'resume', connector: connectorName, slot: ctx.slotName }, 'connector running on a fresh slot');
+  ctx.logger.info(
+    { step: 'resume', connector: connectorName, slot: ctx.slotName },
+    'connector running on a fresh slot',
+  );
 }

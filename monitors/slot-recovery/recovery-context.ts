@@ -19,7 +19,10 @@ export interface RecoveryContext {
 }
 
 /** Opens the pools and reads the slot and signal table from the connector's live configuration. */
-export async function openRecoveryContext(config: SlotRecoveryConfig, logger: Logger): Promise<RecoveryContext & { close: () => Promise<void> }> {
+export async function openRecoveryContext(
+  config: SlotRecoveryConfig,
+  logger: Logger,
+): Promise<RecoveryContext & { close: () => Promise<void> }> {
   const live = await liveConnectorConfig(config, config.connectorName);
   const slotName = live['slot.name'];
   const signalTable = live['signal.data.collection'];
@@ -30,7 +33,12 @@ export async function openRecoveryContext(config: SlotRecoveryConfig, logger: Lo
     );
   }
   const seatPool = createPool({ connectionString: config.seatDbUrl, applicationName: 'slot-recovery', logger, max: 2 });
-  const consumerPool = createPool({ connectionString: config.consumerDbUrl, applicationName: 'slot-recovery', logger, max: 2 });
+  const consumerPool = createPool({
+    connectionString: config.consumerDbUrl,
+    applicationName: 'slot-recovery',
+    logger,
+    max: 2,
+  });
   const close = async () => {
     await Promise.allSettled([seatPool.end(), consumerPool.end()]);
   };
@@ -47,7 +55,10 @@ export interface Inspection {
 }
 
 export async function inspect(ctx: RecoveryContext): Promise<Inspection> {
-  const [state, slot] = await Promise.all([connectorState(ctx.config, ctx.config.connectorName), readSlot(ctx.seatPool, ctx.slotName)]);
+  const [state, slot] = await Promise.all([
+    connectorState(ctx.config, ctx.config.connectorName),
+    readSlot(ctx.seatPool, ctx.slotName),
+  ]);
   let rebuild: RebuildReason | undefined;
   if (!slot.exists) rebuild = 'slot missing';
   else if (slot.walStatus === 'lost') rebuild = 'slot lost';

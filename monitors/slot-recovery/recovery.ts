@@ -9,7 +9,13 @@ import { newPrimaryStep, repointStep, streamsFromNewPrimary, type DatabaseAddres
 import { describeFailoverPlan, describePlan } from './plan.js';
 import { autoStartTime, reEmitStep, verifyStep, type StartTime } from './re-emit.js';
 import { dropStep, resetStep, resumeStep, stopStep } from './rebuild.js';
-import { inspect, openRecoveryContext, type RebuildReason, type RecoveryContext, type SlotRecoveryConfig } from './recovery-context.js';
+import {
+  inspect,
+  openRecoveryContext,
+  type RebuildReason,
+  type RecoveryContext,
+  type SlotRecoveryConfig,
+} from './recovery-context.js';
 
 export interface RecoveryRequest {
   since: Date | 'auto';
@@ -31,10 +37,22 @@ export interface RecoveryOutcome {
 async function applyRecovery(ctx: RecoveryContext, request: RecoveryRequest): Promise<RecoveryOutcome> {
   const inspection = await inspect(ctx);
   const rebuilt = inspection.rebuild;
-  ctx.logger.info({ connector: ctx.config.connectorName, slot: ctx.slotName, state: inspection.connectorState, rebuild: rebuilt ?? 'not needed' }, 'slot recovery starting');
+  ctx.logger.info(
+    {
+      connector: ctx.config.connectorName,
+      slot: ctx.slotName,
+      state: inspection.connectorState,
+      rebuild: rebuilt ?? 'not needed',
+    },
+    'slot recovery starting',
+  );
   if (rebuilt !== undefined) await stopStep(ctx);
-  const start: StartTime = request.since === 'auto' ? await autoStartTime(ctx, rebuilt !== undefined) : { since: request.since };
-  ctx.logger.info({ step: 'start-time', since: start.since.toISOString(), auto: request.since === 'auto' }, 're-emit start time chosen');
+  const start: StartTime =
+    request.since === 'auto' ? await autoStartTime(ctx, rebuilt !== undefined) : { since: request.since };
+  ctx.logger.info(
+    { step: 'start-time', since: start.since.toISOString(), auto: request.since === 'auto' },
+    're-emit start time chosen',
+  );
   if (rebuilt !== undefined) {
     await dropStep(ctx);
     await resetStep(ctx);
@@ -58,16 +76,29 @@ async function applyRecovery(ctx: RecoveryContext, request: RecoveryRequest): Pr
  * in the new primary's outbox. Run again once the connector streams from the new primary, it is the
  * lost-slot recovery's check: re-emit only what some inbox still lacks.
  */
-async function applyFailoverRecovery(ctx: RecoveryContext, request: RecoveryRequest, address: DatabaseAddress): Promise<RecoveryOutcome> {
-  ctx.logger.info({ connector: ctx.config.connectorName, slot: ctx.slotName, newPrimary: `${address.host}:${address.port}` }, 'recovery after a failover starting');
+async function applyFailoverRecovery(
+  ctx: RecoveryContext,
+  request: RecoveryRequest,
+  address: DatabaseAddress,
+): Promise<RecoveryOutcome> {
+  ctx.logger.info(
+    { connector: ctx.config.connectorName, slot: ctx.slotName, newPrimary: `${address.host}:${address.port}` },
+    'recovery after a failover starting',
+  );
   await newPrimaryStep(ctx);
   if (await streamsFromNewPrimary(ctx, address)) {
-    ctx.logger.info({ step: 'repoint', connector: ctx.config.connectorName }, 'connector already streams from the new primary: only re-emitting what some inbox lacks');
+    ctx.logger.info(
+      { step: 'repoint', connector: ctx.config.connectorName },
+      'connector already streams from the new primary: only re-emitting what some inbox lacks',
+    );
     return applyRecovery(ctx, request);
   }
   await stopStep(ctx);
   const start: StartTime = request.since === 'auto' ? await autoStartTime(ctx, true) : { since: request.since };
-  ctx.logger.info({ step: 'start-time', since: start.since.toISOString(), auto: request.since === 'auto' }, 're-emit start time chosen');
+  ctx.logger.info(
+    { step: 'start-time', since: start.since.toISOString(), auto: request.since === 'auto' },
+    're-emit start time chosen',
+  );
   await repointStep(ctx, address);
   await resetStep(ctx);
   await resumeStep(ctx);
@@ -76,12 +107,22 @@ async function applyFailoverRecovery(ctx: RecoveryContext, request: RecoveryRequ
   return { rebuilt: 'failover', since: start.since, verification, plan: '' };
 }
 
-export async function recoverLostSlot(config: SlotRecoveryConfig, request: RecoveryRequest, logger: Logger): Promise<RecoveryOutcome> {
+export async function recoverLostSlot(
+  config: SlotRecoveryConfig,
+  request: RecoveryRequest,
+  logger: Logger,
+): Promise<RecoveryOutcome> {
   const ctx = await openRecoveryContext(config, logger);
   try {
     const failover = request.afterFailover;
-    if (request.apply) return failover === undefined ? await applyRecovery(ctx, request) : await applyFailoverRecovery(ctx, request, failover);
-    const plan = failover === undefined ? await describePlan(ctx, await inspect(ctx), request.since) : await describeFailoverPlan(ctx, await inspect(ctx), request.since, failover);
+    if (request.apply)
+      return failover === undefined
+        ? await applyRecovery(ctx, request)
+        : await applyFailoverRecovery(ctx, request, failover);
+    const plan =
+      failover === undefined
+        ? await describePlan(ctx, await inspect(ctx), request.since)
+        : await describeFailoverPlan(ctx, await inspect(ctx), request.since, failover);
     return { rebuilt: undefined, since: undefined, verification: undefined, plan };
   } finally {
     await ctx.close();

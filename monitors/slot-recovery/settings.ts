@@ -9,13 +9,18 @@ export const slotRecoverySettings = defineSettings('slot-recovery', {
     env: 'CONNECTOR_NAME',
     default: 'seat-outbox',
     parser: zString({ minLength: 1, example: 'seat-outbox' }),
-    description: 'The outbox connector whose slot was lost; its slot and signal table are read from its live configuration.',
+    description:
+      'The outbox connector whose slot was lost; its slot and signal table are read from its live configuration.',
   },
   seatDbUrl: {
     env: 'SLOT_RECOVERY_SEAT_DB_URL',
     default: undefined,
-    parser: zUrl({ protocols: ['postgres', 'postgresql'], example: 'postgres://stagefront_debezium:secret@db:5432/stagefront' }),
-    description: "The seat database as the connector's role: REPLICATION drops the slot, INSERT on debezium_signal sends the snapshot signal, SELECT on outbox reconciles.",
+    parser: zUrl({
+      protocols: ['postgres', 'postgresql'],
+      example: 'postgres://stagefront_debezium:secret@db:5432/stagefront',
+    }),
+    description:
+      "The seat database as the connector's role: REPLICATION drops the slot, INSERT on debezium_signal sends the snapshot signal, SELECT on outbox reconciles.",
     secret: true,
   },
   ...consumerInboxSettings,
@@ -23,7 +28,8 @@ export const slotRecoverySettings = defineSettings('slot-recovery', {
     env: 'SLOT_RECOVERY_SAFETY_MARGIN_MS',
     default: '300000',
     parser: zDurationMs({ min: 0, example: '300000' }),
-    description: '--since auto starts this much before the oldest event some consumer is missing (covers long transactions and clock skew); re-emitting more only costs duplicates the inboxes drop.',
+    description:
+      '--since auto starts this much before the oldest event some consumer is missing (covers long transactions and clock skew); re-emitting more only costs duplicates the inboxes drop.',
   },
   stepTimeoutMs: {
     env: 'SLOT_RECOVERY_STEP_TIMEOUT_MS',
@@ -35,6 +41,7 @@ export const slotRecoverySettings = defineSettings('slot-recovery', {
     env: 'SLOT_RECOVERY_VERIFY_TIMEOUT_MS',
     default: '600000',
     parser: zDurationMs({ min: 0, example: '600000' }),
-    description: 'After the re-emit, how long to wait for reconciliation to show no gaps since the start time; 0 skips the check.',
+    description:
+      'After the re-emit, how long to wait for reconciliation to show no gaps since the start time; 0 skips the check.',
   },
 });

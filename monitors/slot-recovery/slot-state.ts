@@ -25,7 +25,10 @@ export async function dropSlot(pool: Pool, slotName: string, timeoutMs: number):
       const slot = await readSlot(pool, slotName);
       if (!slot.exists) return true;
       if (slot.active) return false;
-      await pool.query(/* sql */ `select pg_drop_replication_slot(slot_name) from pg_replication_slots where slot_name = $1 and not active`, [slotName]);
+      await pool.query(
+        /* sql */ `select pg_drop_replication_slot(slot_name) from pg_replication_slots where slot_name = $1 and not active`,
+        [slotName],
+      );
       return !(await readSlot(pool, slotName)).exists;
     },
     { timeoutMs, intervalMs: 250, description: `slot ${slotName} to be released by its reader and dropped` },

@@ -15,7 +15,8 @@
 
   const PALETTE = ['#2563eb', '#d97706', '#059669', '#7c3aed', '#db2777', '#0891b2', '#65a30d', '#9f1239'];
   const consumerNames = [];
-  for (const sample of record.samples) for (const c of sample.consumers) if (!consumerNames.includes(c.consumer)) consumerNames.push(c.consumer);
+  for (const sample of record.samples)
+    for (const c of sample.consumers) if (!consumerNames.includes(c.consumer)) consumerNames.push(c.consumer);
   for (const l of record.latency) if (!consumerNames.includes(l.consumer)) consumerNames.push(l.consumer);
   for (const s of record.stages) if (!consumerNames.includes(s.consumer)) consumerNames.push(s.consumer);
   const consumerColor = (name) => PALETTE[Math.max(0, consumerNames.indexOf(name)) % PALETTE.length];
@@ -50,7 +51,13 @@
   /** A fresh SVG the width of the figure. */
   function canvas(fig, height) {
     const width = Math.max(360, Math.floor(fig.querySelector('.plot').clientWidth || 640));
-    const svg = svgEl('svg', { viewBox: `0 0 ${width} ${height}`, width, height, role: 'img', 'aria-label': fig.dataset.title || '' });
+    const svg = svgEl('svg', {
+      viewBox: `0 0 ${width} ${height}`,
+      width,
+      height,
+      role: 'img',
+      'aria-label': fig.dataset.title || '',
+    });
     fig.querySelector('.plot').appendChild(svg);
     return { svg, width, height };
   }
@@ -103,7 +110,12 @@
       svgEl('line', { x1: axis.x(s), x2: axis.x(s), y1: top, y2: bottom, class: 'grid' }, svg);
       svgEl('text', { x: axis.x(s), y: bottom + 16, class: 'tick', 'text-anchor': 'middle' }, svg, formatClock(s));
     }
-    svgEl('text', { x: axis.x(runSeconds / 2), y: height - 4, class: 'axis-title', 'text-anchor': 'middle' }, svg, 'time since the run began (m:ss)');
+    svgEl(
+      'text',
+      { x: axis.x(runSeconds / 2), y: height - 4, class: 'axis-title', 'text-anchor': 'middle' },
+      svg,
+      'time since the run began (m:ss)',
+    );
   }
 
   /** Each drill as a shaded band from the kill until it was back, with its name above the plot. */
@@ -112,11 +124,26 @@
       const from = x(Math.max(0, seconds(drill.killedAt)));
       const to = x(Math.min(runSeconds, seconds(drill.backAt === null ? record.finishedAt : drill.backAt)));
       const group = svgEl('g', { class: 'drill' }, svg);
-      svgEl('title', {}, group, `${drill.target} killed at ${formatClock(seconds(drill.killedAt))}, ` + (drill.backAt === null ? 'never back' : `back at ${formatClock(seconds(drill.backAt))}`));
-      svgEl('rect', { x: from, y: top, width: Math.max(1, to - from), height: bottom - top, class: 'drill-band' }, group);
+      svgEl(
+        'title',
+        {},
+        group,
+        `${drill.target} killed at ${formatClock(seconds(drill.killedAt))}, ` +
+          (drill.backAt === null ? 'never back' : `back at ${formatClock(seconds(drill.backAt))}`),
+      );
+      svgEl(
+        'rect',
+        { x: from, y: top, width: Math.max(1, to - from), height: bottom - top, class: 'drill-band' },
+        group,
+      );
       svgEl('line', { x1: from, x2: from, y1: top - 4 - (i % 2) * 12, y2: bottom, class: 'drill-kill' }, group);
       if (drill.backAt !== null) svgEl('line', { x1: to, x2: to, y1: top, y2: bottom, class: 'drill-back' }, group);
-      svgEl('text', { x: from + 3, y: top - 6 - (i % 2) * 12, class: 'drill-label' }, group, `✕ ${drill.target}${drill.backAt === null ? ' (never back)' : ''}`);
+      svgEl(
+        'text',
+        { x: from + 3, y: top - 6 - (i % 2) * 12, class: 'drill-label' },
+        group,
+        `✕ ${drill.target}${drill.backAt === null ? ' (never back)' : ''}`,
+      );
     });
   }
 
@@ -161,7 +188,18 @@
       svgEl('text', { x: margin.left - 6, y: y(v) + 4, class: 'tick', 'text-anchor': 'end' }, svg, options.format(v));
     }
     drawTimeTicks(svg, axis, margin.top, bottom, height);
-    svgEl('text', { x: 14, y: (margin.top + bottom) / 2, class: 'axis-title', 'text-anchor': 'middle', transform: `rotate(-90 14 ${(margin.top + bottom) / 2})` }, svg, options.unit);
+    svgEl(
+      'text',
+      {
+        x: 14,
+        y: (margin.top + bottom) / 2,
+        class: 'axis-title',
+        'text-anchor': 'middle',
+        transform: `rotate(-90 14 ${(margin.top + bottom) / 2})`,
+      },
+      svg,
+      options.unit,
+    );
     drawDrills(svg, axis.x, margin.top, bottom);
     svgEl('line', { x1: margin.left, x2: width - margin.right, y1: bottom, y2: bottom, class: 'axis' }, svg);
     svgEl('line', { x1: margin.left, x2: margin.left, y1: margin.top, y2: bottom, class: 'axis' }, svg);
@@ -172,7 +210,8 @@
       let run = [];
       let previous = null;
       const flush = () => {
-        if (run.length === 1) svgEl('circle', { cx: run[0][0], cy: run[0][1], r: 2.5, fill: s.color, class: 'series' }, svg);
+        if (run.length === 1)
+          svgEl('circle', { cx: run[0][0], cy: run[0][1], r: 2.5, fill: s.color, class: 'series' }, svg);
         run = [];
       };
       for (const [t, v] of s.points) {
@@ -190,7 +229,19 @@
       }
       flush();
       if (d.includes('L')) {
-        svgEl('path', { d, fill: 'none', stroke: s.color, 'stroke-width': s.width || 1.8, 'stroke-dasharray': s.dashed ? '5 3' : 'none', opacity: s.opacity || 1, class: 'series' }, svg);
+        svgEl(
+          'path',
+          {
+            d,
+            fill: 'none',
+            stroke: s.color,
+            'stroke-width': s.width || 1.8,
+            'stroke-dasharray': s.dashed ? '5 3' : 'none',
+            opacity: s.opacity || 1,
+            class: 'series',
+          },
+          svg,
+        );
       }
     }
     hover(fig, svg, series, axis.x, margin, bottom, width, options.format);
@@ -212,7 +263,17 @@
     tip.className = 'tip';
     fig.querySelector('.plot').appendChild(tip);
     const line = svgEl('line', { y1: margin.top, y2: bottom, class: 'crosshair', visibility: 'hidden' }, svg);
-    const area = svgEl('rect', { x: margin.left, y: margin.top, width: width - margin.left - margin.right, height: bottom - margin.top, fill: 'transparent' }, svg);
+    const area = svgEl(
+      'rect',
+      {
+        x: margin.left,
+        y: margin.top,
+        width: width - margin.left - margin.right,
+        height: bottom - margin.top,
+        fill: 'transparent',
+      },
+      svg,
+    );
     area.addEventListener('mousemove', (event) => {
       const box = svg.getBoundingClientRect();
       const px = ((event.clientX - box.left) / box.width) * width;
@@ -225,7 +286,10 @@
       head.textContent = formatClock(t);
       tip.appendChild(head);
       for (const s of series) {
-        const nearest = s.points.reduce((best, p) => (Math.abs(p[0] - t) < Math.abs(best[0] - t) ? p : best), s.points[0]);
+        const nearest = s.points.reduce(
+          (best, p) => (Math.abs(p[0] - t) < Math.abs(best[0] - t) ? p : best),
+          s.points[0],
+        );
         const row = document.createElement('div');
         row.textContent = `${s.tipName || s.name}: ${nearest[1] === null ? '–' : format(nearest[1])}`;
         tip.appendChild(row);
@@ -242,14 +306,40 @@
   // --- the charts -------------------------------------------------------------------------
   function latencyChart() {
     const series = [];
-    const inOrder = [...record.latency].sort((a, b) => consumerNames.indexOf(a.consumer) - consumerNames.indexOf(b.consumer));
+    const inOrder = [...record.latency].sort(
+      (a, b) => consumerNames.indexOf(a.consumer) - consumerNames.indexOf(b.consumer),
+    );
     for (const l of inOrder) {
       const color = consumerColor(l.consumer);
-      series.push({ name: l.consumer, tipName: `${l.consumer} p50`, color, points: l.points.map((p) => [seconds(p.at), p.p50]), width: 2 });
-      series.push({ name: `${l.consumer} p99`, color, points: l.points.map((p) => [seconds(p.at), p.p99]), dashed: true, width: 1.2, opacity: 0.75, hideInLegend: true });
+      series.push({
+        name: l.consumer,
+        tipName: `${l.consumer} p50`,
+        color,
+        points: l.points.map((p) => [seconds(p.at), p.p50]),
+        width: 2,
+      });
+      series.push({
+        name: `${l.consumer} p99`,
+        color,
+        points: l.points.map((p) => [seconds(p.at), p.p99]),
+        dashed: true,
+        width: 1.2,
+        opacity: 0.75,
+        hideInLegend: true,
+      });
     }
-    const extraKeys = [{ name: 'p50', color: '#64748b' }, { name: 'p99', color: '#64748b', dashed: true }];
-    timeChart('chart-latency', { series, extraKeys, unit: 'commit → effect (log scale)', format: formatMs, log: true, empty: 'No event was handled during the run.' });
+    const extraKeys = [
+      { name: 'p50', color: '#64748b' },
+      { name: 'p99', color: '#64748b', dashed: true },
+    ];
+    timeChart('chart-latency', {
+      series,
+      extraKeys,
+      unit: 'commit → effect (log scale)',
+      format: formatMs,
+      log: true,
+      empty: 'No event was handled during the run.',
+    });
   }
 
   /** Per second between consecutive samples: outbox rows published, and events each consumer handled. */
@@ -273,23 +363,64 @@
 
   function throughputChart() {
     const series = [{ name: 'outbox rows published', color: '#334155', points: rates((s) => s.published), width: 2.2 }];
-    for (const name of consumerNames) series.push({ name: `handled by ${name}`, color: consumerColor(name), points: rates(consumerValue(name, 'handled')), width: 1.5 });
-    timeChart('chart-throughput', { series, unit: 'events per second', format: formatCount, empty: 'Fewer than two samples: no rate to show.' });
+    for (const name of consumerNames)
+      series.push({
+        name: `handled by ${name}`,
+        color: consumerColor(name),
+        points: rates(consumerValue(name, 'handled')),
+        width: 1.5,
+      });
+    timeChart('chart-throughput', {
+      series,
+      unit: 'events per second',
+      format: formatCount,
+      empty: 'Fewer than two samples: no rate to show.',
+    });
   }
 
   function lagChart() {
-    const series = consumerNames.map((name) => ({ name, color: consumerColor(name), points: record.samples.map((s) => [seconds(s.at), consumerValue(name, 'lag')(s)]), width: 2 }));
-    timeChart('chart-lag', { series, unit: 'lag (events published, not handled)', format: formatCount, minMax: 5, empty: 'No samples were taken.' });
+    const series = consumerNames.map((name) => ({
+      name,
+      color: consumerColor(name),
+      points: record.samples.map((s) => [seconds(s.at), consumerValue(name, 'lag')(s)]),
+      width: 2,
+    }));
+    timeChart('chart-lag', {
+      series,
+      unit: 'lag (events published, not handled)',
+      format: formatCount,
+      minMax: 5,
+      empty: 'No samples were taken.',
+    });
   }
 
   function walChart() {
-    const points = record.samples.map((s) => [seconds(s.at), s.retainedWalBytes === null ? null : s.retainedWalBytes / 1024 / 1024]);
-    timeChart('chart-wal', { series: [{ name: 'WAL the outbox slot holds back', color: '#7c3aed', points, width: 2 }], unit: 'retained WAL (MiB)', format: formatMiB, minMax: 1, empty: 'The slot was missing or unreadable at every sample.' });
+    const points = record.samples.map((s) => [
+      seconds(s.at),
+      s.retainedWalBytes === null ? null : s.retainedWalBytes / 1024 / 1024,
+    ]);
+    timeChart('chart-wal', {
+      series: [{ name: 'WAL the outbox slot holds back', color: '#7c3aed', points, width: 2 }],
+      unit: 'retained WAL (MiB)',
+      format: formatMiB,
+      minMax: 1,
+      empty: 'The slot was missing or unreadable at every sample.',
+    });
   }
 
   function seatsChart() {
-    const of = (field, name, color) => ({ name, color, points: record.samples.map((s) => [seconds(s.at), s.seats[field]]), width: 2 });
-    timeChart('chart-seats', { series: [of('sold', 'sold', '#059669'), of('held', 'held', '#d97706'), of('free', 'free', '#94a3b8')], unit: 'seats', format: formatCount, empty: 'No samples were taken.' });
+    const of = (field, name, color) => ({
+      name,
+      color,
+      points: record.samples.map((s) => [seconds(s.at), s.seats[field]]),
+      width: 2,
+    });
+    timeChart('chart-seats', {
+      series: [of('sold', 'sold', '#059669'), of('held', 'held', '#d97706'), of('free', 'free', '#94a3b8')],
+      unit: 'seats',
+      format: formatCount,
+      empty: 'No samples were taken.',
+    });
   }
 
   /** One bar per alert over the run's time axis; those that began before the run start at its left edge. */
@@ -317,9 +448,23 @@
       const to = Math.max(from + 3, axis.x(Math.max(0, end)));
       const color = SEVERITY_COLORS[alert.severity] || '#64748b';
       const group = svgEl('g', {}, svg);
-      svgEl('title', {}, group, `${alert.name} (${alert.severity}) from ${formatClock(start)} ${alert.endsAt === null ? 'still firing at the end' : `to ${formatClock(seconds(alert.endsAt))}`}`);
-      svgEl('text', { x: margin.left - 8, y: y + rowHeight / 2 + 4, class: 'row-label', 'text-anchor': 'end' }, group, alert.name.length > 30 ? `${alert.name.slice(0, 29)}…` : alert.name);
-      svgEl('rect', { x: from, y: y + 5, width: to - from, height: rowHeight - 10, rx: 3, fill: color, class: 'series' }, group);
+      svgEl(
+        'title',
+        {},
+        group,
+        `${alert.name} (${alert.severity}) from ${formatClock(start)} ${alert.endsAt === null ? 'still firing at the end' : `to ${formatClock(seconds(alert.endsAt))}`}`,
+      );
+      svgEl(
+        'text',
+        { x: margin.left - 8, y: y + rowHeight / 2 + 4, class: 'row-label', 'text-anchor': 'end' },
+        group,
+        alert.name.length > 30 ? `${alert.name.slice(0, 29)}…` : alert.name,
+      );
+      svgEl(
+        'rect',
+        { x: from, y: y + 5, width: to - from, height: rowHeight - 10, rx: 3, fill: color, class: 'series' },
+        group,
+      );
       const notes = [];
       if (alert.beganBeforeRun || start < 0) notes.push(`◀ began ${formatClock(-start)} before the run`);
       if (alert.endsAt === null) notes.push('still firing ▶');
@@ -329,7 +474,9 @@
         const inside = !roomRight && to - from > text.length * 6.5 + 12;
         const place = roomRight
           ? { x: to + 6, class: 'bar-note' }
-          : inside ? { x: from + 6, class: 'bar-note inside' } : { x: from - 6, class: 'bar-note', 'text-anchor': 'end' };
+          : inside
+            ? { x: from + 6, class: 'bar-note inside' }
+            : { x: from - 6, class: 'bar-note', 'text-anchor': 'end' };
         svgEl('text', { ...place, y: y + rowHeight / 2 + 4 }, group, text);
       }
     });
@@ -348,7 +495,10 @@
     const STAGE_COLORS = ['#60a5fa', '#fbbf24', '#a78bfa', '#34d399', '#f87171'];
     const stageColor = (name) => STAGE_COLORS[stageNames.indexOf(name) % STAGE_COLORS.length];
     if (consumers.length === 0) return noData(fig, 'No stage latencies were recorded.');
-    legend(fig, [...stageNames.map((name) => ({ name, color: stageColor(name), block: true })), { name: 'end to end (p50)', color: '#0f172a' }]);
+    legend(fig, [
+      ...stageNames.map((name) => ({ name, color: stageColor(name), block: true })),
+      { name: 'end to end (p50)', color: '#0f172a' },
+    ]);
     const rowHeight = 44;
     const margin = { top: 20, right: 24, bottom: 40, left: 150 };
     const { svg, width, height } = canvas(fig, margin.top + consumers.length * rowHeight + margin.bottom);
@@ -366,20 +516,55 @@
       svgEl('line', { x1: x(v), x2: x(v), y1: margin.top, y2: bottom, class: 'grid' }, svg);
       svgEl('text', { x: x(v), y: bottom + 16, class: 'tick', 'text-anchor': 'middle' }, svg, formatMs(v));
     }
-    svgEl('text', { x: (margin.left + width - margin.right) / 2, y: height - 4, class: 'axis-title', 'text-anchor': 'middle' }, svg, 'median time in each stage (p50)');
+    svgEl(
+      'text',
+      { x: (margin.left + width - margin.right) / 2, y: height - 4, class: 'axis-title', 'text-anchor': 'middle' },
+      svg,
+      'median time in each stage (p50)',
+    );
     totals.forEach((total, i) => {
       const y = margin.top + i * rowHeight;
-      svgEl('text', { x: margin.left - 8, y: y + rowHeight / 2 + 4, class: 'row-label', 'text-anchor': 'end' }, svg, total.consumer);
+      svgEl(
+        'text',
+        { x: margin.left - 8, y: y + rowHeight / 2 + 4, class: 'row-label', 'text-anchor': 'end' },
+        svg,
+        total.consumer,
+      );
       let at = 0;
       for (const part of parts.filter((s) => s.consumer === total.consumer)) {
         const group = svgEl('g', {}, svg);
-        svgEl('title', {}, group, `${total.consumer}, ${part.stage}: p50 ${formatMs(part.p50)}, p99 ${formatMs(part.p99)}, max ${formatMs(part.max)}, ${part.count} events`);
-        svgEl('rect', { x: x(at), y: y + 8, width: Math.max(1, x(at + part.p50) - x(at)), height: rowHeight - 16, fill: stageColor(part.stage), class: 'series' }, group);
+        svgEl(
+          'title',
+          {},
+          group,
+          `${total.consumer}, ${part.stage}: p50 ${formatMs(part.p50)}, p99 ${formatMs(part.p99)}, max ${formatMs(part.max)}, ${part.count} events`,
+        );
+        svgEl(
+          'rect',
+          {
+            x: x(at),
+            y: y + 8,
+            width: Math.max(1, x(at + part.p50) - x(at)),
+            height: rowHeight - 16,
+            fill: stageColor(part.stage),
+            class: 'series',
+          },
+          group,
+        );
         at += part.p50;
       }
       if (total.whole !== null) {
-        svgEl('line', { x1: x(total.whole), x2: x(total.whole), y1: y + 3, y2: y + rowHeight - 3, class: 'whole-marker' }, svg);
-        svgEl('text', { x: Math.min(x(total.whole) + 5, width - margin.right - 60), y: y + 14, class: 'bar-note' }, svg, formatMs(total.whole));
+        svgEl(
+          'line',
+          { x1: x(total.whole), x2: x(total.whole), y1: y + 3, y2: y + rowHeight - 3, class: 'whole-marker' },
+          svg,
+        );
+        svgEl(
+          'text',
+          { x: Math.min(x(total.whole) + 5, width - margin.right - 60), y: y + 14, class: 'bar-note' },
+          svg,
+          formatMs(total.whole),
+        );
       }
     });
     svgEl('line', { x1: margin.left, x2: margin.left, y1: margin.top, y2: bottom, class: 'axis' }, svg);

@@ -2,7 +2,13 @@
  * The top of the HTML report as markup: the verdict and its checks, the crowd's numbers, the
  * drills, the alerts and the per-stage latency table. Every value from the record is escaped.
  */
-import { recordVerdict, type AlertRecord, type DrillRecord, type RehearsalRecord, type StageLatency } from '../record.js';
+import {
+  recordVerdict,
+  type AlertRecord,
+  type DrillRecord,
+  type RehearsalRecord,
+  type StageLatency,
+} from '../record.js';
 
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -31,7 +37,10 @@ const count = (n: number) => n.toLocaleString('en-US');
 
 export function verdictSection(record: RehearsalRecord): string {
   const { ok, headline } = recordVerdict(record);
-  const rows = record.checks.map((c) => `<tr class="${c.ok ? 'ok' : 'fail'}"><td class="mark">${c.ok ? 'ok' : 'FAIL'}</td><td>${escapeHtml(c.name)}</td><td>${escapeHtml(c.detail)}</td></tr>`);
+  const rows = record.checks.map(
+    (c) =>
+      `<tr class="${c.ok ? 'ok' : 'fail'}"><td class="mark">${c.ok ? 'ok' : 'FAIL'}</td><td>${escapeHtml(c.name)}</td><td>${escapeHtml(c.detail)}</td></tr>`,
+  );
   return `<section id="verdict" class="verdict ${ok ? 'ok' : 'fail'}">
   <h2>${escapeHtml(headline)}</h2>
   <table class="checks"><thead><tr><th></th><th>check</th><th>detail</th></tr></thead><tbody>${rows.join('')}</tbody></table>
@@ -48,11 +57,26 @@ export function crowdSection(record: RehearsalRecord): string {
     ['walked away (hold expired)', count(crowd.abandoned)],
     ['gave seats back', count(crowd.released)],
     ['"seat taken" answers', count(crowd.seatTaken), `${count(crowd.gaveUp)} buyers gave up after 3`],
-    ['buyer errors', count(crowd.errors), crowd.errorsDuringDrills > 0 ? `and ${count(crowd.errorsDuringDrills)} during drills (retried)` : undefined],
-    ...(last === undefined ? [] : [['seats at the end', `${count(last.seats.sold)} sold`, `${count(last.seats.held)} held, ${count(last.seats.free)} free`] as [string, string, string]]),
+    [
+      'buyer errors',
+      count(crowd.errors),
+      crowd.errorsDuringDrills > 0 ? `and ${count(crowd.errorsDuringDrills)} during drills (retried)` : undefined,
+    ],
+    ...(last === undefined
+      ? []
+      : [
+          [
+            'seats at the end',
+            `${count(last.seats.sold)} sold`,
+            `${count(last.seats.held)} held, ${count(last.seats.free)} free`,
+          ] as [string, string, string],
+        ]),
     ...(last === undefined ? [] : [['outbox rows published', count(last.published)] as [string, string]]),
   ];
-  const cards = figures.map(([label, value, note]) => `<div class="figure"><span class="value">${escapeHtml(value)}</span><span class="label">${escapeHtml(label)}</span>${note ? `<span class="note">${escapeHtml(note)}</span>` : ''}</div>`);
+  const cards = figures.map(
+    ([label, value, note]) =>
+      `<div class="figure"><span class="value">${escapeHtml(value)}</span><span class="label">${escapeHtml(label)}</span>${note ? `<span class="note">${escapeHtml(note)}</span>` : ''}</div>`,
+  );
   return `<section id="crowd"><h2>The crowd</h2><div class="figures">${cards.join('')}</div></section>`;
 }
 
@@ -71,17 +95,19 @@ function drillRow(record: RehearsalRecord, drill: DrillRecord): string {
 }
 
 export function drillsSection(record: RehearsalRecord): string {
-  const body = record.drills.length === 0
-    ? '<p class="empty">No drills in this run.</p>'
-    : `<table><thead><tr><th>part killed (-9)</th><th>killed at</th><th>restarted</th><th>healthy again</th><th class="num">down for</th><th class="num">peak lag (events)</th><th>alerts raised</th><th>nothing lost, doubled or oversold; notes</th></tr></thead>
+  const body =
+    record.drills.length === 0
+      ? '<p class="empty">No drills in this run.</p>'
+      : `<table><thead><tr><th>part killed (-9)</th><th>killed at</th><th>restarted</th><th>healthy again</th><th class="num">down for</th><th class="num">peak lag (events)</th><th>alerts raised</th><th>nothing lost, doubled or oversold; notes</th></tr></thead>
 <tbody>${record.drills.map((d) => drillRow(record, d)).join('')}</tbody></table>`;
   return `<section id="drills"><h2>Drills</h2>${body}</section>`;
 }
 
 function alertRow(record: RehearsalRecord, alert: AlertRecord): string {
-  const began = alert.beganBeforeRun || alert.startsAt < record.startedAt
-    ? `before the run (${escapeHtml(sinceStart(record, alert.startsAt))}, ${escapeHtml(clockTime(alert.startsAt))})`
-    : escapeHtml(sinceStart(record, alert.startsAt));
+  const began =
+    alert.beganBeforeRun || alert.startsAt < record.startedAt
+      ? `before the run (${escapeHtml(sinceStart(record, alert.startsAt))}, ${escapeHtml(clockTime(alert.startsAt))})`
+      : escapeHtml(sinceStart(record, alert.startsAt));
   const end = alert.endsAt ?? record.finishedAt;
   return `<tr>
   <td>${escapeHtml(alert.name)}</td>
@@ -94,17 +120,19 @@ function alertRow(record: RehearsalRecord, alert: AlertRecord): string {
 
 export function alertsSection(record: RehearsalRecord): string {
   const sorted = [...record.alerts].sort((a, b) => a.startsAt - b.startsAt);
-  const body = sorted.length === 0
-    ? '<p class="empty">No alert was active during the run.</p>'
-    : `<table><thead><tr><th>alert</th><th>severity</th><th>began</th><th>ended</th><th class="num">firing for</th></tr></thead>
+  const body =
+    sorted.length === 0
+      ? '<p class="empty">No alert was active during the run.</p>'
+      : `<table><thead><tr><th>alert</th><th>severity</th><th>began</th><th>ended</th><th class="num">firing for</th></tr></thead>
 <tbody>${sorted.map((a) => alertRow(record, a)).join('')}</tbody></table>`;
   return `<section id="alerts"><h2>Alerts active during the run</h2>${body}</section>`;
 }
 
 export function stagesSection(stages: StageLatency[]): string {
-  const body = stages.length === 0
-    ? '<p class="empty">No stage latencies were recorded.</p>'
-    : `<table><thead><tr><th>consumer</th><th>stage</th><th class="num">p50</th><th class="num">p99</th><th class="num">max</th><th class="num">events</th></tr></thead>
+  const body =
+    stages.length === 0
+      ? '<p class="empty">No stage latencies were recorded.</p>'
+      : `<table><thead><tr><th>consumer</th><th>stage</th><th class="num">p50</th><th class="num">p99</th><th class="num">max</th><th class="num">events</th></tr></thead>
 <tbody>${stages.map((s) => `<tr><td>${escapeHtml(s.consumer)}</td><td>${escapeHtml(s.stage)}</td><td class="num">${formatMs(s.p50)}</td><td class="num">${formatMs(s.p99)}</td><td class="num">${formatMs(s.max)}</td><td class="num">${count(s.count)}</td></tr>`).join('')}</tbody></table>`;
   return `<section id="stages"><h2>Where the time goes: commit → Kafka → consumer → effect</h2>${body}</section>`;
 }

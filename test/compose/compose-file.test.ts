@@ -59,7 +59,8 @@ function service(name: string): ComposeService {
 function strings(value: unknown): string[] {
   if (typeof value === 'string') return [value];
   if (Array.isArray(value)) return value.flatMap(strings);
-  if (value !== null && typeof value === 'object') return Object.entries(value).flatMap(([key, v]) => [key, ...strings(v)]);
+  if (value !== null && typeof value === 'object')
+    return Object.entries(value).flatMap(([key, v]) => [key, ...strings(v)]);
   return [];
 }
 
@@ -80,7 +81,7 @@ describe('docker-compose.yml is a valid Compose file', () => {
   it('mounts only files and folders that exist in the project', () => {
     const missing = services.flatMap(([name, s]) =>
       (s.volumes ?? [])
-        .map((volume) => (typeof volume === 'string' ? volume.split(':')[0] ?? '' : volume.source ?? ''))
+        .map((volume) => (typeof volume === 'string' ? (volume.split(':')[0] ?? '') : (volume.source ?? '')))
         .filter((source) => source.startsWith('.') && !existsSync(join(projectRoot, source)))
         .map((source) => `${name}: ${source}`),
     );
@@ -89,12 +90,21 @@ describe('docker-compose.yml is a valid Compose file', () => {
 });
 
 describe('every service command is an npm script whose programs get the settings they need', () => {
-  const scripts = (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  const scripts = (
+    JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+  ).scripts;
 
   it('runs the project programs from the one Node image, with the project mounted', () => {
-    expect(programServices.map(([name]) => name).sort()).toEqual(
-      ['confirmation-email', 'crowd', 'hold-sweeper', 'job-watchdog', 'sales-ledger', 'seat-availability', 'setup', 'slot-monitor'],
-    );
+    expect(programServices.map(([name]) => name).sort()).toEqual([
+      'confirmation-email',
+      'crowd',
+      'hold-sweeper',
+      'job-watchdog',
+      'sales-ledger',
+      'seat-availability',
+      'setup',
+      'slot-monitor',
+    ]);
     expect(new Set(programServices.map(([, s]) => s.image)).size).toBe(1);
   });
 
@@ -113,7 +123,8 @@ describe('every service command is an npm script whose programs get the settings
     // parse throws the program's own ConfigError: one sentence per missing or bad setting.
     for (const script of commandScripts(s.command)) {
       const program = SCRIPT_PROGRAMS[script];
-      if (program === undefined) throw new Error(`${script} has no settings in test/compose/compose-model.ts SCRIPT_PROGRAMS`);
+      if (program === undefined)
+        throw new Error(`${script} has no settings in test/compose/compose-model.ts SCRIPT_PROGRAMS`);
       expect(() => program.parse(env)).not.toThrow();
     }
   });
@@ -152,24 +163,34 @@ describe('images: versions and the variables each one reads', () => {
     'prom/prometheus': `v${versions.prometheus}`,
   };
 
-  it.each(services)('%s: its image has an exact tag: stack/versions.json\'s, or the table\'s for images the native stack does not run', (_name, s) => {
-    const { image, tag } = splitImage(s.image ?? '');
-    const entry = imageVariables(image);
-    expect(entry, `${image} in test/compose/image-variables.ts`).toBeDefined();
-    if (image in fromVersions) {
-      expect(tag).toBe(fromVersions[image]);
-      expect(entry?.tag).toBeUndefined();
-    } else {
-      expect(tag).toBe(entry?.tag);
-      expect(tag).toMatch(/^v?\d+(\.\d+)+(-[a-z0-9-]+)?$/);
-    }
-  });
+  it.each(services)(
+    "%s: its image has an exact tag: stack/versions.json's, or the table's for images the native stack does not run",
+    (_name, s) => {
+      const { image, tag } = splitImage(s.image ?? '');
+      const entry = imageVariables(image);
+      expect(entry, `${image} in test/compose/image-variables.ts`).toBeDefined();
+      if (image in fromVersions) {
+        expect(tag).toBe(fromVersions[image]);
+        expect(entry?.tag).toBeUndefined();
+      } else {
+        expect(tag).toBe(entry?.tag);
+        expect(tag).toMatch(/^v?\d+(\.\d+)+(-[a-z0-9-]+)?$/);
+      }
+    },
+  );
 
-  it.each(services.filter(([, s]) => splitImage(s.image ?? '').image !== NODE_IMAGE))('%s: sets only variables its image reads', (_name, s) => {
-    const entry = imageVariables(splitImage(s.image ?? '').image);
-    if (!entry) throw new Error(`${s.image} is not in test/compose/image-variables.ts`);
-    expect(Object.keys(serviceEnv(s)).map((name) => unreadVariable(entry, name)).filter((why) => why !== undefined)).toEqual([]);
-  });
+  it.each(services.filter(([, s]) => splitImage(s.image ?? '').image !== NODE_IMAGE))(
+    '%s: sets only variables its image reads',
+    (_name, s) => {
+      const entry = imageVariables(splitImage(s.image ?? '').image);
+      if (!entry) throw new Error(`${s.image} is not in test/compose/image-variables.ts`);
+      expect(
+        Object.keys(serviceEnv(s))
+          .map((name) => unreadVariable(entry, name))
+          .filter((why) => why !== undefined),
+      ).toEqual([]);
+    },
+  );
 
   it('the table lists each image once, and every image it lists is used', () => {
     const used = new Set(services.map(([, s]) => splitImage(s.image ?? '').image));
@@ -184,11 +205,17 @@ describe('images: versions and the variables each one reads', () => {
 
   it('docs/docker-compose.md lists every service with its image and what it waits for', () => {
     const doc = readFileSync(join(projectRoot, 'docs/docker-compose.md'), 'utf8');
-    const rows = new Map([...doc.matchAll(/^\| `([a-z-]+)` \| ([^|]+) \|[^|]+\|[^|]+\| ([^|]+) \|$/gm)].map((m) => [m[1] ?? '', { image: (m[2] ?? '').trim(), waits: (m[3] ?? '').trim() }]));
+    const rows = new Map(
+      [...doc.matchAll(/^\| `([a-z-]+)` \| ([^|]+) \|[^|]+\|[^|]+\| ([^|]+) \|$/gm)].map((m) => [
+        m[1] ?? '',
+        { image: (m[2] ?? '').trim(), waits: (m[3] ?? '').trim() },
+      ]),
+    );
     expect([...rows.keys()].sort()).toEqual(services.map(([name]) => name).sort());
     for (const [name, s] of services) {
       const row = rows.get(name);
-      const image = splitImage(s.image ?? '').image === NODE_IMAGE && name !== 'setup' ? 'the same Node image' : `\`${s.image}\``;
+      const image =
+        splitImage(s.image ?? '').image === NODE_IMAGE && name !== 'setup' ? 'the same Node image' : `\`${s.image}\``;
       expect(row?.image, name).toBe(image);
       if (name === 'crowd') continue; // "every program above, prometheus, mailpit"
       const waits = row?.waits === '-' ? [] : (row?.waits ?? '').split(', ');
@@ -204,15 +231,18 @@ describe('images: versions and the variables each one reads', () => {
 });
 
 describe('everything starts in order, each part waited for until it really works', () => {
-  it.each(services)('%s: waits for healthy services with service_healthy and for one-shot ones to finish', (_name, s) => {
-    for (const [dependency, condition] of Object.entries(dependencies(s))) {
-      if (ONE_SHOT.has(dependency)) expect(condition, dependency).toBe('service_completed_successfully');
-      else {
-        expect(healthcheckText(service(dependency)), `${dependency} healthcheck`).not.toBe('');
-        expect(condition, dependency).toBe('service_healthy');
+  it.each(services)(
+    '%s: waits for healthy services with service_healthy and for one-shot ones to finish',
+    (_name, s) => {
+      for (const [dependency, condition] of Object.entries(dependencies(s))) {
+        if (ONE_SHOT.has(dependency)) expect(condition, dependency).toBe('service_completed_successfully');
+        else {
+          expect(healthcheckText(service(dependency)), `${dependency} healthcheck`).not.toBe('');
+          expect(condition, dependency).toBe('service_healthy');
+        }
       }
-    }
-  });
+    },
+  );
 
   it('every service the others wait for has a healthcheck, one-shot services have none', () => {
     for (const [name, s] of services) {
@@ -242,14 +272,16 @@ describe('everything starts in order, each part waited for until it really works
     expect([...named].filter((host) => !closure.has(host))).toEqual([]);
   });
 
-  it('Postgres counts as healthy only once it answers over TCP in the registry\'s database (its init-time server has no TCP port)', () => {
+  it("Postgres counts as healthy only once it answers over TCP in the registry's database (its init-time server has no TCP port)", () => {
     const check = healthcheckText(service('postgres'));
     expect(check).toMatch(/-h 127\.0\.0\.1/);
     expect(check).toMatch(/-d stagefront_registry/);
-    expect(readFileSync(join(projectRoot, 'stack/postgres-docker-init.sh'), 'utf8')).toMatch(/create database stagefront_registry/);
+    expect(readFileSync(join(projectRoot, 'stack/postgres-docker-init.sh'), 'utf8')).toMatch(
+      /create database stagefront_registry/,
+    );
   });
 
-  it('Postgres gets the native stack\'s access rules: its pg_hba.conf, and PUBLIC\'s CONNECT revoked on the same databases', () => {
+  it("Postgres gets the native stack's access rules: its pg_hba.conf, and PUBLIC's CONNECT revoked on the same databases", () => {
     expect(JSON.stringify(service('postgres'))).toContain('./stack/pg_hba.conf:/etc/stagefront/pg_hba.conf:ro');
     const init = readFileSync(join(projectRoot, 'stack/postgres-docker-init.sh'), 'utf8');
     expect(init).toMatch(/cp \/etc\/stagefront\/pg_hba\.conf "\$PGDATA\/pg_hba\.conf"/);
@@ -270,7 +302,11 @@ describe('everything starts in order, each part waited for until it really works
   });
 
   it('the setup waits for Postgres, Kafka and Connect; the crowd for every program, Prometheus and Mailpit', () => {
-    expect(dependencies(service('setup'))).toEqual({ postgres: 'service_healthy', kafka: 'service_healthy', connect: 'service_healthy' });
+    expect(dependencies(service('setup'))).toEqual({
+      postgres: 'service_healthy',
+      kafka: 'service_healthy',
+      connect: 'service_healthy',
+    });
     const crowd = dependencies(service('crowd'));
     for (const [name] of longRunning) expect(crowd[name], name).toBe('service_healthy');
     expect(crowd.prometheus).toBe('service_healthy');
@@ -279,7 +315,9 @@ describe('everything starts in order, each part waited for until it really works
 
   it('the job watchdog starts after the hold sweeper is ready, and watches it at its own interval', () => {
     const watchdog = serviceEnv(service('job-watchdog'));
-    const sweeper = SCRIPT_PROGRAMS['hold-sweeper']?.parse(serviceEnv(service('hold-sweeper'))) as { intervalMs: number };
+    const sweeper = SCRIPT_PROGRAMS['hold-sweeper']?.parse(serviceEnv(service('hold-sweeper'))) as {
+      intervalMs: number;
+    };
     expect(dependencies(service('job-watchdog'))['hold-sweeper']).toBe('service_healthy');
     expect(watchdog.JOB_WATCHDOG_JOBS).toMatch(new RegExp(`^hold-sweeper=${sweeper.intervalMs}:`));
   });
@@ -318,14 +356,22 @@ describe('passwords: each role logs in with the password the setup gave it', () 
   });
 });
 
-describe('the Connect worker the Debezium image configures is the native stack\'s', () => {
+describe("the Connect worker the Debezium image configures is the native stack's", () => {
   const connect = serviceEnv(service('connect'));
   const composed = debeziumWorkerProperties(connect);
   // Addresses differ by design: the container's listeners and Kafka, the image's plugin folder.
-  const ADDRESSES = new Set(['bootstrap.servers', 'plugin.path', 'listeners', 'rest.advertised.host.name', 'rest.advertised.port']);
+  const ADDRESSES = new Set([
+    'bootstrap.servers',
+    'plugin.path',
+    'listeners',
+    'rest.advertised.host.name',
+    'rest.advertised.port',
+  ]);
 
   it('has every property of stack/connect.ts with the same value (config provider, overrides, offset flush, plugin discovery)', () => {
-    const native = workerProperties(stackLayout()).split('\n').filter((line) => line.includes('='));
+    const native = workerProperties(stackLayout())
+      .split('\n')
+      .filter((line) => line.includes('='));
     const differing = native
       .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)] as const)
       .filter(([key]) => !ADDRESSES.has(key))
@@ -340,26 +386,40 @@ describe('the Connect worker the Debezium image configures is the native stack\'
     expect(monitor.offsetFlushIntervalMs).toBe(OFFSET_FLUSH_INTERVAL_MS);
   });
 
-  it('holds the connector\'s secret the env config provider may read, with the setup\'s value', () => {
+  it("holds the connector's secret the env config provider may read, with the setup's value", () => {
     for (const variable of CONNECT_SECRET_ENV) expect(connect[variable]).toBe(serviceEnv(service('setup'))[variable]);
     expect(composed.get('config.providers.env.param.allowlist.pattern')).toBe(CONNECT_SECRET_ENV.join('|'));
   });
 
   it('requires credentials: the JAAS and users files the launcher writes, mounted read-only and named by KAFKA_OPTS; the setup and the healthcheck sign in as that user', () => {
-    const mounts = new Map(((service('connect') as { volumes?: string[] }).volumes ?? []).map((v) => [v.split(':')[1] ?? '', v]));
+    const mounts = new Map(
+      ((service('connect') as { volumes?: string[] }).volumes ?? []).map((v) => [v.split(':')[1] ?? '', v]),
+    );
     const jaasPath = /-Djava\.security\.auth\.login\.config=(\S+)/.exec(connect.KAFKA_OPTS ?? '')?.[1] ?? '';
     const usersPath = '/etc/stagefront/connect-rest-users.properties';
     expect(mounts.get(jaasPath)).toBe(`./compose/connect-rest-jaas.conf:${jaasPath}:ro`);
     expect(mounts.get(usersPath)).toBe(`./compose/connect-rest-users.properties:${usersPath}:ro`);
     expect(readFileSync(join(projectRoot, 'compose/connect-rest-jaas.conf'), 'utf8')).toBe(restJaasConfig(usersPath));
-    expect(readFileSync(join(projectRoot, 'compose/connect-rest-users.properties'), 'utf8')).toBe(restUsersFile([LOCAL_CONNECT_USER]));
+    expect(readFileSync(join(projectRoot, 'compose/connect-rest-users.properties'), 'utf8')).toBe(
+      restUsersFile([LOCAL_CONNECT_USER]),
+    );
     const setup = serviceEnv(service('setup'));
-    expect({ user: setup.CONNECT_USERNAME, password: setup.CONNECT_PASSWORD }).toEqual({ user: LOCAL_CONNECT_USER.username, password: LOCAL_CONNECT_USER.password });
-    expect(healthcheckText(service('connect'))).toContain(`curl -fs -u ${LOCAL_CONNECT_USER.username}:${LOCAL_CONNECT_USER.password} http://localhost:8083/`);
+    expect({ user: setup.CONNECT_USERNAME, password: setup.CONNECT_PASSWORD }).toEqual({
+      user: LOCAL_CONNECT_USER.username,
+      password: LOCAL_CONNECT_USER.password,
+    });
+    expect(healthcheckText(service('connect'))).toContain(
+      `curl -fs -u ${LOCAL_CONNECT_USER.username}:${LOCAL_CONNECT_USER.password} http://localhost:8083/`,
+    );
     // Every program that calls Connect signs in (CONNECT_URL goes with the two credentials).
     for (const [name, s] of services) {
       const env = serviceEnv(s);
-      if (env.CONNECT_URL !== undefined) expect({ name, user: env.CONNECT_USERNAME, password: env.CONNECT_PASSWORD }).toEqual({ name, user: setup.CONNECT_USERNAME, password: setup.CONNECT_PASSWORD });
+      if (env.CONNECT_URL !== undefined)
+        expect({ name, user: env.CONNECT_USERNAME, password: env.CONNECT_PASSWORD }).toEqual({
+          name,
+          user: setup.CONNECT_USERNAME,
+          password: setup.CONNECT_PASSWORD,
+        });
     }
   });
 
@@ -374,11 +434,15 @@ describe('the programs agree with each other and with the services they reach', 
   const parsed = (name: string, script: string) => SCRIPT_PROGRAMS[script]?.parse(serviceEnv(service(name)));
   const connector = parsed('setup', 'connector') as { topicPrefix: string; slotName: string; kafkaBrokers: string[] };
   const consumers = (['seat-availability', 'confirmation-email', 'sales-ledger'] as const).map(
-    (name) => [name, parsed(name, `consumer:${name}`) as { topicPrefix: string; kafkaBrokers: string[]; registryUrl: string }] as const,
+    (name) =>
+      [
+        name,
+        parsed(name, `consumer:${name}`) as { topicPrefix: string; kafkaBrokers: string[]; registryUrl: string },
+      ] as const,
   );
   const registryUrl = `http://registry:${Number(String(service('registry').ports?.[0]).split(':').at(-1))}/apis/ccompat/v7`;
 
-  it('the consumers read the topics the connector writes, from the broker\'s internal listener', () => {
+  it("the consumers read the topics the connector writes, from the broker's internal listener", () => {
     const internal = /INTERNAL:\/\/([^,]+)/.exec(serviceEnv(service('kafka')).KAFKA_ADVERTISED_LISTENERS ?? '')?.[1];
     expect(connector.kafkaBrokers).toEqual([internal]);
     for (const [name, config] of consumers) {
@@ -392,7 +456,7 @@ describe('the programs agree with each other and with the services they reach', 
     expect(monitor.slots).toEqual([connector.slotName]);
   });
 
-  it('every program that writes or reads Avro uses the registry service\'s Confluent-compatible API, with one subject prefix', () => {
+  it("every program that writes or reads Avro uses the registry service's Confluent-compatible API, with one subject prefix", () => {
     for (const [name, config] of consumers) expect(config.registryUrl, name).toBe(registryUrl);
     const sweeper = parsed('hold-sweeper', 'hold-sweeper') as { registryUrl: string; subjectPrefix: string };
     const crowdService = parseSettings(seatServiceSettings, serviceEnv(service('crowd')));
@@ -404,6 +468,9 @@ describe('the programs agree with each other and with the services they reach', 
 
 describe('the file keeps its promises to the tests that read it as text', () => {
   it('keeps each image on one `image: name:tag` line (test/stack/versions-agree.test.ts reads them so)', () => {
-    for (const [, s] of services) expect(composeText()).toMatch(new RegExp(`^\\s+image: ${(s.image ?? '').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
+    for (const [, s] of services)
+      expect(composeText()).toMatch(
+        new RegExp(`^\\s+image: ${(s.image ?? '').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'),
+      );
   });
 });

@@ -64,7 +64,8 @@ export function serviceEnv(service: ComposeService): Record<string, string> {
     }
     return env;
   }
-  for (const [name, value] of Object.entries(service.environment ?? {})) env[name] = value === null ? '' : String(value);
+  for (const [name, value] of Object.entries(service.environment ?? {}))
+    env[name] = value === null ? '' : String(value);
   return env;
 }
 
@@ -111,7 +112,10 @@ export interface ScriptProgram {
   parse: (env: Record<string, string>) => unknown;
 }
 
-const single = (def: SettingsDefinition<SettingsTable>): ScriptProgram => ({ settings: [def], parse: (env) => parseSettings(def, env) });
+const single = (def: SettingsDefinition<SettingsTable>): ScriptProgram => ({
+  settings: [def],
+  parse: (env) => parseSettings(def, env),
+});
 
 /**
  * The programs behind the npm scripts compose runs. A script compose runs that is missing here
@@ -136,7 +140,11 @@ export const SCRIPT_PROGRAMS: Readonly<Record<string, ScriptProgram>> = {
 
 /** Names of every variable the programs behind `scripts` read. */
 export function variablesRead(scripts: string[]): Set<string> {
-  return new Set(scripts.flatMap((script) => SCRIPT_PROGRAMS[script]?.settings ?? []).flatMap((def) => Object.values(def.settings).map((s) => s.env)));
+  return new Set(
+    scripts
+      .flatMap((script) => SCRIPT_PROGRAMS[script]?.settings ?? [])
+      .flatMap((def) => Object.values(def.settings).map((s) => s.env)),
+  );
 }
 
 /** depends_on as name → condition. */

@@ -43,14 +43,16 @@ export const IMAGE_VARIABLES: readonly ImageVariables[] = [
       POSTGRES_DB: 'Database created at init (default: the user name).',
       POSTGRES_INITDB_ARGS: 'Extra initdb arguments.',
       POSTGRES_INITDB_WALDIR: 'Separate WAL directory for initdb.',
-      POSTGRES_HOST_AUTH_METHOD: 'Authentication method of the pg_hba.conf line for host connections (default scram-sha-256).',
+      POSTGRES_HOST_AUTH_METHOD:
+        'Authentication method of the pg_hba.conf line for host connections (default scram-sha-256).',
       PGDATA: 'Data directory.',
     },
     prefixes: [],
   },
   {
     image: 'apache/kafka',
-    source: 'apache/kafka: docker/resources/common-scripts/run, configureDefaults and configure, docker/jvm/launch; core/src/main/scala/kafka/docker/KafkaDockerWrapper.scala (the `KAFKA_*` to property mapping and its exceptions)',
+    source:
+      'apache/kafka: docker/resources/common-scripts/run, configureDefaults and configure, docker/jvm/launch; core/src/main/scala/kafka/docker/KafkaDockerWrapper.scala (the `KAFKA_*` to property mapping and its exceptions)',
     reads: {
       CLUSTER_ID: 'KRaft cluster id the storage is formatted with (a fixed default when unset).',
       KAFKA_HEAP_OPTS: 'JVM heap options, read by kafka-server-start.sh (not a server property).',
@@ -61,7 +63,19 @@ export const IMAGE_VARIABLES: readonly ImageVariables[] = [
     prefixes: [
       {
         prefix: 'KAFKA_',
-        except: ['KAFKA_VERSION', 'KAFKA_HEAP_OPTS', 'KAFKA_LOG4J_OPTS', 'KAFKA_OPTS', 'KAFKA_JMX_OPTS', 'KAFKA_JVM_PERFORMANCE_OPTS', 'KAFKA_GC_LOG_OPTS', 'KAFKA_LOG4J_ROOT_LOGLEVEL', 'KAFKA_LOG4J_LOGGERS', 'KAFKA_TOOLS_LOG4J_LOGLEVEL', 'KAFKA_JMX_HOSTNAME'],
+        except: [
+          'KAFKA_VERSION',
+          'KAFKA_HEAP_OPTS',
+          'KAFKA_LOG4J_OPTS',
+          'KAFKA_OPTS',
+          'KAFKA_JMX_OPTS',
+          'KAFKA_JVM_PERFORMANCE_OPTS',
+          'KAFKA_GC_LOG_OPTS',
+          'KAFKA_LOG4J_ROOT_LOGLEVEL',
+          'KAFKA_LOG4J_LOGGERS',
+          'KAFKA_TOOLS_LOG4J_LOGLEVEL',
+          'KAFKA_JMX_HOSTNAME',
+        ],
         what: 'a broker property: `KAFKA_` dropped, lower case, `_` becomes `.` (`KAFKA_NUM_PARTITIONS` → `num.partitions`)',
       },
     ],
@@ -80,7 +94,7 @@ export const IMAGE_VARIABLES: readonly ImageVariables[] = [
       SHUTDOWN_TIMEOUT: 'task.shutdown.graceful.timeout.ms (default 10000).',
       KEY_CONVERTER: 'key.converter (default JsonConverter).',
       VALUE_CONVERTER: 'value.converter (default JsonConverter).',
-      HOST_NAME: 'Default of REST_HOST_NAME and ADVERTISED_HOST_NAME (default: the container\'s address).',
+      HOST_NAME: "Default of REST_HOST_NAME and ADVERTISED_HOST_NAME (default: the container's address).",
       ADVERTISED_HOST_NAME: 'rest.advertised.host.name.',
       ADVERTISED_PORT: 'rest.advertised.port (default 8083).',
       HEAP_OPTS: 'JVM heap options (passed on as KAFKA_HEAP_OPTS).',
@@ -92,8 +106,10 @@ export const IMAGE_VARIABLES: readonly ImageVariables[] = [
       ENABLE_JFR: 'Starts Java Flight Recorder.',
       JMXHOST: 'JMX host (with JMXPORT).',
       JMXPORT: 'JMX port (with JMXHOST).',
-      KAFKA_OPTS: 'JVM options of the worker, read by Kafka\'s start script: here the JAAS file of the REST API\'s basic authentication.',
-      DEBEZIUM_DB_PASSWORD: 'Not the image\'s: read by the env config provider when a connector configuration says ${env:DEBEZIUM_DB_PASSWORD}.',
+      KAFKA_OPTS:
+        "JVM options of the worker, read by Kafka's start script: here the JAAS file of the REST API's basic authentication.",
+      DEBEZIUM_DB_PASSWORD:
+        "Not the image's: read by the env config provider when a connector configuration says ${env:DEBEZIUM_DB_PASSWORD}.",
     },
     prefixes: [
       {
@@ -116,16 +132,20 @@ export const IMAGE_VARIABLES: readonly ImageVariables[] = [
       CONNECT_REST_HOST_NAME: 'set from REST_HOST_NAME',
       CONNECT_REST_PORT: 'set from REST_PORT',
       KAFKA_HEAP_OPTS: 'set from HEAP_OPTS',
-      CONFIG_STORAGE_REPLICATION_FACTOR: 'read by nothing: the replication factors are CONNECT_*_STORAGE_REPLICATION_FACTOR',
-      OFFSET_STORAGE_REPLICATION_FACTOR: 'read by nothing: the replication factors are CONNECT_*_STORAGE_REPLICATION_FACTOR',
-      STATUS_STORAGE_REPLICATION_FACTOR: 'read by nothing: the replication factors are CONNECT_*_STORAGE_REPLICATION_FACTOR',
+      CONFIG_STORAGE_REPLICATION_FACTOR:
+        'read by nothing: the replication factors are CONNECT_*_STORAGE_REPLICATION_FACTOR',
+      OFFSET_STORAGE_REPLICATION_FACTOR:
+        'read by nothing: the replication factors are CONNECT_*_STORAGE_REPLICATION_FACTOR',
+      STATUS_STORAGE_REPLICATION_FACTOR:
+        'read by nothing: the replication factors are CONNECT_*_STORAGE_REPLICATION_FACTOR',
     },
   },
   {
     image: 'apicurio/apicurio-registry',
-    source: 'Apicurio/apicurio-registry: app/src/main/resources/application.properties (Quarkus configuration: a property is also read from the variable named like it in upper case, dots and dashes as underscores); `JAVA_OPTS_APPEND`: run-java.sh of the Red Hat UBI OpenJDK runtime image it is built on',
+    source:
+      'Apicurio/apicurio-registry: app/src/main/resources/application.properties (Quarkus configuration: a property is also read from the variable named like it in upper case, dots and dashes as underscores); `JAVA_OPTS_APPEND`: run-java.sh of the Red Hat UBI OpenJDK runtime image it is built on',
     reads: {
-      JAVA_OPTS_APPEND: 'JVM options added to the image\'s own.',
+      JAVA_OPTS_APPEND: "JVM options added to the image's own.",
     },
     prefixes: [
       {
@@ -154,20 +174,23 @@ export const IMAGE_VARIABLES: readonly ImageVariables[] = [
   },
   {
     image: 'prom/alertmanager',
-    source: 'prometheus/alertmanager: Dockerfile (ENTRYPOINT the alertmanager binary; it is configured by flags, no variables)',
+    source:
+      'prometheus/alertmanager: Dockerfile (ENTRYPOINT the alertmanager binary; it is configured by flags, no variables)',
     reads: {},
     prefixes: [],
   },
   {
     image: 'prom/prometheus',
-    source: 'prometheus/prometheus: Dockerfile (ENTRYPOINT the prometheus binary; it is configured by flags, no variables)',
+    source:
+      'prometheus/prometheus: Dockerfile (ENTRYPOINT the prometheus binary; it is configured by flags, no variables)',
     reads: {},
     prefixes: [],
   },
   {
     image: 'grafana/grafana',
     tag: '12.2.1',
-    source: 'grafana/grafana: packaging/docker/run.sh (`GF_PATHS_*`, `*__FILE`) and pkg/setting/setting.go (`GF_<SECTION>_<KEY>` overrides any grafana.ini setting)',
+    source:
+      'grafana/grafana: packaging/docker/run.sh (`GF_PATHS_*`, `*__FILE`) and pkg/setting/setting.go (`GF_<SECTION>_<KEY>` overrides any grafana.ini setting)',
     reads: {
       GF_PATHS_CONFIG: 'grafana.ini path.',
       GF_PATHS_DATA: 'Data folder.',
@@ -215,9 +238,18 @@ export function renderImageVariablesTable(): string {
   const lines = ['| Image | Variables it reads | Lost when set | Defined in |', '| --- | --- | --- | --- |'];
   for (const entry of IMAGE_VARIABLES) {
     const names = Object.keys(entry.reads).map((name) => `\`${name}\``);
-    const families = (entry.prefixes ?? []).map((p) => `\`${p.prefix}*\`${p.except?.length ? ` except ${p.except.map((e) => `\`${e}\``).join(', ')}` : ''}: ${p.what}`);
-    const reads = entry.image === 'node' ? 'the settings of the programs the service runs (docs/configuration.md)' : [...names, ...families].join('; ') || 'none (flags only)';
-    const lost = Object.entries(entry.overwritten ?? {}).map(([name, why]) => `\`${name}\` (${why})`).join('; ') || '-';
+    const families = (entry.prefixes ?? []).map(
+      (p) =>
+        `\`${p.prefix}*\`${p.except?.length ? ` except ${p.except.map((e) => `\`${e}\``).join(', ')}` : ''}: ${p.what}`,
+    );
+    const reads =
+      entry.image === 'node'
+        ? 'the settings of the programs the service runs (docs/configuration.md)'
+        : [...names, ...families].join('; ') || 'none (flags only)';
+    const lost =
+      Object.entries(entry.overwritten ?? {})
+        .map(([name, why]) => `\`${name}\` (${why})`)
+        .join('; ') || '-';
     lines.push(`| \`${entry.image}\` | ${cell(reads)} | ${cell(lost)} | ${cell(entry.source)} |`);
   }
   return `${lines.join('\n')}\n`;

@@ -39,7 +39,11 @@ function service(name: string): ComposeService {
 
 /** host path → container path of a service's bind mounts. */
 function mounts(s: ComposeService): Map<string, string> {
-  return new Map((s.volumes ?? []).filter((v): v is string => typeof v === 'string').map((v) => [v.split(':')[0] ?? '', v.split(':')[1] ?? '']));
+  return new Map(
+    (s.volumes ?? [])
+      .filter((v): v is string => typeof v === 'string')
+      .map((v) => [v.split(':')[0] ?? '', v.split(':')[1] ?? '']),
+  );
 }
 
 /** The container port published for `service`, from its `host:port:containerPort` mappings. */
@@ -55,15 +59,20 @@ function scrapeJob(script: string): string {
 describe('compose/prometheus.yml', () => {
   it('passes promtool check config', () => {
     const result = spawnSync('promtool', ['check', 'config', '--syntax-only', CONFIG_FILE], { encoding: 'utf8' });
-    if (result.error) throw new Error(`promtool could not run (${result.error.message}); install it with: sudo apt-get install prometheus`);
+    if (result.error)
+      throw new Error(
+        `promtool could not run (${result.error.message}); install it with: sudo apt-get install prometheus`,
+      );
     expect(`${result.stdout}${result.stderr}`).toContain('SUCCESS');
     expect(result.status).toBe(0);
   });
 
-  it('scrapes every program service, found in Docker\'s DNS, on the port its settings give it: the native stack\'s jobs and ports', () => {
+  it("scrapes every program service, found in Docker's DNS, on the port its settings give it: the native stack's jobs and ports", () => {
     const scraped = config.scrape_configs.flatMap((job) => {
       expect(job.static_configs, `${job.job_name}: static targets reach one replica only`).toBeUndefined();
-      return (job.dns_sd_configs ?? []).flatMap((sd) => sd.names.map((name) => `${job.job_name} ${name}:${sd.port} ${sd.type}`));
+      return (job.dns_sd_configs ?? []).flatMap((sd) =>
+        sd.names.map((name) => `${job.job_name} ${name}:${sd.port} ${sd.type}`),
+      );
     });
     const expected = Object.entries(compose.services).flatMap(([name, s]) => {
       const [script] = commandScripts(s.command);
@@ -73,7 +82,15 @@ describe('compose/prometheus.yml', () => {
       return parsed.metricsPort === undefined ? [] : [`${scrapeJob(script)} ${name}:${parsed.metricsPort} A`];
     });
     expect(scraped.sort()).toEqual(expected.sort());
-    const ports = Object.fromEntries(Object.keys(SCRAPE_PORTS).map((job) => [job, scraped.filter((t) => t.startsWith(`${job} `)).map((t) => Number(/:(\d+) /.exec(t)?.[1])).sort()]));
+    const ports = Object.fromEntries(
+      Object.keys(SCRAPE_PORTS).map((job) => [
+        job,
+        scraped
+          .filter((t) => t.startsWith(`${job} `))
+          .map((t) => Number(/:(\d+) /.exec(t)?.[1]))
+          .sort(),
+      ]),
+    );
     expect(ports).toEqual(Object.fromEntries(Object.entries(SCRAPE_PORTS).map(([job, p]) => [job, [...p].sort()])));
   });
 
@@ -82,14 +99,16 @@ describe('compose/prometheus.yml', () => {
     expect(targets).toEqual([`alertmanager:${containerPorts(service('alertmanager'))[0]}`]);
   });
 
-  it('loads every rules file of monitors/prometheus through the mount, with the native stack\'s interval', () => {
+  it("loads every rules file of monitors/prometheus through the mount, with the native stack's interval", () => {
     const prometheus = service('prometheus');
     const mounted = mounts(prometheus);
     expect(mounted.get('./compose/prometheus.yml')).toBe('/etc/prometheus/prometheus.yml');
     expect(prometheus.command).toContain('--config.file=/etc/prometheus/prometheus.yml');
     const rulesDir = mounted.get('./monitors/prometheus');
     expect(config.rule_files).toEqual([`${rulesDir}/*.rules.yml`]);
-    expect(readdirSync(join(projectRoot, 'monitors/prometheus')).filter((f) => f.endsWith('.rules.yml')).length).toBeGreaterThan(0);
+    expect(
+      readdirSync(join(projectRoot, 'monitors/prometheus')).filter((f) => f.endsWith('.rules.yml')).length,
+    ).toBeGreaterThan(0);
     const nativeInterval = `${Number(stackSettings.settings.prometheusIntervalMs.default) / 1000}s`;
     expect(config.global).toEqual({ scrape_interval: nativeInterval, evaluation_interval: nativeInterval });
   });
@@ -103,16 +122,26 @@ describe('Grafana in compose', () => {
   it('mounts the provisioning folder and the dashboards where the dashboard provider reads them', () => {
     expect(mounted.get('./monitors/grafana/provisioning')).toBe('/etc/grafana/provisioning');
     const dashboardsPath = mounted.get('./monitors/grafana/dashboards');
-    const providers = readdirSync(join(provisioning, 'dashboards')).flatMap((file) =>
-      (parse(readFileSync(join(provisioning, 'dashboards', file), 'utf8')) as { providers: { options: { path: string } }[] }).providers,
+    const providers = readdirSync(join(provisioning, 'dashboards')).flatMap(
+      (file) =>
+        (
+          parse(readFileSync(join(provisioning, 'dashboards', file), 'utf8')) as {
+            providers: { options: { path: string } }[];
+          }
+        ).providers,
     );
     expect(providers.length).toBeGreaterThan(0);
     for (const provider of providers) expect(provider.options.path).toBe(dashboardsPath);
   });
 
   it('queries the prometheus service on its container port, at its scrape interval', () => {
-    const datasources = readdirSync(join(provisioning, 'datasources')).flatMap((file) =>
-      (parse(readFileSync(join(provisioning, 'datasources', file), 'utf8')) as { datasources: { type: string; url: string; jsonData?: { timeInterval?: string } }[] }).datasources,
+    const datasources = readdirSync(join(provisioning, 'datasources')).flatMap(
+      (file) =>
+        (
+          parse(readFileSync(join(provisioning, 'datasources', file), 'utf8')) as {
+            datasources: { type: string; url: string; jsonData?: { timeInterval?: string } }[];
+          }
+        ).datasources,
     );
     const prometheus = datasources.filter((ds) => ds.type === 'prometheus');
     expect(prometheus.length).toBeGreaterThan(0);
@@ -126,6 +155,8 @@ describe('Grafana in compose', () => {
     const home = serviceEnv(grafana).GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH ?? '';
     const dashboardsPath = mounted.get('./monitors/grafana/dashboards') ?? '';
     expect(home.startsWith(`${dashboardsPath}/`)).toBe(true);
-    expect(existsSync(join(projectRoot, 'monitors/grafana/dashboards', home.slice(dashboardsPath.length + 1)))).toBe(true);
+    expect(existsSync(join(projectRoot, 'monitors/grafana/dashboards', home.slice(dashboardsPath.length + 1)))).toBe(
+      true,
+    );
   });
 });

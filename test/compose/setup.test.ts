@@ -21,19 +21,31 @@ const stackHost = new URL(stack.postgresAdminUrl).host;
 function onStack(url: string): string {
   const parsed = new URL(url);
   parsed.host = stackHost;
-  parsed.pathname = parsed.pathname === '/stagefront_consumers' ? `/${consumerDb}` : parsed.pathname === '/stagefront' ? `/${seatDb}` : parsed.pathname;
+  parsed.pathname =
+    parsed.pathname === '/stagefront_consumers'
+      ? `/${consumerDb}`
+      : parsed.pathname === '/stagefront'
+        ? `/${seatDb}`
+        : parsed.pathname;
   return parsed.toString();
 }
 
 /** A service's environment with every database URL pointed at the stack. */
 function envOnStack(service: string): Record<string, string> {
   const env = serviceEnv(compose.services[service] ?? {});
-  return Object.fromEntries(Object.entries(env).map(([name, value]) => [name, /^postgres(ql)?:\/\//.test(value) ? onStack(value) : value]));
+  return Object.fromEntries(
+    Object.entries(env).map(([name, value]) => [name, /^postgres(ql)?:\/\//.test(value) ? onStack(value) : value]),
+  );
 }
 
 function runSetup(): { status: number | null; output: string } {
   const { PATH, HOME } = process.env;
-  const result = spawnSync('npm', ['run', '-s', 'compose:setup'], { cwd: projectRoot, env: { PATH, HOME, ...envOnStack('setup') }, encoding: 'utf8', timeout: 120_000 });
+  const result = spawnSync('npm', ['run', '-s', 'compose:setup'], {
+    cwd: projectRoot,
+    env: { PATH, HOME, ...envOnStack('setup') },
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   return { status: result.status, output: `${result.stdout}${result.stderr}` };
 }
 
@@ -48,10 +60,11 @@ async function asRole<T>(url: string, work: (client: pg.Client) => Promise<T>): 
 }
 
 afterAll(async () => {
-  for (const name of [seatDb, consumerDb]) await adminQuery(stack.postgresAdminUrl, `drop database if exists ${pg.escapeIdentifier(name)} with (force)`);
+  for (const name of [seatDb, consumerDb])
+    await adminQuery(stack.postgresAdminUrl, `drop database if exists ${pg.escapeIdentifier(name)} with (force)`);
 });
 
-describe('npm run compose:setup with the setup service\'s environment', () => {
+describe("npm run compose:setup with the setup service's environment", () => {
   it('creates and migrates the databases, and is safe to run again', () => {
     const first = runSetup();
     expect(first.output).toContain('seat and consumer databases ready');
@@ -67,7 +80,11 @@ describe('npm run compose:setup with the setup service\'s environment', () => {
       const owner = await asRole(url, async (client) => {
         await client.query('create table if not exists compose_setup_probe (id int)');
         await client.query('drop table compose_setup_probe');
-        return (await client.query(`select pg_get_userbyid(datdba) as owner, current_user as me from pg_database where datname = current_database()`)).rows[0] as { owner: string; me: string };
+        return (
+          await client.query(
+            `select pg_get_userbyid(datdba) as owner, current_user as me from pg_database where datname = current_database()`,
+          )
+        ).rows[0] as { owner: string; me: string };
       });
       expect(owner.owner, service).toBe(owner.me);
     }
@@ -77,7 +94,11 @@ describe('npm run compose:setup with the setup service\'s environment', () => {
     const url = envOnStack('slot-monitor').SLOT_MONITOR_DATABASE_URL ?? '';
     const row = await asRole(url, async (client) => {
       await client.query('select slot_name, wal_status, safe_wal_size from pg_replication_slots');
-      return (await client.query(`select has_parameter_privilege(current_user, 'max_slot_wal_keep_size', 'ALTER SYSTEM') as may`)).rows[0] as { may: boolean };
+      return (
+        await client.query(
+          `select has_parameter_privilege(current_user, 'max_slot_wal_keep_size', 'ALTER SYSTEM') as may`,
+        )
+      ).rows[0] as { may: boolean };
     });
     expect(row.may).toBe(true);
   });
@@ -92,11 +113,18 @@ describe('npm run compose:setup with the setup service\'s environment', () => {
   });
 
   it('the hold sweeper and the crowd log in as the seat service role; Debezium as its role with REPLICATION', async () => {
-    for (const [service, variable] of [['hold-sweeper', 'SEAT_DB_URL'], ['crowd', 'SEAT_DB_URL']] as const) {
+    for (const [service, variable] of [
+      ['hold-sweeper', 'SEAT_DB_URL'],
+      ['crowd', 'SEAT_DB_URL'],
+    ] as const) {
       await asRole(envOnStack(service)[variable] ?? '', (client) => client.query('select count(*) from holds'));
     }
-    const debezium = await asRole(envOnStack('setup').CONNECTOR_SEAT_DB_URL ?? '', async (client) =>
-      (await client.query('select rolreplication from pg_roles where rolname = current_user')).rows[0] as { rolreplication: boolean },
+    const debezium = await asRole(
+      envOnStack('setup').CONNECTOR_SEAT_DB_URL ?? '',
+      async (client) =>
+        (await client.query('select rolreplication from pg_roles where rolname = current_user')).rows[0] as {
+          rolreplication: boolean;
+        },
     );
     expect(debezium.rolreplication).toBe(true);
   });

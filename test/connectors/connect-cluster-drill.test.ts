@@ -42,7 +42,11 @@ async function sharedConnect(): Promise<{ pid: number | undefined; healthy: bool
 
 /** The members of a Connect cluster's group, as the Kafka group coordinator sees them. */
 async function groupMembers(groupId: string): Promise<{ state: string; members: number }> {
-  const admin = createKafka({ brokers: endpoints().kafkaBrokers, clientId: 'test-connect-drill', logger: testLogger }).admin();
+  const admin = createKafka({
+    brokers: endpoints().kafkaBrokers,
+    clientId: 'test-connect-drill',
+    logger: testLogger,
+  }).admin();
   await admin.connect();
   try {
     const { groups } = await admin.describeGroups([groupId]);
@@ -74,7 +78,8 @@ function steadyHolds(hold: (i: number) => Promise<void>, everyMs: number): { sto
 }
 
 describe('STACK_CONNECT_WORKERS and a CONNECT_URL of several workers', () => {
-  const layoutWith = (env: Record<string, string>) => stackLayout({ STACK_HOME: '/tmp/stagefront-drill-layout', ...env });
+  const layoutWith = (env: Record<string, string>) =>
+    stackLayout({ STACK_HOME: '/tmp/stagefront-drill-layout', ...env });
 
   it('the stack runs that many workers of its one group, one port up each, with logs of their own; one by default, as before', () => {
     const single = connectComponents(layoutWith({}));
@@ -82,30 +87,57 @@ describe('STACK_CONNECT_WORKERS and a CONNECT_URL of several workers', () => {
     const layout = layoutWith({ STACK_CONNECT_WORKERS: '3' });
     const workers = connectComponents(layout);
     expect(workers.map((c) => [c.name, c.port, basename(c.logFile)])).toEqual([
-      ['connect', 18083, 'connect.log'], ['connect-2', 18084, 'connect-2.log'], ['connect-3', 18085, 'connect-3.log'],
+      ['connect', 18083, 'connect.log'],
+      ['connect-2', 18084, 'connect-2.log'],
+      ['connect-3', 18085, 'connect-3.log'],
     ]);
     expect(workers.slice(1).every((c) => c.dependsOn.includes('connect'))).toBe(true);
     const properties = [18083, 18084, 18085].map((port) => workerProperties(layout, STACK_CONNECT_CLUSTER, port));
-    expect(properties.every((p) => p.includes('group.id=stagefront-connect\n') && p.includes('config.storage.topic=_connect-configs\n'))).toBe(true);
+    expect(
+      properties.every(
+        (p) => p.includes('group.id=stagefront-connect\n') && p.includes('config.storage.topic=_connect-configs\n'),
+      ),
+    ).toBe(true);
     expect(properties.map((p) => /rest\.advertised\.port=(\d+)/.exec(p)?.[1])).toEqual(['18083', '18084', '18085']);
-    expect(stackEndpoints(layout).connectUrls).toEqual(['http://127.0.0.1:18083', 'http://127.0.0.1:18084', 'http://127.0.0.1:18085']);
+    expect(stackEndpoints(layout).connectUrls).toEqual([
+      'http://127.0.0.1:18083',
+      'http://127.0.0.1:18084',
+      'http://127.0.0.1:18085',
+    ]);
     // The first worker's properties are those of the one-worker stack: a running stack is not restarted.
     expect(properties[0]).toBe(workerProperties(layoutWith({})));
-    expect(() => connectComponents(layoutWith({ STACK_CONNECT_WORKERS: '3', STACK_ALERTMANAGER_PORT: '18085' }))).toThrow(/STACK_CONNECT_WORKERS=3 puts a Connect worker on port 18085, which STACK_ALERTMANAGER_PORT already uses/);
+    expect(() =>
+      connectComponents(layoutWith({ STACK_CONNECT_WORKERS: '3', STACK_ALERTMANAGER_PORT: '18085' })),
+    ).toThrow(
+      /STACK_CONNECT_WORKERS=3 puts a Connect worker on port 18085, which STACK_ALERTMANAGER_PORT already uses/,
+    );
   });
 
   it('the connector command takes several URLs: a worker that does not answer is passed over; none answering is one error naming each', async () => {
     const dead = [`http://127.0.0.1:${await freePort()}`, `http://127.0.0.1:${await freePort()}`];
-    const config = parseSettings(connectorSettings, { CONNECT_URL: `${dead[0]}, ${endpoints().connectUrl}/`, ...LOCAL_CONNECT_ENV, CONNECTOR_SEAT_DB_URL: 'postgres://x:y@127.0.0.1:1/z' });
+    const config = parseSettings(connectorSettings, {
+      CONNECT_URL: `${dead[0]}, ${endpoints().connectUrl}/`,
+      ...LOCAL_CONNECT_ENV,
+      CONNECTOR_SEAT_DB_URL: 'postgres://x:y@127.0.0.1:1/z',
+    });
     expect(config.connectUrl).toBe(`${dead[0]},${endpoints().connectUrl}`);
     // Asked of the stack's own worker after the dead one: a connector nobody has is an answer (404).
     expect(await connectorStatus(config, uniqueName('nobody'))).toBeUndefined();
-    const error = await connectorStatus(localConnectApi(dead.join(',')), 'nobody').then(() => undefined, (e: unknown) => e);
+    const error = await connectorStatus(localConnectApi(dead.join(',')), 'nobody').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(PipelineError);
     expect((error as PipelineError).code).toBe('connect_unreachable');
     expect((error as Error).message).toContain(`none of the 2 Kafka Connect workers answers (${dead[0]}: `);
     expect((error as Error).message).toContain(dead[1]);
-    expect(() => parseSettings(connectorSettings, { CONNECT_URL: 'http://127.0.0.1:18083,not a url', ...LOCAL_CONNECT_ENV, CONNECTOR_SEAT_DB_URL: 'postgres://x:y@127.0.0.1:1/z' })).toThrow(/CONNECT_URL/);
+    expect(() =>
+      parseSettings(connectorSettings, {
+        CONNECT_URL: 'http://127.0.0.1:18083,not a url',
+        ...LOCAL_CONNECT_ENV,
+        CONNECTOR_SEAT_DB_URL: 'postgres://x:y@127.0.0.1:1/z',
+      }),
+    ).toThrow(/CONNECT_URL/);
   });
 });
 
@@ -120,7 +152,11 @@ describe('a Connect cluster of two workers: the worker running the outbox task k
     return cluster;
   };
   // CONNECT_URL names both workers: the connector command and the teardown reach whichever answers.
-  const pipeline = useSeatPipeline(SHOW, { section: 'D', rows: ROWS, seatsPerRow: SEATS_PER_ROW, priceCents: 4000 }, () => ({ CONNECT_URL: connect().connectUrl, ...LOCAL_CONNECT_ENV }));
+  const pipeline = useSeatPipeline(
+    SHOW,
+    { section: 'D', rows: ROWS, seatsPerRow: SEATS_PER_ROW, priceCents: 4000 },
+    () => ({ CONNECT_URL: connect().connectUrl, ...LOCAL_CONNECT_ENV }),
+  );
 
   // The REST API's credentials, on these two workers before one is killed (issue 20).
   restAuthCases(connect, pipeline);
@@ -136,14 +172,22 @@ describe('a Connect cluster of two workers: the worker running the outbox task k
     }, 50);
     let loadStopped = false;
     try {
-      await waitFor(() => collector.records.length >= 20, { timeoutMs: 60_000, description: 'the stream to be flowing' });
+      await waitFor(() => collector.records.length >= 20, {
+        timeoutMs: 60_000,
+        description: 'the stream to be flowing',
+      });
 
       // The worker that runs the task, by Connect's own status.
       const before = await connectorStatus(localConnectApi(connect().connectUrl), name);
       const runningOn = before?.tasks[0]?.worker_id;
       const victim = connect().workers.find((w) => w.workerId === runningOn);
       const survivor = connect().workers.find((w) => w.workerId !== runningOn);
-      if (victim === undefined || survivor === undefined) throw new Error(`task 0 runs on ${runningOn ?? 'no worker'}, not on one of ${connect().workers.map((w) => w.workerId).join(', ')}`);
+      if (victim === undefined || survivor === undefined)
+        throw new Error(
+          `task 0 runs on ${runningOn ?? 'no worker'}, not on one of ${connect()
+            .workers.map((w) => w.workerId)
+            .join(', ')}`,
+        );
       const pid = victim.pid();
       if (pid === undefined) throw new Error(`the worker ${victim.workerId} that runs the task is not running`);
 
@@ -155,49 +199,83 @@ describe('a Connect cluster of two workers: the worker running the outbox task k
       const takenOver = await waitFor(
         async () => {
           const status = await connectorStatus(localConnectApi(survivor.url), name);
-          return status !== undefined && isRunning(status) && status.tasks.every((t) => t.worker_id === survivor.workerId) ? status : undefined;
+          return status !== undefined &&
+            isRunning(status) &&
+            status.tasks.every((t) => t.worker_id === survivor.workerId)
+            ? status
+            : undefined;
         },
-        { timeoutMs: 120_000, intervalMs: 500, description: `the outbox task RUNNING on the surviving worker ${survivor.workerId}` },
+        {
+          timeoutMs: 120_000,
+          intervalMs: 500,
+          description: `the outbox task RUNNING on the surviving worker ${survivor.workerId}`,
+        },
       );
       expect(taskWorkers(takenOver)).toEqual([survivor.workerId]);
       // The connector command works while a worker is down: the dead worker first, passed over for the survivor.
-      const applied = await applyOutboxConnector({ ...pipeline().connector, connectUrl: `${victim.url},${survivor.url}` }, testLogger);
+      const applied = await applyOutboxConnector(
+        { ...pipeline().connector, connectUrl: `${victim.url},${survivor.url}` },
+        testLogger,
+      );
       expect(isRunning(applied)).toBe(true);
 
       // Streaming again: events committed after the kill reach Kafka through the survivor.
       const afterKill = async () => (await outboxIds(pipeline().adminUrl)).filter((id) => !beforeKill.has(id));
-      await waitFor(async () => {
-        const seen = new Set(collector.records.map((r) => r.headers.ce_id));
-        return (await afterKill()).filter((id) => seen.has(id)).length >= 20;
-      }, { timeoutMs: 120_000, intervalMs: 500, description: 'events written after the kill to be on Kafka' });
+      await waitFor(
+        async () => {
+          const seen = new Set(collector.records.map((r) => r.headers.ce_id));
+          return (await afterKill()).filter((id) => seen.has(id)).length >= 20;
+        },
+        { timeoutMs: 120_000, intervalMs: 500, description: 'events written after the kill to be on Kafka' },
+      );
 
       const held = await load.stop();
       loadStopped = true;
       // Reconciliation, outbox against Kafka: every row published, a duplicate only ever the same event again.
       const ids = await outboxIds(pipeline().adminUrl);
       expect(ids).toHaveLength(held);
-      await waitFor(() => {
-        const seen = new Set(collector.records.map((r) => r.headers.ce_id));
-        return ids.every((id) => seen.has(id));
-      }, { timeoutMs: 120_000, intervalMs: 500, description: `all ${ids.length} outbox rows on Kafka` });
+      await waitFor(
+        () => {
+          const seen = new Set(collector.records.map((r) => r.headers.ce_id));
+          return ids.every((id) => seen.has(id));
+        },
+        { timeoutMs: 120_000, intervalMs: 500, description: `all ${ids.length} outbox rows on Kafka` },
+      );
       const variants = new Map<string, Set<string>>();
       for (const record of collector.records) {
         const id = record.headers.ce_id ?? '';
-        variants.set(id, (variants.get(id) ?? new Set<string>()).add(`${record.key}|${record.value.toString('base64')}`));
+        variants.set(
+          id,
+          (variants.get(id) ?? new Set<string>()).add(`${record.key}|${record.value.toString('base64')}`),
+        );
       }
       expect([...variants.keys()].sort()).toEqual([...ids].sort());
       expect([...variants.values()].every((v) => v.size === 1)).toBe(true);
 
       // The killed worker comes back: the group has both members again and the connector still runs.
       await victim.restart();
-      await waitFor(async () => {
-        const group = await groupMembers(connect().groupId);
-        return group.members === 2 && group.state === 'Stable';
-      }, { timeoutMs: 120_000, intervalMs: 500, description: `the group ${connect().groupId} to have both workers again` });
-      const rejoined = await waitFor(async () => {
-        const status = await connectorStatus(localConnectApi(victim.url), name);
-        return isRunning(status) ? status : undefined;
-      }, { timeoutMs: 120_000, intervalMs: 500, description: 'the connector RUNNING, asked through the worker that came back' });
+      await waitFor(
+        async () => {
+          const group = await groupMembers(connect().groupId);
+          return group.members === 2 && group.state === 'Stable';
+        },
+        {
+          timeoutMs: 120_000,
+          intervalMs: 500,
+          description: `the group ${connect().groupId} to have both workers again`,
+        },
+      );
+      const rejoined = await waitFor(
+        async () => {
+          const status = await connectorStatus(localConnectApi(victim.url), name);
+          return isRunning(status) ? status : undefined;
+        },
+        {
+          timeoutMs: 120_000,
+          intervalMs: 500,
+          description: 'the connector RUNNING, asked through the worker that came back',
+        },
+      );
       expect(connect().workers.map((w) => w.workerId)).toContain(taskWorkers(rejoined)[0]);
 
       expect(await sharedConnect()).toEqual({ pid: sharedBefore.pid, healthy: true });

@@ -25,17 +25,36 @@ describe('connector delete', () => {
     const pipeline = await startSeatPipeline('conndelete');
     try {
       const { connectorName: name, slotName } = pipeline.connector;
-      await waitFor(async () => (await slotRow(pipeline.adminUrl, slotName))?.active === true, { timeoutMs: 30_000, description: 'the connector streaming from its slot' });
+      await waitFor(async () => (await slotRow(pipeline.adminUrl, slotName))?.active === true, {
+        timeoutMs: 30_000,
+        description: 'the connector streaming from its slot',
+      });
       // The role the stack gives this command (REPLICATION, not a superuser).
-      const debeziumUrl = pipeline.adminUrl.replace('postgres:postgres@', `stagefront_debezium:${LOCAL_ROLE_PASSWORDS.debezium}@`);
-      const env = { CONNECT_URL: stack.connectUrl, ...LOCAL_CONNECT_ENV, CONNECTOR_NAME: name, SLOT_NAME: slotName, CONNECTOR_SEAT_DB_URL: debeziumUrl, LOG_LEVEL: 'warn' };
+      const debeziumUrl = pipeline.adminUrl.replace(
+        'postgres:postgres@',
+        `stagefront_debezium:${LOCAL_ROLE_PASSWORDS.debezium}@`,
+      );
+      const env = {
+        CONNECT_URL: stack.connectUrl,
+        ...LOCAL_CONNECT_ENV,
+        CONNECTOR_NAME: name,
+        SLOT_NAME: slotName,
+        CONNECTOR_SEAT_DB_URL: debeziumUrl,
+        LOG_LEVEL: 'warn',
+      };
       const cli = (...args: string[]) => runChildProgram('connectors/cli.ts', env, ['delete', ...args]);
 
       const refused = await cli();
       expect(refused.code, refused.output).toBe(2);
       expect(refused.output).toContain(`connector ${name} (RUNNING)`);
-      expect(refused.output).toMatch(new RegExp(`replication slot ${slotName} \\(wal_status reserved, active, pid \\d+\\) retains [\\d.]+ (B|kB|MB) of WAL`));
-      expect(refused.output).toContain(`will delete connector ${name}, then drop replication slot ${slotName} once the task has let go of it`);
+      expect(refused.output).toMatch(
+        new RegExp(
+          `replication slot ${slotName} \\(wal_status reserved, active, pid \\d+\\) retains [\\d.]+ (B|kB|MB) of WAL`,
+        ),
+      );
+      expect(refused.output).toContain(
+        `will delete connector ${name}, then drop replication slot ${slotName} once the task has let go of it`,
+      );
       expect(refused.output).toContain('Run it again with --yes');
       expect(await connectorStatus(stack.connect, name)).toBeDefined();
       expect(await slotRow(pipeline.adminUrl, slotName)).toBeDefined();

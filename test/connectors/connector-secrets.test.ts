@@ -19,8 +19,21 @@ import { EVENTS } from '../../events/catalogue.js';
 import { createKafka } from '../../lib/kafka.js';
 import { waitFor } from '../../lib/wait.js';
 import { seatId } from '../../seat-service/inventory.js';
-import { LOCAL_CONNECT_ENV, LOCAL_CONNECT_USER, localConnectApi, projectRoot, stackLayout } from '../../stack/config.js';
-import { WORKER_SECURITY_PROPERTIES, connectComponent, restAuthFiles, restJaasConfig, restUsersFile, workerProperties } from '../../stack/connect.js';
+import {
+  LOCAL_CONNECT_ENV,
+  LOCAL_CONNECT_USER,
+  localConnectApi,
+  projectRoot,
+  stackLayout,
+} from '../../stack/config.js';
+import {
+  WORKER_SECURITY_PROPERTIES,
+  connectComponent,
+  restAuthFiles,
+  restJaasConfig,
+  restUsersFile,
+  workerProperties,
+} from '../../stack/connect.js';
 import { runChildProgram } from '../consumers/helpers/child-consumer.js';
 import { startConnectWorker, type ConnectWorker } from '../support/connect-worker.js';
 import { installLeakGuard } from '../support/leak-guard.js';
@@ -58,10 +71,16 @@ describe('the connector gets its password from the worker, never from its stored
   beforeAll(async () => {
     // A role of this test's own, so its password is nothing the rest of the suite knows; it has
     // the Debezium role's grants (that role is the seat migrations', made here if none ran yet).
-    await adminQuery(stack.postgresAdminUrl, /* sql */ `do $$ begin
+    await adminQuery(
+      stack.postgresAdminUrl,
+      /* sql */ `do $$ begin
       if not exists (select 1 from pg_roles where rolname = 'stagefront_debezium') then create role stagefront_debezium nologin replication; end if;
-    end $$`);
-    await adminQuery(stack.postgresAdminUrl, `create role ${pg.escapeIdentifier(role)} login replication password ${pg.escapeLiteral(password)} in role stagefront_debezium`);
+    end $$`,
+    );
+    await adminQuery(
+      stack.postgresAdminUrl,
+      `create role ${pg.escapeIdentifier(role)} login replication password ${pg.escapeLiteral(password)} in role stagefront_debezium`,
+    );
     worker = await startConnectWorker('secrets', 384, { DEBEZIUM_DB_PASSWORD: password });
   });
   // Registered before the pipeline's, so it runs after the pipeline's teardown (after hooks run in reverse).
@@ -69,7 +88,11 @@ describe('the connector gets its password from the worker, never from its stored
     await worker?.stop();
     await adminQuery(stack.postgresAdminUrl, `drop role if exists ${pg.escapeIdentifier(role)}`);
   });
-  const pipeline = useSeatPipeline('secrets', { section: 'A', rows: 1, seatsPerRow: 4, priceCents: 3000 }, () => ({ CONNECT_URL: worker.url, ...LOCAL_CONNECT_ENV, DEBEZIUM_DB_USER: role }));
+  const pipeline = useSeatPipeline('secrets', { section: 'A', rows: 1, seatsPerRow: 4, priceCents: 3000 }, () => ({
+    CONNECT_URL: worker.url,
+    ...LOCAL_CONNECT_ENV,
+    DEBEZIUM_DB_USER: role,
+  }));
 
   it('GET /config and the config topic hold the ${env:…} reference only, and the connector streams', async () => {
     const live = await liveConnectorConfig(localConnectApi(worker.url), pipeline().connector.connectorName);
@@ -83,16 +106,30 @@ describe('the connector gets its password from the worker, never from its stored
 
     const collector = await collectRecords([pipeline().topics.seat]);
     try {
-      const held = await pipeline().service.hold({ showId: 'secrets', seatIds: [seatId('secrets', 'A', 1, 1)], buyerId: 'buyer-1' });
+      const held = await pipeline().service.hold({
+        showId: 'secrets',
+        seatIds: [seatId('secrets', 'A', 1, 1)],
+        buyerId: 'buyer-1',
+      });
       expect(held.status).toBe('held');
-      await waitFor(() => collector.records.some((r) => r.headers.ce_type === EVENTS.seatHeld.type), { timeoutMs: 30_000, description: 'the hold on the seat topic' });
+      await waitFor(() => collector.records.some((r) => r.headers.ce_type === EVENTS.seatHeld.type), {
+        timeoutMs: 30_000,
+        description: 'the hold on the seat topic',
+      });
     } finally {
       await collector.stop();
     }
   });
 
   it('the connector command renders and reports no password, and its status is healthy', async () => {
-    const env = { CONNECT_URL: worker.url, ...LOCAL_CONNECT_ENV, CONNECTOR_NAME: pipeline().connector.connectorName, SLOT_NAME: pipeline().connector.slotName, CONNECTOR_SEAT_DB_URL: pipeline().adminUrl, LOG_LEVEL: 'warn' };
+    const env = {
+      CONNECT_URL: worker.url,
+      ...LOCAL_CONNECT_ENV,
+      CONNECTOR_NAME: pipeline().connector.connectorName,
+      SLOT_NAME: pipeline().connector.slotName,
+      CONNECTOR_SEAT_DB_URL: pipeline().adminUrl,
+      LOG_LEVEL: 'warn',
+    };
     const render = await runChildProgram('connectors/cli.ts', env, ['render']);
     expect(render.code, render.output).toBe(0);
     expect(JSON.parse(render.output)['database.password']).toBe('${env:DEBEZIUM_DB_PASSWORD}');
@@ -105,7 +142,10 @@ describe('the connector gets its password from the worker, never from its stored
   it('a connector may override the producer settings the outbox connector overrides and nothing else', async () => {
     const rendered = { name: uniqueName('policy'), ...renderOutboxConnector(pipeline().connector) };
     expect(await validateConnectorConfig(localConnectApi(worker.url), rendered)).toEqual([]);
-    const problems = await validateConnectorConfig(localConnectApi(worker.url), { ...rendered, 'producer.override.acks': '0' });
+    const problems = await validateConnectorConfig(localConnectApi(worker.url), {
+      ...rendered,
+      'producer.override.acks': '0',
+    });
     expect(problems.join('\n')).toMatch(/producer\.override\.acks|acks/);
   });
 });
@@ -131,7 +171,10 @@ describe('docker-compose.yml configures its Connect worker like the native stack
       const propertiesFile = join(home, 'connect', 'connect-distributed.properties');
       expect(worker.outdated?.()).toBe(false); // never started from this home
       mkdirSync(join(home, 'connect'));
-      writeFileSync(propertiesFile, workerProperties(layout).replace('connector.client.config.override.policy=Allowlist\n', ''));
+      writeFileSync(
+        propertiesFile,
+        workerProperties(layout).replace('connector.client.config.override.policy=Allowlist\n', ''),
+      );
       expect(worker.outdated?.()).toBe(true);
       writeFileSync(propertiesFile, workerProperties(layout));
       // Its REST users and JAAS files are part of its configuration too (read once at start).
@@ -140,7 +183,10 @@ describe('docker-compose.yml configures its Connect worker like the native stack
       writeFileSync(auth.users, restUsersFile([LOCAL_CONNECT_USER]));
       writeFileSync(auth.jaas, restJaasConfig(auth.users));
       expect(worker.outdated?.()).toBe(false);
-      writeFileSync(auth.users, restUsersFile([LOCAL_CONNECT_USER, { username: 'another', password: 'other-password' }]));
+      writeFileSync(
+        auth.users,
+        restUsersFile([LOCAL_CONNECT_USER, { username: 'another', password: 'other-password' }]),
+      );
       expect(worker.outdated?.()).toBe(true);
     } finally {
       rmSync(home, { recursive: true, force: true });

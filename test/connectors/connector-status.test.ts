@@ -31,10 +31,19 @@ describe('connector status looks at the slot, not only at Connect', () => {
   let traffic: WalTraffic;
 
   const status = () =>
-    runChildProgram('connectors/cli.ts', {
-      CONNECT_URL: worker.url, ...LOCAL_CONNECT_ENV, CONNECTOR_NAME: name, SLOT_NAME: name, CONNECTOR_SEAT_DB_URL: pipeline.debeziumUrl,
-      CONNECTOR_SLOT_INACTIVE_GRACE_MS: '2000', LOG_LEVEL: 'warn',
-    }, ['status']);
+    runChildProgram(
+      'connectors/cli.ts',
+      {
+        CONNECT_URL: worker.url,
+        ...LOCAL_CONNECT_ENV,
+        CONNECTOR_NAME: name,
+        SLOT_NAME: name,
+        CONNECTOR_SEAT_DB_URL: pipeline.debeziumUrl,
+        CONNECTOR_SLOT_INACTIVE_GRACE_MS: '2000',
+        LOG_LEVEL: 'warn',
+      },
+      ['status'],
+    );
 
   beforeAll(async () => {
     cluster = await startSlotCluster();
@@ -62,7 +71,12 @@ describe('connector status looks at the slot, not only at Connect', () => {
     // A WAL burst outside the publication, faster than the connector confirms positions, with a
     // tiny cap: Postgres ends the connector's replication connection and invalidates the slot.
     await waitForSlotActive(cluster, name, true);
-    await setClusterSettings(cluster, { max_wal_size: '16MB', min_wal_size: '2MB', max_slot_wal_keep_size: '4MB', checkpoint_timeout: '1h' });
+    await setClusterSettings(cluster, {
+      max_wal_size: '16MB',
+      min_wal_size: '2MB',
+      max_slot_wal_keep_size: '4MB',
+      checkpoint_timeout: '1h',
+    });
     await waitFor(
       async () => {
         for (let step = 0; step < 8; step += 1) await traffic.step();

@@ -11,7 +11,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectFetch } from '../../connectors/connect-client.js';
 import { OUTBOX_CONNECTOR_FILE } from '../../connectors/outbox-connector.js';
 import { localConnectApi, projectRoot, stackLayout } from '../../stack/config.js';
-import { PLUGIN_DISCOVERY_PROPERTIES, WORKER_SECURITY_PROPERTIES, outboxProducerOverrides, workerProperties } from '../../stack/connect.js';
+import {
+  PLUGIN_DISCOVERY_PROPERTIES,
+  WORKER_SECURITY_PROPERTIES,
+  outboxProducerOverrides,
+  workerProperties,
+} from '../../stack/connect.js';
 import { startConnectWorker, type ConnectWorker } from '../support/connect-worker.js';
 import { installLeakGuard } from '../support/leak-guard.js';
 import { requireStack } from '../support/stack.js';
@@ -22,7 +27,11 @@ installLeakGuard();
 /** Every Java class the connector file names: the connector, converters, transforms, predicates. */
 function classesNamed(file: string): string[] {
   const config = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
-  return [...new Set(Object.values(config).filter((value) => /^(org\.apache\.kafka|io\.debezium)\.[\w.]+\.[A-Z]\w*$/.test(value)))].sort();
+  return [
+    ...new Set(
+      Object.values(config).filter((value) => /^(org\.apache\.kafka|io\.debezium)\.[\w.]+\.[A-Z]\w*$/.test(value)),
+    ),
+  ].sort();
 }
 
 describe('the Connect worker finds its plugins through service manifests only', () => {
@@ -35,16 +44,18 @@ describe('the Connect worker finds its plugins through service manifests only', 
   it('lists every class the outbox connector configuration uses, with plugin.discovery=service_load', async () => {
     expect(workerProperties(stackLayout())).toContain('plugin.discovery=service_load\n');
     const named = classesNamed(OUTBOX_CONNECTOR_FILE);
-    expect(named).toEqual(expect.arrayContaining([
-      'io.debezium.connector.postgresql.PostgresConnector',
-      'io.debezium.converters.BinaryDataConverter',
-      'io.debezium.transforms.outbox.EventRouter',
-      'org.apache.kafka.connect.json.JsonConverter',
-      'org.apache.kafka.connect.storage.SimpleHeaderConverter',
-      'org.apache.kafka.connect.storage.StringConverter',
-      'org.apache.kafka.connect.transforms.Filter',
-      'org.apache.kafka.connect.transforms.predicates.TopicNameMatches',
-    ]));
+    expect(named).toEqual(
+      expect.arrayContaining([
+        'io.debezium.connector.postgresql.PostgresConnector',
+        'io.debezium.converters.BinaryDataConverter',
+        'io.debezium.transforms.outbox.EventRouter',
+        'org.apache.kafka.connect.json.JsonConverter',
+        'org.apache.kafka.connect.storage.SimpleHeaderConverter',
+        'org.apache.kafka.connect.storage.StringConverter',
+        'org.apache.kafka.connect.transforms.Filter',
+        'org.apache.kafka.connect.transforms.predicates.TopicNameMatches',
+      ]),
+    );
     const response = await connectFetch(localConnectApi(worker.url), '/connector-plugins?connectorsOnly=false');
     expect(response.status).toBe(200);
     const listed = new Set(((await response.json()) as { class: string }[]).map((plugin) => plugin.class));

@@ -16,7 +16,13 @@ const stack = requireStack();
 installLeakGuard();
 
 const SIX_HOURS_AGO = () => new Date(Date.now() - 6 * 3_600_000);
-const POLICY: DeliveryPolicy = { deadlineMs: 3_600_000, lateRetryWindowMs: 8_000, deliveryLimit: 3, retryBaseMs: 100, retryCapMs: 1_000 };
+const POLICY: DeliveryPolicy = {
+  deadlineMs: 3_600_000,
+  lateRetryWindowMs: 8_000,
+  deliveryLimit: 3,
+  retryBaseMs: 100,
+  retryCapMs: 1_000,
+};
 
 function backlogDrill(prefix: string, whenLate: LatePolicy): Promise<Drill> {
   return startDrill({ stack, prefix, policy: POLICY, counted: { whenLate } });
@@ -25,7 +31,12 @@ function backlogDrill(prefix: string, whenLate: LatePolicy): Promise<Drill> {
 /** Makes the drill's database read-only for new sessions and ends the current ones. */
 async function readOnly(drill: Drill, on: boolean): Promise<void> {
   const database = `"${drill.db.name}"`;
-  await adminQuery(stack.postgresAdminUrl, on ? `alter database ${database} set default_transaction_read_only = on` : `alter database ${database} reset default_transaction_read_only`);
+  await adminQuery(
+    stack.postgresAdminUrl,
+    on
+      ? `alter database ${database} set default_transaction_read_only = on`
+      : `alter database ${database} reset default_transaction_read_only`,
+  );
   await drill.db.dropSessions();
 }
 
@@ -35,7 +46,10 @@ describe('a six-hour-old backlog meets a transient failure', () => {
     await drill.startConsumer();
     await readOnly(drill, true);
     const ids = await drill.load(drill.nextEvents(120, { time: SIX_HOURS_AGO() }), 1_000);
-    await waitFor(() => drill.pastDeadline(), { timeoutMs: 30_000, description: 'the past-deadline alert series raised' });
+    await waitFor(() => drill.pastDeadline(), {
+      timeoutMs: 30_000,
+      description: 'the past-deadline alert series raised',
+    });
     const raisedAt = Date.now();
     // The fault lasts well past the late retry window: a keep-retrying type never gives up.
     await waitFor(async () => Date.now() - raisedAt > 2 * POLICY.lateRetryWindowMs && (await drill.pastDeadline()), {
@@ -45,7 +59,10 @@ describe('a six-hour-old backlog meets a transient failure', () => {
     expect(await drill.deadLetters()).toEqual([]);
     await readOnly(drill, false);
     await drill.expectAllAppliedOnce(ids);
-    await waitFor(async () => !(await drill.pastDeadline()) && (await drill.failingCodes()).length === 0, { timeoutMs: 30_000, description: 'the alert series resolved' });
+    await waitFor(async () => !(await drill.pastDeadline()) && (await drill.failingCodes()).length === 0, {
+      timeoutMs: 30_000,
+      description: 'the alert series resolved',
+    });
     await drill.close();
   });
 
@@ -63,15 +80,20 @@ describe('a six-hour-old backlog meets a transient failure', () => {
 
     await readOnly(drill, true);
     const second = await drill.load(drill.nextEvents(30, { time: SIX_HOURS_AGO() }), 1_000);
-    const dead = await waitFor(async () => {
-      const found = await drill.deadLetters();
-      return found.length === second.length && found;
-    }, { timeoutMs: 60_000, description: `${second.length} dead letters` });
+    const dead = await waitFor(
+      async () => {
+        const found = await drill.deadLetters();
+        return found.length === second.length && found;
+      },
+      { timeoutMs: 60_000, description: `${second.length} dead letters` },
+    );
     await readOnly(drill, false);
     expect(new Set(dead.map((d) => d.reason))).toEqual(new Set(['deadline exceeded']));
     expect(new Set(dead.map((d) => d.ceId))).toEqual(new Set(second));
     for (const letter of dead) {
-      const retriedFor = Date.parse(String(letter.headers.dlq_dead_lettered_at)) - Date.parse(String(letter.headers.dlq_first_failure_at));
+      const retriedFor =
+        Date.parse(String(letter.headers.dlq_dead_lettered_at)) -
+        Date.parse(String(letter.headers.dlq_first_failure_at));
       expect(retriedFor).toBeGreaterThanOrEqual(POLICY.lateRetryWindowMs);
     }
     expect((await appliedRows(drill.pool, drill.name)).length).toBe(first.length);

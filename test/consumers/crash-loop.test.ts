@@ -13,7 +13,12 @@ import { type ChildConsumer, startChildProgram } from './helpers/child-consumer.
 import { COUNTED_TYPE, appliedRows } from './helpers/counted-events.js';
 import { type Drill, startDrill } from './helpers/drill.js';
 import { arrayBombSchema, arrayBombValue } from './helpers/hostile-records.js';
-import { produceCloudEvents, produceRawMessages, registerTestSchema, routerHeaders } from '../support/cloudevent-records.js';
+import {
+  produceCloudEvents,
+  produceRawMessages,
+  registerTestSchema,
+  routerHeaders,
+} from '../support/cloudevent-records.js';
 import type { StackEndpoints } from '../support/stack.js';
 
 const stack = requireStack();
@@ -42,103 +47,173 @@ function childEnv(drill: Drill, endpoints: StackEndpoints, extra: Record<string,
  * letter, then until every one of `good` is applied once; checks each end with `expectEnd`.
  * Returns how many times it ended.
  */
-async function runUntilDeadLettered(drill: Drill, env: Record<string, string>, good: readonly string[], expectEnd: (child: ChildConsumer) => void): Promise<number> {
+async function runUntilDeadLettered(
+  drill: Drill,
+  env: Record<string, string>,
+  good: readonly string[],
+  expectEnd: (child: ChildConsumer) => void,
+): Promise<number> {
   let child: ChildConsumer = startChildProgram(PROGRAM, env);
   let ends = 0;
   try {
-    await waitFor(async () => {
-      if (child.process.exitCode !== null || child.process.signalCode !== null) {
-        ends += 1;
-        expectEnd(child);
-        await child.close();
-        child = startChildProgram(PROGRAM, env);
-      }
-      return (await drill.deadLetters()).length === 1;
-    }, { timeoutMs: 170_000, intervalMs: 250, description: 'the crashing record dead-lettered' });
+    await waitFor(
+      async () => {
+        if (child.process.exitCode !== null || child.process.signalCode !== null) {
+          ends += 1;
+          expectEnd(child);
+          await child.close();
+          child = startChildProgram(PROGRAM, env);
+        }
+        return (await drill.deadLetters()).length === 1;
+      },
+      { timeoutMs: 170_000, intervalMs: 250, description: 'the crashing record dead-lettered' },
+    );
     await drill.expectAllAppliedOnce(good, 1);
     return ends;
   } catch (err) {
-    throw new Error(`${String(err)}\nthe child ended ${ends} times; its last output:\n${child.output().slice(-4_000)}`, { cause: err });
+    throw new Error(
+      `${String(err)}\nthe child ended ${ends} times; its last output:\n${child.output().slice(-4_000)}`,
+      { cause: err },
+    );
   } finally {
     await child.close();
   }
 }
 
 describe('a record that crashes the process', () => {
-  it('is dead-lettered as "crashed the consumer" after the delivery limit, counted across restarts', async () => {
-    const drill = await startDrill({ stack, prefix: 'crash_loop', policy: { deadlineMs: 300_000, lateRetryWindowMs: 5_000, deliveryLimit: DELIVERY_LIMIT, retryBaseMs: 100, retryCapMs: 1_000 }, partitions: 1 });
-    const before = drill.nextEvents(20);
-    const crasher = { type: COUNTED_TYPE, key: 'k-crash', schemaId: drill.schemaId, payload: { key: 'k-crash', seq: 1, behaviour: 'crash' } };
-    const after = drill.nextEvents(20);
-    const ids = await produceCloudEvents(drill.producer, drill.registry, drill.topic, [...before, crasher, ...after]);
-    const crasherId = ids[before.length]!;
-    const good = ids.filter((id) => id !== crasherId);
+  it(
+    'is dead-lettered as "crashed the consumer" after the delivery limit, counted across restarts',
+    async () => {
+      const drill = await startDrill({
+        stack,
+        prefix: 'crash_loop',
+        policy: {
+          deadlineMs: 300_000,
+          lateRetryWindowMs: 5_000,
+          deliveryLimit: DELIVERY_LIMIT,
+          retryBaseMs: 100,
+          retryCapMs: 1_000,
+        },
+        partitions: 1,
+      });
+      const before = drill.nextEvents(20);
+      const crasher = {
+        type: COUNTED_TYPE,
+        key: 'k-crash',
+        schemaId: drill.schemaId,
+        payload: { key: 'k-crash', seq: 1, behaviour: 'crash' },
+      };
+      const after = drill.nextEvents(20);
+      const ids = await produceCloudEvents(drill.producer, drill.registry, drill.topic, [...before, crasher, ...after]);
+      const crasherId = ids[before.length]!;
+      const good = ids.filter((id) => id !== crasherId);
 
-    const exits = await runUntilDeadLettered(drill, childEnv(drill, stack), good, (child) => {
-      expect(child.process.exitCode).toBe(3); // the handler's exit, not a start failure
-    });
+      const exits = await runUntilDeadLettered(drill, childEnv(drill, stack), good, (child) => {
+        expect(child.process.exitCode).toBe(3); // the handler's exit, not a start failure
+      });
 
-    // One crash inside a group (the culprit unknown yet), then the limit's attempts alone.
-    expect(exits).toBe(DELIVERY_LIMIT + 1);
-    const [dead] = await drill.deadLetters();
-    expect(dead?.ceId).toBe(crasherId);
-    expect(dead?.reason).toBe('crashed the consumer');
-    expect(dead?.attempts).toBe(DELIVERY_LIMIT);
-    expect((await appliedRows(drill.pool, drill.name)).some((row) => row.event_id === crasherId)).toBe(false);
-    await drill.close();
-  }, TEST_TIMEOUT_MS);
+      // One crash inside a group (the culprit unknown yet), then the limit's attempts alone.
+      expect(exits).toBe(DELIVERY_LIMIT + 1);
+      const [dead] = await drill.deadLetters();
+      expect(dead?.ceId).toBe(crasherId);
+      expect(dead?.reason).toBe('crashed the consumer');
+      expect(dead?.attempts).toBe(DELIVERY_LIMIT);
+      expect((await appliedRows(drill.pool, drill.name)).some((row) => row.event_id === crasherId)).toBe(false);
+      await drill.close();
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  it('is dead-lettered as "crashed the consumer" when decoding it exhausts the heap', async () => {
-    const drill = await startDrill({ stack, prefix: 'crash_decode', policy: { deadlineMs: 300_000, lateRetryWindowMs: 5_000, deliveryLimit: DELIVERY_LIMIT, retryBaseMs: 100, retryCapMs: 1_000 }, partitions: 1 });
-    const bombSchemaId = await registerTestSchema(drill.registry, `${drill.name}.Bomb`, arrayBombSchema(drill.name));
-    const goodBefore = await produceCloudEvents(drill.producer, drill.registry, drill.topic, drill.nextEvents(10));
-    const bombId = randomUUID();
-    const headers = routerHeaders({ id: bombId, type: COUNTED_TYPE, key: 'k-bomb', time: new Date().toISOString() });
-    await produceRawMessages(drill.producer, drill.topic, [{ key: 'k-bomb', value: arrayBombValue(bombSchemaId), headers }]);
-    const goodAfter = await produceCloudEvents(drill.producer, drill.registry, drill.topic, drill.nextEvents(10));
+  it(
+    'is dead-lettered as "crashed the consumer" when decoding it exhausts the heap',
+    async () => {
+      const drill = await startDrill({
+        stack,
+        prefix: 'crash_decode',
+        policy: {
+          deadlineMs: 300_000,
+          lateRetryWindowMs: 5_000,
+          deliveryLimit: DELIVERY_LIMIT,
+          retryBaseMs: 100,
+          retryCapMs: 1_000,
+        },
+        partitions: 1,
+      });
+      const bombSchemaId = await registerTestSchema(drill.registry, `${drill.name}.Bomb`, arrayBombSchema(drill.name));
+      const goodBefore = await produceCloudEvents(drill.producer, drill.registry, drill.topic, drill.nextEvents(10));
+      const bombId = randomUUID();
+      const headers = routerHeaders({ id: bombId, type: COUNTED_TYPE, key: 'k-bomb', time: new Date().toISOString() });
+      await produceRawMessages(drill.producer, drill.topic, [
+        { key: 'k-bomb', value: arrayBombValue(bombSchemaId), headers },
+      ]);
+      const goodAfter = await produceCloudEvents(drill.producer, drill.registry, drill.topic, drill.nextEvents(10));
 
-    // A small heap, so the array fills it in a few seconds.
-    // The decode limits would refuse the bomb before it allocates: raised past it, so decoding itself crashes.
-    const env = childEnv(drill, stack, { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --max-old-space-size=96`.trim(), CONSUMER_MAX_COLLECTION_ITEMS: String(2 ** 32) });
-    const ends = await runUntilDeadLettered(drill, env, [...goodBefore, ...goodAfter], (child) => {
-      expect(child.output()).toMatch(/heap out of memory/i); // the decode's end, not a start failure
-    });
+      // A small heap, so the array fills it in a few seconds.
+      // The decode limits would refuse the bomb before it allocates: raised past it, so decoding itself crashes.
+      const env = childEnv(drill, stack, {
+        NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --max-old-space-size=96`.trim(),
+        CONSUMER_MAX_COLLECTION_ITEMS: String(2 ** 32),
+      });
+      const ends = await runUntilDeadLettered(drill, env, [...goodBefore, ...goodAfter], (child) => {
+        expect(child.output()).toMatch(/heap out of memory/i); // the decode's end, not a start failure
+      });
 
-    // One end inside a group (the culprit unknown yet), then the limit's attempts alone.
-    expect(ends).toBe(DELIVERY_LIMIT + 1);
-    const [dead] = await drill.deadLetters();
-    expect(dead?.ceId).toBe(bombId);
-    expect(dead?.reason).toBe('crashed the consumer');
-    expect(dead?.attempts).toBe(DELIVERY_LIMIT);
-    await drill.close();
-  }, TEST_TIMEOUT_MS);
+      // One end inside a group (the culprit unknown yet), then the limit's attempts alone.
+      expect(ends).toBe(DELIVERY_LIMIT + 1);
+      const [dead] = await drill.deadLetters();
+      expect(dead?.ceId).toBe(bombId);
+      expect(dead?.reason).toBe('crashed the consumer');
+      expect(dead?.attempts).toBe(DELIVERY_LIMIT);
+      await drill.close();
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  it('is not what a process killed while an infrastructure failure holds the partition leaves behind: the good record is applied, not dead-lettered', async () => {
-    const drill = await startDrill({ stack, prefix: 'crash_held', policy: { deadlineMs: 300_000, lateRetryWindowMs: 5_000, deliveryLimit: DELIVERY_LIMIT, retryBaseMs: 100, retryCapMs: 1_000 }, partitions: 1 });
-    const good = await produceCloudEvents(drill.producer, drill.registry, drill.topic, drill.nextEvents(5));
-    // The registry's origin answers 404 on every ccompat path: not the record's fault, so the partition is held.
-    const away = childEnv(drill, stack, { SCHEMA_REGISTRY_URL: new URL(stack.registryUrl).origin });
-    // One kill more than the delivery limit allows: each during a hold, none during an attempt that the record could be blamed for.
-    for (let kill = 0; kill < DELIVERY_LIMIT; kill += 1) {
-      const child = startChildProgram(PROGRAM, away);
+  it(
+    'is not what a process killed while an infrastructure failure holds the partition leaves behind: the good record is applied, not dead-lettered',
+    async () => {
+      const drill = await startDrill({
+        stack,
+        prefix: 'crash_held',
+        policy: {
+          deadlineMs: 300_000,
+          lateRetryWindowMs: 5_000,
+          deliveryLimit: DELIVERY_LIMIT,
+          retryBaseMs: 100,
+          retryCapMs: 1_000,
+        },
+        partitions: 1,
+      });
+      const good = await produceCloudEvents(drill.producer, drill.registry, drill.topic, drill.nextEvents(5));
+      // The registry's origin answers 404 on every ccompat path: not the record's fault, so the partition is held.
+      const away = childEnv(drill, stack, { SCHEMA_REGISTRY_URL: new URL(stack.registryUrl).origin });
+      // One kill more than the delivery limit allows: each during a hold, none during an attempt that the record could be blamed for.
+      for (let kill = 0; kill < DELIVERY_LIMIT; kill += 1) {
+        const child = startChildProgram(PROGRAM, away);
+        try {
+          await waitFor(() => child.output().includes('the infrastructure failed; retrying'), {
+            timeoutMs: 60_000,
+            intervalMs: 100,
+            description: `the held partition's retry (kill ${kill + 1})`,
+          });
+          await child.killHard();
+        } catch (err) {
+          throw new Error(`${String(err)}\nchild output:\n${child.output().slice(-4_000)}`, { cause: err });
+        } finally {
+          await child.close();
+        }
+      }
+      const child = startChildProgram(PROGRAM, childEnv(drill, stack));
       try {
-        await waitFor(() => child.output().includes('the infrastructure failed; retrying'), { timeoutMs: 60_000, intervalMs: 100, description: `the held partition's retry (kill ${kill + 1})` });
-        await child.killHard();
+        await drill.expectAllAppliedOnce(good);
       } catch (err) {
         throw new Error(`${String(err)}\nchild output:\n${child.output().slice(-4_000)}`, { cause: err });
       } finally {
         await child.close();
       }
-    }
-    const child = startChildProgram(PROGRAM, childEnv(drill, stack));
-    try {
-      await drill.expectAllAppliedOnce(good);
-    } catch (err) {
-      throw new Error(`${String(err)}\nchild output:\n${child.output().slice(-4_000)}`, { cause: err });
-    } finally {
-      await child.close();
-    }
-    expect(await drill.deadLetters()).toEqual([]);
-    await drill.close();
-  }, TEST_TIMEOUT_MS);
+      expect(await drill.deadLetters()).toEqual([]);
+      await drill.close();
+    },
+    TEST_TIMEOUT_MS,
+  );
 });

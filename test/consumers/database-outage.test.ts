@@ -25,7 +25,10 @@ afterAll(() => postgres.stop());
 describe('the consumer database goes away', () => {
   it('restarted under load: held and retried, every event applied once in key order, nothing dead-lettered', async () => {
     const drill = await startDrill({
-      stack, prefix: 'outage_restart', adminUrl: postgres.adminUrl, counted: { whenLate: 'dead-letter' },
+      stack,
+      prefix: 'outage_restart',
+      adminUrl: postgres.adminUrl,
+      counted: { whenLate: 'dead-letter' },
       policy: { deadlineMs: 300_000, lateRetryWindowMs: 5_000, deliveryLimit: 3, retryBaseMs: 100, retryCapMs: 2_000 },
     });
     await runFaultDrill(drill, {
@@ -40,39 +43,62 @@ describe('the consumer database goes away', () => {
 
   it('dead-letters an event type whose policy says so with "deadline exceeded" past the deadline, and a redrive applies them exactly once', async () => {
     const drill = await startDrill({
-      stack, prefix: 'outage_long', adminUrl: postgres.adminUrl, counted: { whenLate: 'dead-letter' },
+      stack,
+      prefix: 'outage_long',
+      adminUrl: postgres.adminUrl,
+      counted: { whenLate: 'dead-letter' },
       policy: { deadlineMs: 5_000, lateRetryWindowMs: 1_000, deliveryLimit: 3, retryBaseMs: 200, retryCapMs: 1_000 },
     });
     let duplicates = 0;
     drill.events.on('duplicate', ({ count }) => (duplicates += count));
     await drill.startConsumer();
     const warm = await drill.load(drill.nextEvents(1), 0);
-    await waitFor(async () => (await appliedRows(drill.pool, drill.name)).length === 1, { timeoutMs: 30_000, description: 'the first event applied' });
+    await waitFor(async () => (await appliedRows(drill.pool, drill.name)).length === 1, {
+      timeoutMs: 30_000,
+      description: 'the first event applied',
+    });
     await postgres.stop();
     const ids = await drill.load(drill.nextEvents(12), 0);
-    const dead = await waitFor(async () => {
-      const found = await drill.deadLetters();
-      return found.length === 12 && found;
-    }, { timeoutMs: 60_000, description: '12 dead letters' });
+    const dead = await waitFor(
+      async () => {
+        const found = await drill.deadLetters();
+        return found.length === 12 && found;
+      },
+      { timeoutMs: 60_000, description: '12 dead letters' },
+    );
     expect(new Set(dead.map((d) => d.reason))).toEqual(new Set(['deadline exceeded']));
     expect(new Set(dead.map((d) => d.ceId))).toEqual(new Set(ids));
     await postgres.start();
 
     const dlq = deadLetterTopicFor(drill.topic);
-    const options = { kafka: drill.kafka, pool: drill.pool, logger: testLogger('redrive'), deadLetterTopic: dlq, selection: { reasons: ['deadline exceeded'] }, ratePerSecond: 200, redrivenBy: 'test' };
+    const options = {
+      kafka: drill.kafka,
+      pool: drill.pool,
+      logger: testLogger('redrive'),
+      deadLetterTopic: dlq,
+      selection: { reasons: ['deadline exceeded'] },
+      ratePerSecond: 200,
+      redrivenBy: 'test',
+    };
     const dryRun = await redrive({ ...options, apply: false });
     expect(dryRun.redriven).toHaveLength(12);
     expect(await appliedRows(drill.pool, drill.name)).toHaveLength(1);
     const applied = await redrive({ ...options, apply: true });
     expect(applied.redriven).toHaveLength(12);
-    await waitFor(async () => (await appliedRows(drill.pool, drill.name)).length === 13, { timeoutMs: 60_000, description: 'the 12 redriven events applied' });
+    await waitFor(async () => (await appliedRows(drill.pool, drill.name)).length === 13, {
+      timeoutMs: 60_000,
+      description: 'the 12 redriven events applied',
+    });
 
     const second = await redrive({ ...options, apply: true });
     expect(second.redriven).toHaveLength(0);
     expect(second.skipped).toHaveLength(12);
     const forced = await redrive({ ...options, apply: true, again: true });
     expect(forced.redriven).toHaveLength(12);
-    await waitFor(() => duplicates >= 12, { timeoutMs: 60_000, description: 'the events redriven again skipped as duplicates' });
+    await waitFor(() => duplicates >= 12, {
+      timeoutMs: 60_000,
+      description: 'the events redriven again skipped as duplicates',
+    });
     const rows = await appliedRows(drill.pool, drill.name);
     expect(new Set(rows.map((r) => r.event_id))).toEqual(new Set([...warm, ...ids]));
     assertKeyOrder(rows);

@@ -23,7 +23,14 @@ import { requireStack, uniqueName } from '../support/stack.js';
 import { catalogueEvent, catalogueSchemaIds } from './helpers/catalogue-events.js';
 import { createRoleDatabase, serveFailureSeries } from './helpers/drill.js';
 import { type ReceivedMail, type SmtpSink, startSmtpSink } from './helpers/smtp-sink.js';
-import { connectedProducer, createTopics, startTrackedConsumer, testKafka, testLogger, testRegistry } from './helpers/stack-fixture.js';
+import {
+  connectedProducer,
+  createTopics,
+  startTrackedConsumer,
+  testKafka,
+  testLogger,
+  testRegistry,
+} from './helpers/stack-fixture.js';
 
 const stack = requireStack();
 installLeakGuard();
@@ -33,8 +40,15 @@ const CLAIM_ABANDONED_AFTER_MS = 600_000;
 
 function order(label: string): OrderConfirmed {
   return {
-    order_id: randomUUID(), show_id: 'show-1', hold_id: randomUUID(), buyer_id: `buyer-${label}`, buyer_email: `${label}@example.com`,
-    seat_ids: [`s-${label}`], total_cents: 4500, currency: 'EUR', confirmed_at: Date.now(),
+    order_id: randomUUID(),
+    show_id: 'show-1',
+    hold_id: randomUUID(),
+    buyer_id: `buyer-${label}`,
+    buyer_email: `${label}@example.com`,
+    seat_ids: [`s-${label}`],
+    total_cents: 4500,
+    currency: 'EUR',
+    confirmed_at: Date.now(),
   };
 }
 
@@ -45,7 +59,12 @@ async function emailDrill(prefix: string) {
   const registry = testRegistry(stack);
   await createTopics(kafka, [topic], 3);
   const db = await createRoleDatabase(stack.postgresAdminUrl, prefix);
-  const pool: Pool = createPool({ connectionString: db.roleUrl, applicationName: name, logger: testLogger('pool'), max: 5 });
+  const pool: Pool = createPool({
+    connectionString: db.roleUrl,
+    applicationName: name,
+    logger: testLogger('pool'),
+    max: 5,
+  });
   const closePool = track(`email drill database ${db.name}`, async () => {
     await pool.end();
     await db.drop();
@@ -55,21 +74,47 @@ async function emailDrill(prefix: string) {
   const received: ReceivedMail[] = [];
   let smtp: SmtpSink = await startSmtpSink({ received });
   const port = smtp.port;
-  const transport = createSmtpTransport({ smtpHost: '127.0.0.1', smtpPort: port, smtpSecure: false, smtpUser: '', smtpPassword: '', smtpTimeoutMs: 2_000, mailFrom: 'tickets@stagefront.example', sendConcurrency: 4 });
+  const transport = createSmtpTransport({
+    smtpHost: '127.0.0.1',
+    smtpPort: port,
+    smtpSecure: false,
+    smtpUser: '',
+    smtpPassword: '',
+    smtpTimeoutMs: 2_000,
+    mailFrom: 'tickets@stagefront.example',
+    sendConcurrency: 4,
+  });
   const closeTransport = track('smtp transport', () => transport.close());
   const { producer, close: closeProducer } = await connectedProducer(kafka);
   const events = new RuntimeEvents();
   const series = await serveFailureSeries(name, events);
   const consumer = await startTrackedConsumer({
-    definition: confirmationEmailConsumer(name, name, transport, 'tickets@stagefront.example', CLAIM_ABANDONED_AFTER_MS, 4),
-    kafka, groupId: name, registry, pool, logger: testLogger(name), events,
+    definition: confirmationEmailConsumer(
+      name,
+      name,
+      transport,
+      'tickets@stagefront.example',
+      CLAIM_ABANDONED_AFTER_MS,
+      4,
+    ),
+    kafka,
+    groupId: name,
+    registry,
+    pool,
+    logger: testLogger(name),
+    events,
     policy: { deadlineMs: 1_800_000, lateRetryWindowMs: 5_000, deliveryLimit: 3, retryBaseMs: 100, retryCapMs: 2_000 },
   });
   await waitFor(() => consumer.isReady(), { timeoutMs: 60_000, description: 'the email consumer joined' });
   let sent = 0;
   return {
-    db, pool, events, series, received,
-    orders: (count: number): CloudEventRecord[] => Array.from({ length: count }, () => catalogueEvent(ids, 'orderConfirmed', order(`o${(sent += 1)}`))),
+    db,
+    pool,
+    events,
+    series,
+    received,
+    orders: (count: number): CloudEventRecord[] =>
+      Array.from({ length: count }, () => catalogueEvent(ids, 'orderConfirmed', order(`o${(sent += 1)}`))),
     send: (records: CloudEventRecord[]) => produceCloudEvents(producer, registry, topic, records),
     smtpDown: () => smtp.close(),
     smtpUp: async () => {
@@ -77,8 +122,14 @@ async function emailDrill(prefix: string) {
     },
     /** One email per id, never two; every claim stamped; no dead letter. */
     expectOneEmailEach: async (eventIds: readonly string[]) => {
-      await waitFor(() => received.length >= eventIds.length, { timeoutMs: 120_000, description: `${eventIds.length} emails` });
-      await waitFor(async () => (await pool.query(`select 1 from inbox where status <> 'sent'`)).rowCount === 0, { timeoutMs: 30_000, description: 'every claim stamped' });
+      await waitFor(() => received.length >= eventIds.length, {
+        timeoutMs: 120_000,
+        description: `${eventIds.length} emails`,
+      });
+      await waitFor(async () => (await pool.query(`select 1 from inbox where status <> 'sent'`)).rowCount === 0, {
+        timeoutMs: 30_000,
+        description: 'every claim stamped',
+      });
       expect(received.map((m) => m.messageId).sort()).toEqual(eventIds.map(messageIdFor).sort());
       expect(await readDeadLetters(kafka, deadLetterTopicFor(topic))).toEqual([]);
     },
@@ -90,24 +141,31 @@ async function emailDrill(prefix: string) {
 }
 
 describe('the confirmation email when its infrastructure fails', () => {
-  it('the SMTP server away for 60 s under load: held and retried, one email per order, nothing dead-lettered', { timeout: 240_000 }, async () => {
-    const drill = await emailDrill('email_smtp_down');
-    const before = await drill.send(drill.orders(10));
-    await waitFor(() => drill.received.length === 10, { timeoutMs: 60_000, description: 'the first ten emails' });
-    await drill.smtpDown();
-    const during: string[] = [];
-    const downUntil = Date.now() + 60_000;
-    while (Date.now() < downUntil) {
-      // Open loop: a few orders every two seconds while the server is away.
-      during.push(...(await drill.send(drill.orders(3))));
-      await sleep(2_000);
-    }
-    expect(await drill.series.failingCodes()).toContain('smtp_unavailable');
-    await drill.smtpUp();
-    await drill.expectOneEmailEach([...before, ...during]);
-    await waitFor(async () => (await drill.series.failingCodes()).length === 0, { timeoutMs: 30_000, description: 'the failure series resolved' });
-    await drill.close();
-  });
+  it(
+    'the SMTP server away for 60 s under load: held and retried, one email per order, nothing dead-lettered',
+    { timeout: 240_000 },
+    async () => {
+      const drill = await emailDrill('email_smtp_down');
+      const before = await drill.send(drill.orders(10));
+      await waitFor(() => drill.received.length === 10, { timeoutMs: 60_000, description: 'the first ten emails' });
+      await drill.smtpDown();
+      const during: string[] = [];
+      const downUntil = Date.now() + 60_000;
+      while (Date.now() < downUntil) {
+        // Open loop: a few orders every two seconds while the server is away.
+        during.push(...(await drill.send(drill.orders(3))));
+        await sleep(2_000);
+      }
+      expect(await drill.series.failingCodes()).toContain('smtp_unavailable');
+      await drill.smtpUp();
+      await drill.expectOneEmailEach([...before, ...during]);
+      await waitFor(async () => (await drill.series.failingCodes()).length === 0, {
+        timeoutMs: 30_000,
+        description: 'the failure series resolved',
+      });
+      await drill.close();
+    },
+  );
 
   it('"sent" stamps that fail after the send: stamped by a retry at once, never sent twice', async () => {
     const drill = await emailDrill('email_stamp');
@@ -127,11 +185,17 @@ describe('the confirmation email when its infrastructure fails', () => {
     let retries = 0;
     drill.events.on('retry', () => (retries += 1));
     const ids = await drill.send(drill.orders(6));
-    await waitFor(() => drill.received.length === 6 && retries >= 2, { timeoutMs: 60_000, description: 'six emails sent and their stamps failing' });
+    await waitFor(() => drill.received.length === 6 && retries >= 2, {
+      timeoutMs: 60_000,
+      description: 'six emails sent and their stamps failing',
+    });
     expect(await drill.series.failingCodes()).toContain('53100');
     await drill.db.admin('delete from refuse_stamps');
     await drill.expectOneEmailEach(ids);
-    await waitFor(async () => (await drill.series.failingCodes()).length === 0, { timeoutMs: 30_000, description: 'the failure series resolved' });
+    await waitFor(async () => (await drill.series.failingCodes()).length === 0, {
+      timeoutMs: 30_000,
+      description: 'the failure series resolved',
+    });
     await drill.close();
   });
 });

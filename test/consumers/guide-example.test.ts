@@ -25,7 +25,10 @@ const QUOTED_FILE = /<!-- file: (\S+) -->\n```\w*\n([\s\S]*?)```\n/g;
 
 async function filesUnder(folder: string): Promise<string[]> {
   const entries = await readdir(folder, { withFileTypes: true, recursive: true });
-  return entries.filter((entry) => entry.isFile()).map((entry) => relative('.', join(entry.parentPath, entry.name))).sort();
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative('.', join(entry.parentPath, entry.name)))
+    .sort();
 }
 
 describe('the guide quotes its example whole', () => {
@@ -34,14 +37,19 @@ describe('the guide quotes its example whole', () => {
     const quoted = new Map([...guide.matchAll(QUOTED_FILE)].map((match) => [match[1] ?? '', match[2] ?? '']));
     const files = await filesUnder(EXAMPLE);
     expect([...quoted.keys()].filter((path) => path.startsWith(EXAMPLE)).sort()).toEqual(files);
-    for (const path of files) expect(quoted.get(path), `${GUIDE}'s copy of ${path} (copy the file into the guide again)`).toBe(await readFile(path, 'utf8'));
+    for (const path of files)
+      expect(quoted.get(path), `${GUIDE}'s copy of ${path} (copy the file into the guide again)`).toBe(
+        await readFile(path, 'utf8'),
+      );
   });
 
   it('the example type-checks on its own (what it imports from the runtime included)', async () => {
     const config = `tsconfig.guide-example-${process.pid}.json`;
     await writeFile(config, JSON.stringify({ extends: './tsconfig.json', include: [EXAMPLE] }));
     try {
-      const child = spawn(process.execPath, ['node_modules/typescript/bin/tsc', '--noEmit', '-p', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, ['node_modules/typescript/bin/tsc', '--noEmit', '-p', config], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let output = '';
       child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
       child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -66,45 +74,78 @@ describe('the guide example runs against the stack', () => {
     const first = await service.hold({ showId: show, seatIds: [seat(1, 1), seat(1, 2)], buyerId: 'b1' });
     const second = await service.hold({ showId: show, seatIds: [seat(2, 1)], buyerId: 'b2' });
     const third = await service.hold({ showId: show, seatIds: [seat(2, 2), seat(2, 3)], buyerId: 'b3' });
-    if (first.status !== 'held' || second.status !== 'held' || third.status !== 'held') throw new Error('expected three holds');
+    if (first.status !== 'held' || second.status !== 'held' || third.status !== 'held')
+      throw new Error('expected three holds');
     expect((await service.confirm({ holdId: first.holdId, buyerEmail: 'b1@example.test' })).status).toBe('confirmed');
     expect((await service.release(second.holdId)).status).toBe('released');
     expect((await service.confirm({ holdId: third.holdId, buyerEmail: 'b3@example.test' })).status).toBe('confirmed');
-    const outbox = await createPool({ connectionString: adminUrl, applicationName: 'guide-example', logger: testLogger('pool'), max: 1 });
+    const outbox = await createPool({
+      connectionString: adminUrl,
+      applicationName: 'guide-example',
+      logger: testLogger('pool'),
+      max: 1,
+    });
     const closeOutbox = track('outbox pool', () => outbox.end());
-    const seatEvents = (await outbox.query<{ type: string; n: number }>(`select type, count(*)::int as n from outbox where aggregatetype = 'seat' group by type`)).rows;
+    const seatEvents = (
+      await outbox.query<{ type: string; n: number }>(
+        `select type, count(*)::int as n from outbox where aggregatetype = 'seat' group by type`,
+      )
+    ).rows;
     await closeOutbox();
     const published = Object.fromEntries(seatEvents.map((row) => [row.type, row.n]));
-    expect(published).toEqual({ 'com.stagefront.seat.held': 5, 'com.stagefront.seat.released': 1, 'com.stagefront.seat.sold': 4 });
+    expect(published).toEqual({
+      'com.stagefront.seat.held': 5,
+      'com.stagefront.seat.released': 1,
+      'com.stagefront.seat.sold': 4,
+    });
 
     const database = await createTestDatabase('seatwatch');
-    const pool = createPool({ connectionString: database.url, applicationName: 'guide-example', logger: testLogger('pool'), max: 2 });
+    const pool = createPool({
+      connectionString: database.url,
+      applicationName: 'guide-example',
+      logger: testLogger('pool'),
+      max: 2,
+    });
     const closeDatabase = track(`database ${database.name}`, async () => {
       await pool.end();
       await database.drop();
     });
     const group = uniqueName('seat-watch');
     const env = {
-      CONSUMER_DATABASE_URL: database.url, KAFKA_BROKERS: stack.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: stack.registryUrl,
-      TOPIC_PREFIX: connector.topicPrefix, CONSUMER_GROUP_ID: group, METRICS_PORT: '0', LOG_LEVEL: 'info',
+      CONSUMER_DATABASE_URL: database.url,
+      KAFKA_BROKERS: stack.kafkaBrokers.join(','),
+      SCHEMA_REGISTRY_URL: stack.registryUrl,
+      TOPIC_PREFIX: connector.topicPrefix,
+      CONSUMER_GROUP_ID: group,
+      METRICS_PORT: '0',
+      LOG_LEVEL: 'info',
     };
-    const activity = async () => (await pool.query(`select show_id, section, held::int, hold_ended::int, sold::int from seat_watch.show_activity`)).rows;
+    const activity = async () =>
+      (await pool.query(`select show_id, section, held::int, hold_ended::int, sold::int from seat_watch.show_activity`))
+        .rows;
     const expected = [{ show_id: show, section: 'A', held: 5, hold_ended: 1, sold: 4 }];
 
     const run = async (description: string, done: (metrics: string) => boolean): Promise<string> => {
       const child = startChildProgram(`${EXAMPLE}/main.ts`, env);
       try {
-        const url = await waitFor(() => /"metrics":"(http:\/\/[^"]+)"/.exec(child.output())?.[1], { timeoutMs: 60_000, description: 'seat watch to log its metrics URL' });
-        return await waitFor(async () => {
-          const metrics = await scrapeMetrics(url);
-          return done(metrics) && metrics;
-        }, { timeoutMs: 60_000, description });
+        const url = await waitFor(() => /"metrics":"(http:\/\/[^"]+)"/.exec(child.output())?.[1], {
+          timeoutMs: 60_000,
+          description: 'seat watch to log its metrics URL',
+        });
+        return await waitFor(
+          async () => {
+            const metrics = await scrapeMetrics(url);
+            return done(metrics) && metrics;
+          },
+          { timeoutMs: 60_000, description },
+        );
       } finally {
         await child.close();
       }
     };
     const processed = (metrics: string) => metricValue(metrics, 'consumer_events_processed_total', { consumer: group });
-    const duplicates = (metrics: string) => metricValue(metrics, 'consumer_duplicates_skipped_total', { consumer: group });
+    const duplicates = (metrics: string) =>
+      metricValue(metrics, 'consumer_duplicates_skipped_total', { consumer: group });
 
     const firstRun = await run('all 10 seat events counted', (metrics) => processed(metrics) === 10);
     expect(duplicates(firstRun)).toBe(0);
@@ -115,7 +156,10 @@ describe('the guide example runs against the stack', () => {
     const admin = testKafka(stack, group).admin();
     await admin.connect();
     await admin.resetOffsets({ groupId: group, topic: topics.seat, earliest: true }).finally(() => admin.disconnect());
-    const secondRun = await run('all 10 seat events delivered again and skipped', (metrics) => duplicates(metrics) === 10);
+    const secondRun = await run(
+      'all 10 seat events delivered again and skipped',
+      (metrics) => duplicates(metrics) === 10,
+    );
     expect(processed(secondRun)).toBe(0);
     expect(await activity()).toEqual(expected);
     await closeDatabase();

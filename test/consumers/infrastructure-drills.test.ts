@@ -16,8 +16,19 @@ const stack = requireStack();
 installLeakGuard();
 
 const HOLD_MS = 30_000;
-const POLICY: DeliveryPolicy = { deadlineMs: 300_000, lateRetryWindowMs: 5_000, deliveryLimit: 3, retryBaseMs: 100, retryCapMs: 2_000 };
-const drillOptions = (prefix: string) => ({ stack, prefix, policy: POLICY, counted: { whenLate: 'dead-letter' as const } });
+const POLICY: DeliveryPolicy = {
+  deadlineMs: 300_000,
+  lateRetryWindowMs: 5_000,
+  deliveryLimit: 3,
+  retryBaseMs: 100,
+  retryCapMs: 2_000,
+};
+const drillOptions = (prefix: string) => ({
+  stack,
+  prefix,
+  policy: POLICY,
+  counted: { whenLate: 'dead-letter' as const },
+});
 
 describe('the consumer database misbehaves without going away', () => {
   it('read-only for 30 s (default_transaction_read_only, as on a standby): held and retried, nothing dead-lettered', async () => {
@@ -59,7 +70,9 @@ describe('the consumer database misbehaves without going away', () => {
     const drill = await startDrill(drillOptions('drill_timeout'));
     const role = `"${drill.db.role}"`;
     // A lock held elsewhere makes each batch's write wait; the role's statement_timeout cancels it.
-    const lockClient = new pg.Client({ connectionString: stack.postgresAdminUrl.replace(/\/[^/]*$/, `/${drill.db.name}`) });
+    const lockClient = new pg.Client({
+      connectionString: stack.postgresAdminUrl.replace(/\/[^/]*$/, `/${drill.db.name}`),
+    });
     await runFaultDrill(drill, {
       expectedCode: /^57014$/,
       holdMs: HOLD_MS,

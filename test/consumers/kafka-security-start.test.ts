@@ -37,9 +37,15 @@ const PROGRAMS: [string, string, string[]][] = [
 
 describe.concurrent('a program told sasl_ssl without a user', () => {
   it.each(PROGRAMS)('%s stops at start naming KAFKA_SASL_USERNAME', async (program, entry, args) => {
-    const { code, output } = await runChildProgram(join(projectRoot, entry), { ...NOWHERE, KAFKA_SECURITY_PROTOCOL: 'sasl_ssl', KAFKA_SASL_PASSWORD: PASSWORD }, args);
+    const { code, output } = await runChildProgram(
+      join(projectRoot, entry),
+      { ...NOWHERE, KAFKA_SECURITY_PROTOCOL: 'sasl_ssl', KAFKA_SASL_PASSWORD: PASSWORD },
+      args,
+    );
     expect(output).toContain(`${program}: bad configuration`);
-    expect(output).toContain('KAFKA_SECURITY_PROTOCOL is sasl_ssl but KAFKA_SASL_USERNAME is not set: set it to this program\'s Kafka user.');
+    expect(output).toContain(
+      "KAFKA_SECURITY_PROTOCOL is sasl_ssl but KAFKA_SASL_USERNAME is not set: set it to this program's Kafka user.",
+    );
     expect(output).not.toContain(PASSWORD);
     expect(code, output).toBe(2);
   });

@@ -8,8 +8,24 @@ import { cloudEventMessage, registerTestSchema, routerHeaders } from '../support
 import { installLeakGuard } from '../support/leak-guard.js';
 import { requireStack, uniqueName } from '../support/stack.js';
 import { runChildProgram } from './helpers/child-consumer.js';
-import { COUNTED_TYPE, appliedRows, assertKeyOrder, countedConsumer, countedSchemaV1, createAppliedEventsTable } from './helpers/counted-events.js';
-import { FAST_POLICY, connectedProducer, consumerDatabase, createTopics, startTrackedConsumer, testKafka, testLogger, testRegistry } from './helpers/stack-fixture.js';
+import {
+  COUNTED_TYPE,
+  appliedRows,
+  assertKeyOrder,
+  countedConsumer,
+  countedSchemaV1,
+  createAppliedEventsTable,
+} from './helpers/counted-events.js';
+import {
+  FAST_POLICY,
+  connectedProducer,
+  consumerDatabase,
+  createTopics,
+  startTrackedConsumer,
+  testKafka,
+  testLogger,
+  testRegistry,
+} from './helpers/stack-fixture.js';
 
 const stack = requireStack();
 installLeakGuard();
@@ -36,23 +52,52 @@ describe('poison records', () => {
 
     const poison: Record<string, Message> = {
       'not a cloudevent': { key: 'k0', value: validBytes, headers: { 'content-type': 'application/avro' } },
-      undecodable: { key: 'k0', value: Buffer.concat([wireHeader, Buffer.from([0xff, 0xff, 0xff])]), headers: headersFor('k0', '00000000-0000-4000-8000-000000000001') },
-      'unknown schema': { key: 'k0', value: Buffer.from([0, 0x7f, 0xff, 0xff, 0x00, 2, 0x61]), headers: headersFor('k0', '00000000-0000-4000-8000-000000000002') },
+      undecodable: {
+        key: 'k0',
+        value: Buffer.concat([wireHeader, Buffer.from([0xff, 0xff, 0xff])]),
+        headers: headersFor('k0', '00000000-0000-4000-8000-000000000001'),
+      },
+      'unknown schema': {
+        key: 'k0',
+        value: Buffer.from([0, 0x7f, 0xff, 0xff, 0x00, 2, 0x61]),
+        headers: headersFor('k0', '00000000-0000-4000-8000-000000000002'),
+      },
       'invalid payload': await good('k0', -1),
       'data error': await good('k0', 50, 'fail'),
     };
     const partition0: Message[] = [await good('k0', 0)];
-    for (const [index, message] of Object.values(poison).entries()) partition0.push(message, await good('k0', index + 1));
+    for (const [index, message] of Object.values(poison).entries())
+      partition0.push(message, await good('k0', index + 1));
     partition0.push(await good('k0', 6, 'transient-once'), await good('k0', 7));
     const partition1 = await Promise.all([0, 1, 2, 3, 4, 5].map((seq) => good('k1', seq)));
-    await producer.send({ topic, messages: [...partition0.map((m) => ({ ...m, partition: 0 })), ...partition1.map((m) => ({ ...m, partition: 1 }))] });
+    await producer.send({
+      topic,
+      messages: [
+        ...partition0.map((m) => ({ ...m, partition: 0 })),
+        ...partition1.map((m) => ({ ...m, partition: 1 })),
+      ],
+    });
 
-    const consumer = await startTrackedConsumer({ definition: countedConsumer(name, [topic]), kafka, groupId: name, registry, pool: db.pool, logger: testLogger(name), policy: FAST_POLICY });
-    await waitFor(async () => (await appliedRows(db.pool, name)).length === 8 + 6, { timeoutMs: 60_000, description: 'every good record applied' });
-    const deadLetters = await waitFor(async () => {
-      const found = await readDeadLetters(kafka, deadLetterTopicFor(topic));
-      return found.length === 5 && found;
-    }, { timeoutMs: 30_000, description: 'five dead letters' });
+    const consumer = await startTrackedConsumer({
+      definition: countedConsumer(name, [topic]),
+      kafka,
+      groupId: name,
+      registry,
+      pool: db.pool,
+      logger: testLogger(name),
+      policy: FAST_POLICY,
+    });
+    await waitFor(async () => (await appliedRows(db.pool, name)).length === 8 + 6, {
+      timeoutMs: 60_000,
+      description: 'every good record applied',
+    });
+    const deadLetters = await waitFor(
+      async () => {
+        const found = await readDeadLetters(kafka, deadLetterTopicFor(topic));
+        return found.length === 5 && found;
+      },
+      { timeoutMs: 30_000, description: 'five dead letters' },
+    );
     await consumer.close();
 
     const rows = await appliedRows(db.pool, name);
@@ -68,14 +113,25 @@ describe('poison records', () => {
       expect(dead.sourceTopic).toBe(topic);
       expect(dead.sourcePartition).toBe(0);
       expect(dead.headers.dlq_consumer?.toString()).toBe(name);
-      expect(Date.parse(String(dead.headers.dlq_first_failure_at))).toBeLessThanOrEqual(Date.parse(String(dead.headers.dlq_dead_lettered_at)));
-      for (const [header, value] of Object.entries(original.headers ?? {})) expect(dead.headers[header]?.toString()).toBe(String(value));
+      expect(Date.parse(String(dead.headers.dlq_first_failure_at))).toBeLessThanOrEqual(
+        Date.parse(String(dead.headers.dlq_dead_lettered_at)),
+      );
+      for (const [header, value] of Object.entries(original.headers ?? {}))
+        expect(dead.headers[header]?.toString()).toBe(String(value));
     }
     expect(Number(deadLetters[1]!.sourceOffset)).toBe(3);
 
     const listing = await listDeadLetters(kafka, deadLetterTopicFor(topic));
-    expect(listing.byReason.map((group) => [group.reason, group.count])).toEqual(Object.keys(poison).sort().map((reason) => [reason, 1]));
-    const cli = await runChildProgram('consumers/redrive/cli.ts', { KAFKA_BROKERS: stack.kafkaBrokers.join(','), LOG_LEVEL: 'warn' }, ['list', deadLetterTopicFor(topic)]);
+    expect(listing.byReason.map((group) => [group.reason, group.count])).toEqual(
+      Object.keys(poison)
+        .sort()
+        .map((reason) => [reason, 1]),
+    );
+    const cli = await runChildProgram(
+      'consumers/redrive/cli.ts',
+      { KAFKA_BROKERS: stack.kafkaBrokers.join(','), LOG_LEVEL: 'warn' },
+      ['list', deadLetterTopicFor(topic)],
+    );
     expect(cli.code).toBe(0);
     for (const reason of Object.keys(poison)) expect(cli.output).toContain(`  ${reason}: 1 (from ${topic};`);
     await Promise.all([db.close(), closeProducer()]);

@@ -16,16 +16,28 @@ installLeakGuard();
 
 describe('a member joins and leaves the group mid-batch', () => {
   it('applies every event exactly once, in key order, with nothing dead-lettered', async () => {
-    const drill = await startDrill({ stack, prefix: 'rebalance', policy: { deadlineMs: 300_000, lateRetryWindowMs: 5_000, deliveryLimit: 3, retryBaseMs: 100, retryCapMs: 1_000 }, counted: { whenLate: 'dead-letter' }, partitions: 6 });
+    const drill = await startDrill({
+      stack,
+      prefix: 'rebalance',
+      policy: { deadlineMs: 300_000, lateRetryWindowMs: 5_000, deliveryLimit: 3, retryBaseMs: 100, retryCapMs: 1_000 },
+      counted: { whenLate: 'dead-letter' },
+      partitions: 6,
+    });
     let groupJoins = 0;
     drill.events.on('groupJoined', () => (groupJoins += 1));
     await drill.startConsumer();
     // 50 ms per event: a partition's batch takes a second or more, so each rebalance lands inside one.
     const load = drill.load(drill.nextEvents(400, { behaviour: 'slow' }), 16_000);
-    await waitFor(async () => (await appliedRows(drill.pool, drill.name)).length >= 40, { timeoutMs: 60_000, description: 'the first member busy' });
+    await waitFor(async () => (await appliedRows(drill.pool, drill.name)).length >= 40, {
+      timeoutMs: 60_000,
+      description: 'the first member busy',
+    });
     const second = await drill.startConsumer();
     const appliedAtJoin = (await appliedRows(drill.pool, drill.name)).length;
-    await waitFor(async () => (await appliedRows(drill.pool, drill.name)).length >= appliedAtJoin + 60, { timeoutMs: 60_000, description: 'both members applying' });
+    await waitFor(async () => (await appliedRows(drill.pool, drill.name)).length >= appliedAtJoin + 60, {
+      timeoutMs: 60_000,
+      description: 'both members applying',
+    });
     await second.close();
     const ids = await load;
     await drill.expectAllAppliedOnce(ids);

@@ -26,24 +26,32 @@ describe('redrive list', () => {
     await producer.send({
       topic,
       acks: -1,
-      messages: [{
-        key: 'k0',
-        value: Buffer.from([0, 0, 0, 0, 1]),
-        headers: {
-          ce_id: '\u001b]0;owned\u0007\u009b2J',
-          dlq_reason: 'data error\u001b[2J\u001b[H',
-          dlq_source_topic: `${name}.seat\r\u001b[Kall clear: 0 dead letters`,
-          dlq_dead_lettered_at: '2026-12-01T10:00:00.000Z\u202e',
-          dlq_attempts: '3',
+      messages: [
+        {
+          key: 'k0',
+          value: Buffer.from([0, 0, 0, 0, 1]),
+          headers: {
+            ce_id: '\u001b]0;owned\u0007\u009b2J',
+            dlq_reason: 'data error\u001b[2J\u001b[H',
+            dlq_source_topic: `${name}.seat\r\u001b[Kall clear: 0 dead letters`,
+            dlq_dead_lettered_at: '2026-12-01T10:00:00.000Z\u202e',
+            dlq_attempts: '3',
+          },
         },
-      }],
+      ],
     });
     await close();
 
-    const cli = await runChildProgram('consumers/redrive/cli.ts', { KAFKA_BROKERS: stack.kafkaBrokers.join(','), LOG_LEVEL: 'warn' }, ['list', topic]);
+    const cli = await runChildProgram(
+      'consumers/redrive/cli.ts',
+      { KAFKA_BROKERS: stack.kafkaBrokers.join(','), LOG_LEVEL: 'warn' },
+      ['list', topic],
+    );
     expect(cli.code, cli.output).toBe(0);
     expect(cli.output).not.toMatch(CONTROL);
-    expect(cli.output).toContain(`  data error\\x1b[2J\\x1b[H: 1 (from ${name}.seat\\x0d\\x1b[Kall clear: 0 dead letters; 2026-12-01T10:00:00.000Z\\u202e`);
+    expect(cli.output).toContain(
+      `  data error\\x1b[2J\\x1b[H: 1 (from ${name}.seat\\x0d\\x1b[Kall clear: 0 dead letters; 2026-12-01T10:00:00.000Z\\u202e`,
+    );
     expect(cli.output).toContain('e.g. ce_id \\x1b]0;owned\\x07\\x9b2J');
   });
 });

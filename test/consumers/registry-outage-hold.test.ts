@@ -15,8 +15,24 @@ import { readDeadLetters } from '../../consumers/redrive/read-dead-letters.js';
 import { cloudEventMessage, registerTestSchema, routerHeaders } from '../support/cloudevent-records.js';
 import { installLeakGuard } from '../support/leak-guard.js';
 import { requireStack, uniqueName } from '../support/stack.js';
-import { COUNTED_TYPE, appliedRows, assertKeyOrder, countedConsumer, countedSchemaV1, createAppliedEventsTable } from './helpers/counted-events.js';
-import { FAST_POLICY, connectedProducer, consumerDatabase, createTopics, startTrackedConsumer, testKafka, testLogger, testRegistry } from './helpers/stack-fixture.js';
+import {
+  COUNTED_TYPE,
+  appliedRows,
+  assertKeyOrder,
+  countedConsumer,
+  countedSchemaV1,
+  createAppliedEventsTable,
+} from './helpers/counted-events.js';
+import {
+  FAST_POLICY,
+  connectedProducer,
+  consumerDatabase,
+  createTopics,
+  startTrackedConsumer,
+  testKafka,
+  testLogger,
+  testRegistry,
+} from './helpers/stack-fixture.js';
 
 const stack = requireStack();
 installLeakGuard();
@@ -39,13 +55,25 @@ describe('a schema registry that answers 4xx', () => {
     const schemaId = await registerTestSchema(registry, `${name}.Counted`, readerSchema);
     const { producer, close: closeProducer } = await connectedProducer(kafka);
     const messages = await Promise.all(
-      ['k0', 'k1'].flatMap((key) => [0, 1, 2, 3].map((seq) => cloudEventMessage(registry, { type: COUNTED_TYPE, key, schemaId, payload: { key, seq, behaviour: 'apply' } }))),
+      ['k0', 'k1'].flatMap((key) =>
+        [0, 1, 2, 3].map((seq) =>
+          cloudEventMessage(registry, { type: COUNTED_TYPE, key, schemaId, payload: { key, seq, behaviour: 'apply' } }),
+        ),
+      ),
     );
     await producer.send({ topic, acks: -1, messages: messages.map((m, i) => ({ ...m, partition: i < 4 ? 0 : 1 })) });
     const definition = () => countedConsumer(name, [topic], { readerSchema });
 
     const wrong = createSchemaRegistry(wrongPath(stack.registryUrl));
-    const held = await startTrackedConsumer({ definition: definition(), kafka, groupId: name, registry: wrong, pool: db.pool, logger: testLogger(name), policy: FAST_POLICY });
+    const held = await startTrackedConsumer({
+      definition: definition(),
+      kafka,
+      groupId: name,
+      registry: wrong,
+      pool: db.pool,
+      logger: testLogger(name),
+      policy: FAST_POLICY,
+    });
     const failing = new Map<number, { code: string; error: string }>();
     const retries = new Map<number, number>();
     held.events.on('failing', ({ partition, code, error }) => failing.set(partition, { code, error }));
@@ -53,10 +81,13 @@ describe('a schema registry that answers 4xx', () => {
     const deadLettered: string[] = [];
     held.events.on('deadLettered', ({ reason }) => deadLettered.push(reason));
     // Well past the delivery limit on both partitions: a poison verdict would have dead-lettered by now.
-    await waitFor(() => [0, 1].every((p) => (retries.get(p) ?? 0) > FAST_POLICY.deliveryLimit * 2) || deadLettered.length > 0, {
-      timeoutMs: 60_000,
-      description: 'both partitions retried past the delivery limit',
-    });
+    await waitFor(
+      () => [0, 1].every((p) => (retries.get(p) ?? 0) > FAST_POLICY.deliveryLimit * 2) || deadLettered.length > 0,
+      {
+        timeoutMs: 60_000,
+        description: 'both partitions retried past the delivery limit',
+      },
+    );
     await held.close();
 
     expect(deadLettered).toEqual([]);
@@ -65,16 +96,29 @@ describe('a schema registry that answers 4xx', () => {
     for (const partition of [0, 1]) {
       const failure = failing.get(partition);
       expect(failure?.code, `partition ${partition}`).toBe('schema_registry_unavailable');
-      expect(failure?.error).toContain(`schema id ${schemaId} is not found at the schema registry ${registryAddress(wrong.url)} (HTTP 404), and the registry does not show that it holds this consumer's schemas: GET /subjects fails (HTTP 404`);
-      expect(failure?.error).toContain('point SCHEMA_REGISTRY_URL at the producers\' registry');
+      expect(failure?.error).toContain(
+        `schema id ${schemaId} is not found at the schema registry ${registryAddress(wrong.url)} (HTTP 404), and the registry does not show that it holds this consumer's schemas: GET /subjects fails (HTTP 404`,
+      );
+      expect(failure?.error).toContain("point SCHEMA_REGISTRY_URL at the producers' registry");
     }
 
     // The same group, restarted with the right URL: every event applied, once, in key order.
-    const right = await startTrackedConsumer({ definition: definition(), kafka, groupId: name, registry: testRegistry(stack), pool: db.pool, logger: testLogger(name), policy: FAST_POLICY });
-    const rows = await waitFor(async () => {
-      const applied = await appliedRows(db.pool, name);
-      return applied.length >= messages.length && applied;
-    }, { timeoutMs: 60_000, description: 'every event applied after the restart' });
+    const right = await startTrackedConsumer({
+      definition: definition(),
+      kafka,
+      groupId: name,
+      registry: testRegistry(stack),
+      pool: db.pool,
+      logger: testLogger(name),
+      policy: FAST_POLICY,
+    });
+    const rows = await waitFor(
+      async () => {
+        const applied = await appliedRows(db.pool, name);
+        return applied.length >= messages.length && applied;
+      },
+      { timeoutMs: 60_000, description: 'every event applied after the restart' },
+    );
     await right.close();
     assertKeyOrder(rows);
     expect(rows.map((r) => r.event_id).sort()).toEqual(messages.map((m) => String(m.headers.ce_id)).sort());
@@ -82,7 +126,7 @@ describe('a schema registry that answers 4xx', () => {
     await Promise.all([db.close(), closeProducer()]);
   });
 
-  it('a schema id that does not exist, while the registry serves the consumer\'s subject, is still dead-lettered as unknown schema', async () => {
+  it("a schema id that does not exist, while the registry serves the consumer's subject, is still dead-lettered as unknown schema", async () => {
     const name = uniqueName('registryunknown');
     const topic = `${name}.seat`;
     const kafka = testKafka(stack, name);
@@ -92,7 +136,13 @@ describe('a schema registry that answers 4xx', () => {
     await createAppliedEventsTable(db.pool);
     const readerSchema = countedSchemaV1(name);
     const schemaId = await registerTestSchema(registry, `${name}.Counted`, readerSchema);
-    const good = (seq: number) => cloudEventMessage(registry, { type: COUNTED_TYPE, key: 'k0', schemaId, payload: { key: 'k0', seq, behaviour: 'apply' } });
+    const good = (seq: number) =>
+      cloudEventMessage(registry, {
+        type: COUNTED_TYPE,
+        key: 'k0',
+        schemaId,
+        payload: { key: 'k0', seq, behaviour: 'apply' },
+      });
     const unknownId = '00000000-0000-4000-8000-0000000000a1';
     // The first record of a fresh consumer: only its reader schema shows the registry is the right one.
     const unknown: Message = {
@@ -103,19 +153,35 @@ describe('a schema registry that answers 4xx', () => {
     const { producer, close: closeProducer } = await connectedProducer(kafka);
     await producer.send({ topic, acks: -1, messages: [unknown, await good(0), await good(1)] });
 
-    const consumer = await startTrackedConsumer({ definition: countedConsumer(name, [topic], { readerSchema }), kafka, groupId: name, registry, pool: db.pool, logger: testLogger(name), policy: FAST_POLICY });
-    const deadLetters = await waitFor(async () => {
-      const found = await readDeadLetters(kafka, deadLetterTopicFor(topic));
-      return found.length > 0 && found;
-    }, { timeoutMs: 60_000, description: 'the unknown schema dead-lettered' });
-    await waitFor(async () => (await appliedRows(db.pool, name)).length === 2, { timeoutMs: 60_000, description: 'the good records applied' });
+    const consumer = await startTrackedConsumer({
+      definition: countedConsumer(name, [topic], { readerSchema }),
+      kafka,
+      groupId: name,
+      registry,
+      pool: db.pool,
+      logger: testLogger(name),
+      policy: FAST_POLICY,
+    });
+    const deadLetters = await waitFor(
+      async () => {
+        const found = await readDeadLetters(kafka, deadLetterTopicFor(topic));
+        return found.length > 0 && found;
+      },
+      { timeoutMs: 60_000, description: 'the unknown schema dead-lettered' },
+    );
+    await waitFor(async () => (await appliedRows(db.pool, name)).length === 2, {
+      timeoutMs: 60_000,
+      description: 'the good records applied',
+    });
     await consumer.close();
-    expect(deadLetters.map((d) => [d.reason, d.ceId, d.attempts])).toEqual([['unknown schema', unknownId, FAST_POLICY.deliveryLimit]]);
+    expect(deadLetters.map((d) => [d.reason, d.ceId, d.attempts])).toEqual([
+      ['unknown schema', unknownId, FAST_POLICY.deliveryLimit],
+    ]);
     expect((await appliedRows(db.pool, name)).map((r) => r.seq)).toEqual([0, 1]);
     await Promise.all([db.close(), closeProducer()]);
   });
 
-  it('a registry without the consumer\'s subject (wiped, or another environment\'s) holds; once the schemas are back (here under a subject prefix) the unknown id is poison', async () => {
+  it("a registry without the consumer's subject (wiped, or another environment's) holds; once the schemas are back (here under a subject prefix) the unknown id is poison", async () => {
     const name = uniqueName('registrywiped');
     const topic = `${name}.seat`;
     const kafka = testKafka(stack, name);
@@ -126,23 +192,49 @@ describe('a schema registry that answers 4xx', () => {
     const readerSchema = countedSchemaV1(name);
     const unknownId = '00000000-0000-4000-8000-0000000000b2';
     const { producer, close: closeProducer } = await connectedProducer(kafka);
-    await producer.send({ topic, acks: -1, messages: [{ key: 'k0', value: Buffer.from([0, 0x7f, 0xff, 0xff, 0x01, 2, 0x61]), headers: routerHeaders({ id: unknownId, type: COUNTED_TYPE, key: 'k0', time: new Date().toISOString() }) }] });
+    await producer.send({
+      topic,
+      acks: -1,
+      messages: [
+        {
+          key: 'k0',
+          value: Buffer.from([0, 0x7f, 0xff, 0xff, 0x01, 2, 0x61]),
+          headers: routerHeaders({ id: unknownId, type: COUNTED_TYPE, key: 'k0', time: new Date().toISOString() }),
+        },
+      ],
+    });
 
-    const consumer = await startTrackedConsumer({ definition: countedConsumer(name, [topic], { readerSchema }), kafka, groupId: name, registry, pool: db.pool, logger: testLogger(name), policy: FAST_POLICY });
+    const consumer = await startTrackedConsumer({
+      definition: countedConsumer(name, [topic], { readerSchema }),
+      kafka,
+      groupId: name,
+      registry,
+      pool: db.pool,
+      logger: testLogger(name),
+      policy: FAST_POLICY,
+    });
     let retries = 0;
     const failures: string[] = [];
     consumer.events.on('retry', () => (retries += 1));
     consumer.events.on('failing', ({ code, error }) => failures.push(`${code}: ${error}`));
-    await waitFor(() => retries > FAST_POLICY.deliveryLimit * 2, { timeoutMs: 60_000, description: 'retried past the delivery limit' });
+    await waitFor(() => retries > FAST_POLICY.deliveryLimit * 2, {
+      timeoutMs: 60_000,
+      description: 'retried past the delivery limit',
+    });
     expect(await readDeadLetters(kafka, deadLetterTopicFor(topic))).toEqual([]);
-    expect(failures.at(-1)).toContain(`schema_registry_unavailable: schema id 2147483393 is not found at the schema registry ${registryAddress(registry.url)} (HTTP 404), and the registry does not show that it holds this consumer's schemas: no subject is named ${name}.Counted`);
+    expect(failures.at(-1)).toContain(
+      `schema_registry_unavailable: schema id 2147483393 is not found at the schema registry ${registryAddress(registry.url)} (HTTP 404), and the registry does not show that it holds this consumer's schemas: no subject is named ${name}.Counted`,
+    );
 
     // The schemas are back, under the subject a SCHEMA_SUBJECT_PREFIX gives them: now the id is the record's fault.
     await registerTestSchema(registry, `staging.${name}.Counted`, readerSchema);
-    const deadLetters = await waitFor(async () => {
-      const found = await readDeadLetters(kafka, deadLetterTopicFor(topic));
-      return found.length > 0 && found;
-    }, { timeoutMs: 60_000, description: 'the unknown schema dead-lettered' });
+    const deadLetters = await waitFor(
+      async () => {
+        const found = await readDeadLetters(kafka, deadLetterTopicFor(topic));
+        return found.length > 0 && found;
+      },
+      { timeoutMs: 60_000, description: 'the unknown schema dead-lettered' },
+    );
     await consumer.close();
     expect(deadLetters.map((d) => [d.reason, d.ceId])).toEqual([['unknown schema', unknownId]]);
     await Promise.all([db.close(), closeProducer()]);

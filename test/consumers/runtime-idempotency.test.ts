@@ -7,9 +7,25 @@ import { waitFor } from '../../lib/wait.js';
 import { type CloudEventRecord, produceCloudEvents, registerTestSchema } from '../support/cloudevent-records.js';
 import { installLeakGuard, track } from '../support/leak-guard.js';
 import { requireStack, uniqueName } from '../support/stack.js';
-import { COUNTED_TYPE, appliedRows, assertKeyOrder, countedConsumer, countedSchemaV1, createAppliedEventsTable } from './helpers/counted-events.js';
+import {
+  COUNTED_TYPE,
+  appliedRows,
+  assertKeyOrder,
+  countedConsumer,
+  countedSchemaV1,
+  createAppliedEventsTable,
+} from './helpers/counted-events.js';
 import { metricValue, scrapeMetrics } from './helpers/metrics.js';
-import { FAST_POLICY, connectedProducer, consumerDatabase, createTopics, startTrackedConsumer, testKafka, testLogger, testRegistry } from './helpers/stack-fixture.js';
+import {
+  FAST_POLICY,
+  connectedProducer,
+  consumerDatabase,
+  createTopics,
+  startTrackedConsumer,
+  testKafka,
+  testLogger,
+  testRegistry,
+} from './helpers/stack-fixture.js';
 
 const stack = requireStack();
 installLeakGuard();
@@ -29,7 +45,14 @@ describe('the runtime applies each event once', () => {
 
     const events: CloudEventRecord[] = [];
     for (let seq = 0; seq < 4; seq += 1) {
-      for (let k = 0; k < 5; k += 1) events.push({ type: COUNTED_TYPE, key: `k${k}`, schemaId, id: randomUUID(), payload: { key: `k${k}`, seq, behaviour: 'apply' } });
+      for (let k = 0; k < 5; k += 1)
+        events.push({
+          type: COUNTED_TYPE,
+          key: `k${k}`,
+          schemaId,
+          id: randomUUID(),
+          payload: { key: `k${k}`, seq, behaviour: 'apply' },
+        });
     }
     const republished = events.slice(0, 3);
     await produceCloudEvents(producer, registry, topic, [...events, republished[0]!]);
@@ -39,12 +62,27 @@ describe('the runtime applies each event once', () => {
     registerConsumerMetrics(metrics, name, lifecycle);
     const http = await serveHttp({ registry: metrics, port: 0 });
     const closeHttp = track('metrics endpoint', () => http.close());
-    const options = { definition: countedConsumer(name, [topic]), kafka, groupId: name, registry, pool: db.pool, logger: testLogger(name), policy: FAST_POLICY, events: lifecycle };
+    const options = {
+      definition: countedConsumer(name, [topic]),
+      kafka,
+      groupId: name,
+      registry,
+      pool: db.pool,
+      logger: testLogger(name),
+      policy: FAST_POLICY,
+      events: lifecycle,
+    };
 
     const first = await startTrackedConsumer(options);
-    await waitFor(async () => (await appliedRows(db.pool, name)).length === 20, { timeoutMs: 30_000, description: '20 events applied' });
+    await waitFor(async () => (await appliedRows(db.pool, name)).length === 20, {
+      timeoutMs: 30_000,
+      description: '20 events applied',
+    });
     await produceCloudEvents(producer, registry, topic, republished.slice(1));
-    await waitFor(async () => metricValue(await scrapeMetrics(http.url), 'consumer_duplicates_skipped_total') === 3, { timeoutMs: 30_000, description: 'the 3 republished events skipped' });
+    await waitFor(async () => metricValue(await scrapeMetrics(http.url), 'consumer_duplicates_skipped_total') === 3, {
+      timeoutMs: 30_000,
+      description: 'the 3 republished events skipped',
+    });
     await first.close();
 
     // A crash before the commit looks like this to the next consumer: offsets behind what was applied.
@@ -53,7 +91,10 @@ describe('the runtime applies each event once', () => {
     await admin.resetOffsets({ groupId: name, topic, earliest: true });
     await admin.disconnect();
     const second = await startTrackedConsumer(options);
-    await waitFor(async () => metricValue(await scrapeMetrics(http.url), 'consumer_duplicates_skipped_total') === 3 + 23, { timeoutMs: 30_000, description: 'all 23 records redelivered and skipped' });
+    await waitFor(
+      async () => metricValue(await scrapeMetrics(http.url), 'consumer_duplicates_skipped_total') === 3 + 23,
+      { timeoutMs: 30_000, description: 'all 23 records redelivered and skipped' },
+    );
     await second.close();
 
     const rows = await appliedRows(db.pool, name);

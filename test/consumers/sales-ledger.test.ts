@@ -9,7 +9,14 @@ import { installLeakGuard, track } from '../support/leak-guard.js';
 import { createTestDatabase, requireStack, uniqueName } from '../support/stack.js';
 import { catalogueEvent, catalogueSchemaIds } from './helpers/catalogue-events.js';
 import { runChildProgram, startChildProgram } from './helpers/child-consumer.js';
-import { connectedProducer, consumerDatabase, createTopics, testKafka, testLogger, testRegistry } from './helpers/stack-fixture.js';
+import {
+  connectedProducer,
+  consumerDatabase,
+  createTopics,
+  testKafka,
+  testLogger,
+  testRegistry,
+} from './helpers/stack-fixture.js';
 
 const stack = requireStack();
 installLeakGuard();
@@ -18,7 +25,12 @@ const ORDERS = 600;
 /** A seat database with 3 shows and ORDERS confirmed orders of 2 seats each. */
 async function seatDatabaseWithOrders(): Promise<{ url: string; pool: Pool; close: () => Promise<void> }> {
   const db = await createTestDatabase('seatdb');
-  const pool = createPool({ connectionString: db.url, applicationName: 'ledger-test', logger: testLogger('pool'), max: 2 });
+  const pool = createPool({
+    connectionString: db.url,
+    applicationName: 'ledger-test',
+    logger: testLogger('pool'),
+    max: 2,
+  });
   const close = track('seat database', async () => {
     await pool.end();
     await db.drop();
@@ -58,29 +70,50 @@ describe('sales ledger', () => {
     const { producer, close: closeProducer } = await connectedProducer(kafka);
     const orders = await confirmedOrders(seatDb.pool);
     for (let from = 0; from < orders.length; from += 10) {
-      await produceCloudEvents(producer, registry, topic, orders.slice(from, from + 10).map((o) => catalogueEvent(ids, 'orderConfirmed', o)));
+      await produceCloudEvents(
+        producer,
+        registry,
+        topic,
+        orders.slice(from, from + 10).map((o) => catalogueEvent(ids, 'orderConfirmed', o)),
+      );
     }
     const env = {
-      CONSUMER_DATABASE_URL: consumerDb.url, KAFKA_BROKERS: stack.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: stack.registryUrl,
-      TOPIC_PREFIX: name, CONSUMER_GROUP_ID: name, METRICS_PORT: '0', FETCH_MAX_BYTES_PER_PARTITION: '1024', LOG_LEVEL: 'warn',
+      CONSUMER_DATABASE_URL: consumerDb.url,
+      KAFKA_BROKERS: stack.kafkaBrokers.join(','),
+      SCHEMA_REGISTRY_URL: stack.registryUrl,
+      TOPIC_PREFIX: name,
+      CONSUMER_GROUP_ID: name,
+      METRICS_PORT: '0',
+      FETCH_MAX_BYTES_PER_PARTITION: '1024',
+      LOG_LEVEL: 'warn',
     };
-    const inboxCount = async (): Promise<number> => (await consumerDb.pool.query('select count(*)::int as n from inbox')).rows[0].n as number;
+    const inboxCount = async (): Promise<number> =>
+      (await consumerDb.pool.query('select count(*)::int as n from inbox')).rows[0].n as number;
 
     const first = startChildProgram('consumers/sales-ledger/main.ts', env);
-    const seenAtKill = await waitFor(async () => {
-      const n = await inboxCount();
-      return n >= 30 && n;
-    }, { timeoutMs: 60_000, intervalMs: 20, description: 'the first consumer part way through' });
+    const seenAtKill = await waitFor(
+      async () => {
+        const n = await inboxCount();
+        return n >= 30 && n;
+      },
+      { timeoutMs: 60_000, intervalMs: 20, description: 'the first consumer part way through' },
+    );
     await first.killHard();
     const appliedBeforeRestart = await inboxCount();
     expect(appliedBeforeRestart).toBeLessThan(ORDERS);
 
     const second = startChildProgram('consumers/sales-ledger/main.ts', env);
-    await waitFor(async () => (await inboxCount()) === ORDERS, { timeoutMs: 90_000, description: `all ${ORDERS} orders in the inbox; killed at ${seenAtKill}` });
+    await waitFor(async () => (await inboxCount()) === ORDERS, {
+      timeoutMs: 90_000,
+      description: `all ${ORDERS} orders in the inbox; killed at ${seenAtKill}`,
+    });
     await second.close();
     expect(second.process.exitCode).toBe(0);
 
-    const differences = compareTotals(await totalsFromLedger(consumerDb.pool), await totalsFromSeatDatabase(seatDb.pool));
+    const differences = compareTotals(
+      await totalsFromLedger(consumerDb.pool),
+      await totalsFromSeatDatabase(seatDb.pool),
+    );
     expect(differences).toEqual([]);
     const recomputeEnv = { CONSUMER_DATABASE_URL: consumerDb.url, SEAT_DATABASE_URL: seatDb.url };
     const matching = await runChildProgram('consumers/sales-ledger/recompute-main.ts', recomputeEnv);

@@ -37,7 +37,11 @@ const show = uniqueName('scaleout').toLowerCase();
  * seat sees many events, whose order matters) and sometimes buys them. A call that fails (the
  * shared machine overloaded) is counted and the buyer goes on: the drill is about the consumers.
  */
-async function sell(service: SeatService, buyer: string, stop: () => boolean): Promise<{ holds: number; errors: string[] }> {
+async function sell(
+  service: SeatService,
+  buyer: string,
+  stop: () => boolean,
+): Promise<{ holds: number; errors: string[] }> {
   let holds = 0;
   const errors: string[] = [];
   while (!stop()) {
@@ -45,7 +49,11 @@ async function sell(service: SeatService, buyer: string, stop: () => boolean): P
     const first = 1 + Math.floor(Math.random() * (SEATS_PER_ROW - 1));
     const seats = Math.random() < 0.5 ? [first] : [first, first + 1];
     try {
-      const held = await service.hold({ showId: show, seatIds: seats.map((n) => seatId(show, 'A', row, n)), buyerId: buyer });
+      const held = await service.hold({
+        showId: show,
+        seatIds: seats.map((n) => seatId(show, 'A', row, n)),
+        buyerId: buyer,
+      });
       await sleep(40);
       if (held.status !== 'held') continue;
       holds += 1;
@@ -60,11 +68,17 @@ async function sell(service: SeatService, buyer: string, stop: () => boolean): P
 }
 
 describe('instances of one consumer join and leave its group under load', () => {
-  const pipeline = useSeatPipeline(show, { section: 'A', rows: ROWS, seatsPerRow: SEATS_PER_ROW, priceCents: 4500 }, () => ({ TOPIC_PARTITIONS: String(PARTITIONS) }));
+  const pipeline = useSeatPipeline(
+    show,
+    { section: 'A', rows: ROWS, seatsPerRow: SEATS_PER_ROW, priceCents: 4500 },
+    () => ({ TOPIC_PARTITIONS: String(PARTITIONS) }),
+  );
   const children: ChildConsumer[] = [];
   let printed = false;
   afterAll(() => {
-    if (!printed) for (const child of children) console.error(`instance pid ${child.process.pid}:\n${child.output().slice(-4_000)}`);
+    if (!printed)
+      for (const child of children)
+        console.error(`instance pid ${child.process.pid}:\n${child.output().slice(-4_000)}`);
   });
 
   it('handles every event once, in key order, and the remaining instances own every partition', async () => {
@@ -84,22 +98,37 @@ describe('instances of one consumer join and leave its group under load', () => 
       end $$;
       create trigger seat_effect after insert or update on seat_availability_seats for each row execute function log_seat_effect();`);
     const env = {
-      CONSUMER_DATABASE_URL: db.url, KAFKA_BROKERS: stack.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: stack.registryUrl,
-      TOPIC_PREFIX: pipeline().connector.topicPrefix, CONSUMER_GROUP_ID: group, METRICS_PORT: '0', LOG_LEVEL: 'warn',
+      CONSUMER_DATABASE_URL: db.url,
+      KAFKA_BROKERS: stack.kafkaBrokers.join(','),
+      SCHEMA_REGISTRY_URL: stack.registryUrl,
+      TOPIC_PREFIX: pipeline().connector.topicPrefix,
+      CONSUMER_GROUP_ID: group,
+      METRICS_PORT: '0',
+      LOG_LEVEL: 'warn',
       // A killed member is noticed after 6 s (the broker's smallest session timeout).
-      CONSUMER_SESSION_TIMEOUT_MS: '6000', EVENT_DEADLINE_MS: '300000',
+      CONSUMER_SESSION_TIMEOUT_MS: '6000',
+      EVENT_DEADLINE_MS: '300000',
     };
     const instance = () => {
       const child = startChildProgram('consumers/seat-availability/main.ts', env);
       children.push(child);
       return child;
     };
-    const handled = async () => (await db.pool.query<{ n: number }>('select count(*)::int as n from inbox where consumer = $1', [group])).rows[0]?.n ?? 0;
+    const handled = async () =>
+      (await db.pool.query<{ n: number }>('select count(*)::int as n from inbox where consumer = $1', [group])).rows[0]
+        ?.n ?? 0;
     /** Waits until the group settles on `members` owning all partitions, then until `more` further events are handled by it. */
     const settle = async (members: number, more = 150) => {
-      const owners = await waitForGroup(kafka, group, topics.seat, { members, partitions: PARTITIONS, timeoutMs: 90_000 });
+      const owners = await waitForGroup(kafka, group, topics.seat, {
+        members,
+        partitions: PARTITIONS,
+        timeoutMs: 90_000,
+      });
       const from = await handled();
-      await waitFor(async () => (await handled()) >= from + more, { timeoutMs: 90_000, description: `${more} more events handled by ${members} instances` });
+      await waitFor(async () => (await handled()) >= from + more, {
+        timeoutMs: 90_000,
+        description: `${more} more events handled by ${members} instances`,
+      });
       return owners;
     };
 
@@ -125,10 +154,15 @@ describe('instances of one consumer join and leave its group under load', () => 
     expect(holds).toBeGreaterThan(100);
 
     const published = await outboxIds(adminUrl, SEAT_EVENTS);
-    await waitFor(async () => (await handled()) >= published.length, { timeoutMs: 90_000, description: `all ${published.length} seat events handled` });
+    await waitFor(async () => (await handled()) >= published.length, {
+      timeoutMs: 90_000,
+      description: `all ${published.length} seat events handled`,
+    });
     expect(await inboxIds(db.pool, group)).toEqual([...published].sort());
 
-    const { rows: doubled } = await db.pool.query('select event_id, count(*)::int as n from effect_log group by event_id having count(*) > 1');
+    const { rows: doubled } = await db.pool.query(
+      'select event_id, count(*)::int as n from effect_log group by event_id having count(*) > 1',
+    );
     expect(doubled).toEqual([]);
 
     // Per key: the effects written for a seat are its records on the topic, in offset order (a
@@ -137,26 +171,35 @@ describe('instances of one consumer join and leave its group under load', () => 
     const records = await allRecords(collector.records, [topics.seat]);
     await collector.stop();
     const onTopic = new Map<string, string[]>();
-    for (const record of [...records].sort((x, y) => x.partition - y.partition || Number(BigInt(x.offset) - BigInt(y.offset)))) {
+    for (const record of [...records].sort(
+      (x, y) => x.partition - y.partition || Number(BigInt(x.offset) - BigInt(y.offset)),
+    )) {
       onTopic.set(record.key, [...(onTopic.get(record.key) ?? []), record.headers.ce_id ?? '']);
     }
-    const { rows: effects } = await db.pool.query<{ seat_id: string; event_id: string }>('select seat_id, event_id from effect_log order by n');
+    const { rows: effects } = await db.pool.query<{ seat_id: string; event_id: string }>(
+      'select seat_id, event_id from effect_log order by n',
+    );
     const position = new Map<string, number>();
     const outOfOrder: string[] = [];
     for (const effect of effects) {
       const at = onTopic.get(effect.seat_id)?.indexOf(effect.event_id) ?? -1;
-      if (at < 0 || at <= (position.get(effect.seat_id) ?? -1)) outOfOrder.push(`${effect.seat_id}: ${effect.event_id} at ${at}, after ${position.get(effect.seat_id)}`);
+      if (at < 0 || at <= (position.get(effect.seat_id) ?? -1))
+        outOfOrder.push(`${effect.seat_id}: ${effect.event_id} at ${at}, after ${position.get(effect.seat_id)}`);
       position.set(effect.seat_id, at);
     }
     expect(outOfOrder).toEqual([]);
-    const { rows: model } = await db.pool.query<{ seat_id: string; last_event_id: string }>('select seat_id, last_event_id from seat_availability_seats');
+    const { rows: model } = await db.pool.query<{ seat_id: string; last_event_id: string }>(
+      'select seat_id, last_event_id from seat_availability_seats',
+    );
     expect(model.filter((seat) => seat.last_event_id !== onTopic.get(seat.seat_id)?.at(-1))).toEqual([]);
     expect(model.length).toBe(onTopic.size);
     expect(await seatStateDifferences(adminUrl, db.pool)).toEqual([]);
 
     expect(await readDeadLetters(kafka, deadLetterTopicFor(topics.seat))).toEqual([]);
     const remaining = await waitForGroup(kafka, group, topics.seat, { members: 2, partitions: PARTITIONS });
-    console.info(`scale-out drill: ${holds} holds, ${published.length} seat events on ${PARTITIONS} partitions, ${effects.length} seat writes, ${errors.length} seat service calls failed${errors.length > 0 ? ` (first: ${errors[0]})` : ''}; remaining instances own ${remaining.members.map((m) => `[${m.partitions.join(',')}]`).join(' ')}`);
+    console.info(
+      `scale-out drill: ${holds} holds, ${published.length} seat events on ${PARTITIONS} partitions, ${effects.length} seat writes, ${errors.length} seat service calls failed${errors.length > 0 ? ` (first: ${errors[0]})` : ''}; remaining instances own ${remaining.members.map((m) => `[${m.partitions.join(',')}]`).join(' ')}`,
+    );
 
     for (const child of children) await child.close();
     printed = true;

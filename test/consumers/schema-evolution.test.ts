@@ -3,8 +3,24 @@ import { waitFor } from '../../lib/wait.js';
 import { produceCloudEvents, registerTestSchema } from '../support/cloudevent-records.js';
 import { installLeakGuard } from '../support/leak-guard.js';
 import { requireStack, uniqueName } from '../support/stack.js';
-import { COUNTED_TYPE, appliedRows, countedConsumer, countedSchemaV1, countedSchemaV2, createAppliedEventsTable } from './helpers/counted-events.js';
-import { FAST_POLICY, connectedProducer, consumerDatabase, createTopics, startTrackedConsumer, testKafka, testLogger, testRegistry } from './helpers/stack-fixture.js';
+import {
+  COUNTED_TYPE,
+  appliedRows,
+  countedConsumer,
+  countedSchemaV1,
+  countedSchemaV2,
+  createAppliedEventsTable,
+} from './helpers/counted-events.js';
+import {
+  FAST_POLICY,
+  connectedProducer,
+  consumerDatabase,
+  createTopics,
+  startTrackedConsumer,
+  testKafka,
+  testLogger,
+  testRegistry,
+} from './helpers/stack-fixture.js';
 
 const stack = requireStack();
 installLeakGuard();
@@ -25,7 +41,12 @@ describe('schema evolution', () => {
     const { producer, close: closeProducer } = await connectedProducer(kafka);
     const [writtenV1, writtenV2] = await produceCloudEvents(producer, registry, topic, [
       { type: COUNTED_TYPE, key: 'k', schemaId: v1, payload: { key: 'k', seq: 1, behaviour: 'apply' } },
-      { type: COUNTED_TYPE, key: 'k', schemaId: v2, payload: { key: 'k', seq: 2, behaviour: 'apply', note: 'written by v2' } },
+      {
+        type: COUNTED_TYPE,
+        key: 'k',
+        schemaId: v2,
+        payload: { key: 'k', seq: 2, behaviour: 'apply', note: 'written by v2' },
+      },
     ]);
 
     const builtFor = { v1: countedSchemaV1(name), v2: countedSchemaV2(name) };
@@ -33,12 +54,20 @@ describe('schema evolution', () => {
       (['v1', 'v2'] as const).map((version) =>
         startTrackedConsumer({
           definition: countedConsumer(`${name}_${version}`, [topic], { readerSchema: builtFor[version] }),
-          kafka, groupId: `${name}_${version}`, registry, pool: db.pool, logger: testLogger(name), policy: FAST_POLICY,
+          kafka,
+          groupId: `${name}_${version}`,
+          registry,
+          pool: db.pool,
+          logger: testLogger(name),
+          policy: FAST_POLICY,
         }),
       ),
     );
     const rowsOf = (version: string) => appliedRows(db.pool, `${name}_${version}`);
-    await waitFor(async () => (await rowsOf('v1')).length === 2 && (await rowsOf('v2')).length === 2, { timeoutMs: 30_000, description: 'both events applied by both consumers' });
+    await waitFor(async () => (await rowsOf('v1')).length === 2 && (await rowsOf('v2')).length === 2, {
+      timeoutMs: 30_000,
+      description: 'both events applied by both consumers',
+    });
     await Promise.all(consumers.map((c) => c.close()));
 
     expect(await rowsOf('v1')).toEqual([

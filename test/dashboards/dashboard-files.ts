@@ -57,8 +57,13 @@ export interface PanelQuery {
 }
 
 export function loadDashboards(): Dashboard[] {
-  const files = readdirSync(dashboardsDir).filter((file) => file.endsWith('.json')).sort();
-  return files.map((file) => ({ ...(JSON.parse(readFileSync(join(dashboardsDir, file), 'utf8')) as Omit<Dashboard, 'file'>), file }));
+  const files = readdirSync(dashboardsDir)
+    .filter((file) => file.endsWith('.json'))
+    .sort();
+  return files.map((file) => ({
+    ...(JSON.parse(readFileSync(join(dashboardsDir, file), 'utf8')) as Omit<Dashboard, 'file'>),
+    file,
+  }));
 }
 
 /** Every panel, those inside collapsed rows included. */
@@ -69,7 +74,12 @@ export function allPanels(dashboard: Dashboard): Panel[] {
 export function panelQueries(dashboards: Dashboard[]): PanelQuery[] {
   return dashboards.flatMap((dashboard) =>
     allPanels(dashboard).flatMap((panel) =>
-      (panel.targets ?? []).map((target) => ({ dashboard, panel, target, where: `${dashboard.file} › "${panel.title}" (panel ${panel.id}) › ${target.refId}` })),
+      (panel.targets ?? []).map((target) => ({
+        dashboard,
+        panel,
+        target,
+        where: `${dashboard.file} › "${panel.title}" (panel ${panel.id}) › ${target.refId}`,
+      })),
     ),
   );
 }
@@ -83,15 +93,21 @@ export interface ProvisionedDatasource {
 
 /** The datasources the provisioning files create. */
 export function provisionedDatasources(): ProvisionedDatasource[] {
-  return provisioningFiles('datasources').flatMap((text) => (parse(text) as { datasources: ProvisionedDatasource[] }).datasources);
+  return provisioningFiles('datasources').flatMap(
+    (text) => (parse(text) as { datasources: ProvisionedDatasource[] }).datasources,
+  );
 }
 
 /** The folders the provisioning files' dashboard providers load. */
 export function dashboardProviderPaths(): string[] {
-  return provisioningFiles('dashboards').flatMap((text) => (parse(text) as { providers: { options: { path: string } }[] }).providers.map((p) => p.options.path));
+  return provisioningFiles('dashboards').flatMap((text) =>
+    (parse(text) as { providers: { options: { path: string } }[] }).providers.map((p) => p.options.path),
+  );
 }
 
 function provisioningFiles(kind: 'datasources' | 'dashboards'): string[] {
   const dir = join(grafanaDir, 'provisioning', kind);
-  return readdirSync(dir).filter((file) => /\.ya?ml$/.test(file)).map((file) => readFileSync(join(dir, file), 'utf8'));
+  return readdirSync(dir)
+    .filter((file) => /\.ya?ml$/.test(file))
+    .map((file) => readFileSync(join(dir, file), 'utf8'));
 }

@@ -6,8 +6,28 @@
 import type { Dashboard, PanelQuery, TemplateVariable } from './dashboard-files.js';
 
 /** Series Prometheus makes itself for every target; no target's metadata lists them. */
-const SCRAPE_SERIES = new Set(['up', 'scrape_duration_seconds', 'scrape_samples_scraped', 'scrape_samples_post_metric_relabeling', 'scrape_series_added']);
-const PROMQL_WORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'offset', 'bool', 'and', 'or', 'unless', 'inf', 'nan']);
+const SCRAPE_SERIES = new Set([
+  'up',
+  'scrape_duration_seconds',
+  'scrape_samples_scraped',
+  'scrape_samples_post_metric_relabeling',
+  'scrape_series_added',
+]);
+const PROMQL_WORDS = new Set([
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'offset',
+  'bool',
+  'and',
+  'or',
+  'unless',
+  'inf',
+  'nan',
+]);
 const HISTOGRAM_SUFFIXES = ['_bucket', '_sum', '_count'];
 
 interface ApiResponse<T> {
@@ -28,14 +48,17 @@ async function api<T>(prometheusUrl: string, path: string, params: Record<string
 /** Seconds of a Prometheus duration as the targets API prints it: 15s, 1m, 1m30s, 500ms. */
 export function durationSeconds(text: string): number {
   const parts = [...text.matchAll(/(\d+)(ms|s|m|h)/g)];
-  if (parts.length === 0 || parts.map((part) => part[0]).join('') !== text) throw new Error(`not a Prometheus duration: ${text}`);
+  if (parts.length === 0 || parts.map((part) => part[0]).join('') !== text)
+    throw new Error(`not a Prometheus duration: ${text}`);
   const unit = { ms: 0.001, s: 1, m: 60, h: 3600 } as const;
   return parts.reduce((sum, [, value, u]) => sum + Number(value) * unit[u as keyof typeof unit], 0);
 }
 
 /** The longest scrape interval of the active targets: what Grafana's $__rate_interval is built on. */
 export async function scrapeIntervalSeconds(prometheusUrl: string): Promise<number> {
-  const data = await api<{ activeTargets: { scrapeInterval: string }[] }>(prometheusUrl, '/api/v1/targets', { state: 'active' });
+  const data = await api<{ activeTargets: { scrapeInterval: string }[] }>(prometheusUrl, '/api/v1/targets', {
+    state: 'active',
+  });
   if (data.activeTargets.length === 0) throw new Error('Prometheus has no active scrape targets');
   return Math.max(...data.activeTargets.map((target) => durationSeconds(target.scrapeInterval)));
 }
@@ -52,22 +75,33 @@ export interface GrafanaTime {
  * variables (at "All": their allValue) replaced. Throws on a variable it does not know.
  */
 export function expandExpr(expr: string, dashboard: Dashboard, time: GrafanaTime): string {
-  const variables = new Map<string, TemplateVariable>(dashboard.templating.list.map((variable) => [variable.name, variable]));
-  const builtIn = new Map<string, string>(Object.entries({
-    // Grafana: max(4 × scrape interval, interval + scrape interval); an instant query's interval is at most the scrape interval.
-    __rate_interval: `${4 * time.scrapeSeconds}s`,
-    __interval: `${time.scrapeSeconds}s`,
-    __range: `${Math.ceil(time.rangeSeconds)}s`,
-  }));
-  return expr.replace(/\$\{(\w+)\}|\[\[(\w+)\]\]|\$(\w+)/g, (match, braced?: string, bracketed?: string, bare?: string) => {
-    const name = braced ?? bracketed ?? bare ?? '';
-    const interval = builtIn.get(name);
-    if (interval !== undefined) return interval;
-    const variable = variables.get(name);
-    if (!variable) throw new Error(`uses ${match}, which is neither a Grafana variable nor one of the dashboard's (${[...variables.keys()].join(', ') || 'none'})`);
-    if (!variable.includeAll || variable.allValue === undefined) throw new Error(`uses $${name}, which has no "All" value to test with (includeAll and allValue)`);
-    return variable.allValue;
-  });
+  const variables = new Map<string, TemplateVariable>(
+    dashboard.templating.list.map((variable) => [variable.name, variable]),
+  );
+  const builtIn = new Map<string, string>(
+    Object.entries({
+      // Grafana: max(4 × scrape interval, interval + scrape interval); an instant query's interval is at most the scrape interval.
+      __rate_interval: `${4 * time.scrapeSeconds}s`,
+      __interval: `${time.scrapeSeconds}s`,
+      __range: `${Math.ceil(time.rangeSeconds)}s`,
+    }),
+  );
+  return expr.replace(
+    /\$\{(\w+)\}|\[\[(\w+)\]\]|\$(\w+)/g,
+    (match, braced?: string, bracketed?: string, bare?: string) => {
+      const name = braced ?? bracketed ?? bare ?? '';
+      const interval = builtIn.get(name);
+      if (interval !== undefined) return interval;
+      const variable = variables.get(name);
+      if (!variable)
+        throw new Error(
+          `uses ${match}, which is neither a Grafana variable nor one of the dashboard's (${[...variables.keys()].join(', ') || 'none'})`,
+        );
+      if (!variable.includeAll || variable.allValue === undefined)
+        throw new Error(`uses $${name}, which has no "All" value to test with (includeAll and allValue)`);
+      return variable.allValue;
+    },
+  );
 }
 
 /**
@@ -90,7 +124,8 @@ export async function exposedMetricNames(prometheusUrl: string): Promise<Set<str
   const names = new Set(SCRAPE_SERIES);
   for (const [name, entries] of Object.entries(metadata)) {
     names.add(name);
-    if (entries.some((entry) => entry.type === 'histogram' || entry.type === 'summary')) for (const suffix of HISTOGRAM_SUFFIXES) names.add(`${name}${suffix}`);
+    if (entries.some((entry) => entry.type === 'histogram' || entry.type === 'summary'))
+      for (const suffix of HISTOGRAM_SUFFIXES) names.add(`${name}${suffix}`);
   }
   return names;
 }
@@ -102,7 +137,12 @@ export async function seriesCount(prometheusUrl: string, expr: string): Promise<
 }
 
 /** What is wrong with one panel query, or nothing: an unknown variable, an unknown metric, a query error, no series. */
-export async function queryProblems(prometheusUrl: string, query: PanelQuery, time: GrafanaTime, exposed: Set<string>): Promise<string[]> {
+export async function queryProblems(
+  prometheusUrl: string,
+  query: PanelQuery,
+  time: GrafanaTime,
+  exposed: Set<string>,
+): Promise<string[]> {
   let expr: string;
   try {
     expr = expandExpr(query.target.expr, query.dashboard, time);
@@ -123,8 +163,19 @@ export async function queryProblems(prometheusUrl: string, query: PanelQuery, ti
  * Values of a `label_values(metric, label)` variable, from series seen since `sinceSeconds`
  * (Unix time), so a name from an earlier run does not count.
  */
-export async function variableValues(prometheusUrl: string, variable: TemplateVariable, sinceSeconds: number): Promise<string[]> {
-  const [, selector, label] = /^label_values\(\s*([a-zA-Z_:][\w:]*(?:\{[^}]*\})?)\s*,\s*(\w+)\s*\)$/.exec(variable.definition ?? '') ?? [];
-  if (selector === undefined || label === undefined) throw new Error(`variable ${variable.name}: only label_values(metric, label) is supported, got ${variable.definition}`);
-  return api<string[]>(prometheusUrl, `/api/v1/label/${label}/values`, { 'match[]': selector, start: String(sinceSeconds) });
+export async function variableValues(
+  prometheusUrl: string,
+  variable: TemplateVariable,
+  sinceSeconds: number,
+): Promise<string[]> {
+  const [, selector, label] =
+    /^label_values\(\s*([a-zA-Z_:][\w:]*(?:\{[^}]*\})?)\s*,\s*(\w+)\s*\)$/.exec(variable.definition ?? '') ?? [];
+  if (selector === undefined || label === undefined)
+    throw new Error(
+      `variable ${variable.name}: only label_values(metric, label) is supported, got ${variable.definition}`,
+    );
+  return api<string[]>(prometheusUrl, `/api/v1/label/${label}/values`, {
+    'match[]': selector,
+    start: String(sinceSeconds),
+  });
 }

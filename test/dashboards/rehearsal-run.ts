@@ -18,17 +18,38 @@ export const REHEARSAL_LOCK_FILE = join(tmpdir(), 'stagefront-rehearsal.lock');
  * pipe of ours, so the lock also goes when this process dies.
  */
 export async function holdRehearsalLock(timeoutMs: number): Promise<() => Promise<void>> {
-  const holder = spawn('flock', ['--timeout', String(Math.ceil(timeoutMs / 1000)), REHEARSAL_LOCK_FILE, 'sh', '-c', 'echo locked && exec cat > /dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const holder = spawn(
+    'flock',
+    [
+      '--timeout',
+      String(Math.ceil(timeoutMs / 1000)),
+      REHEARSAL_LOCK_FILE,
+      'sh',
+      '-c',
+      'echo locked && exec cat > /dev/null',
+    ],
+    { stdio: ['pipe', 'pipe', 'pipe'] },
+  );
   const exited = new Promise<number | null>((resolve) => holder.once('exit', (code) => resolve(code)));
   let output = '';
   holder.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   holder.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const spawnFailed = new Promise<never>((_, reject) => holder.once('error', (err) => reject(new Error(`cannot run flock (util-linux) for the rehearsal lock: ${err.message}`))));
+  const spawnFailed = new Promise<never>((_, reject) =>
+    holder.once('error', (err) =>
+      reject(new Error(`cannot run flock (util-linux) for the rehearsal lock: ${err.message}`)),
+    ),
+  );
   const locked = new Promise<void>((resolve, reject) => {
     holder.stdout.on('data', () => {
       if (output.includes('locked')) resolve();
     });
-    void exited.then((code) => reject(new Error(`another rehearsal held ${REHEARSAL_LOCK_FILE} for ${timeoutMs / 1000} s (flock exited ${code}: ${output.trim()}); wait for it to end and run the test again`)));
+    void exited.then((code) =>
+      reject(
+        new Error(
+          `another rehearsal held ${REHEARSAL_LOCK_FILE} for ${timeoutMs / 1000} s (flock exited ${code}: ${output.trim()}); wait for it to end and run the test again`,
+        ),
+      ),
+    );
   });
   await Promise.race([locked, spawnFailed]);
   return async () => {
@@ -85,10 +106,18 @@ export function startRehearsal(env: Record<string, string>): RehearsalRun {
     async stop(graceMs = 20_000) {
       signalGroup('SIGTERM');
       try {
-        await waitFor(() => !groupAlive(), { timeoutMs: graceMs, intervalMs: 200, description: 'the rehearsal and its programs to exit after SIGTERM' });
+        await waitFor(() => !groupAlive(), {
+          timeoutMs: graceMs,
+          intervalMs: 200,
+          description: 'the rehearsal and its programs to exit after SIGTERM',
+        });
       } catch {
         signalGroup('SIGKILL');
-        await waitFor(() => !groupAlive(), { timeoutMs: 5_000, intervalMs: 100, description: 'the rehearsal and its programs to exit after SIGKILL' });
+        await waitFor(() => !groupAlive(), {
+          timeoutMs: 5_000,
+          intervalMs: 100,
+          description: 'the rehearsal and its programs to exit after SIGKILL',
+        });
       }
     },
   };

@@ -15,7 +15,9 @@ const WARNING = 1;
 
 const committed = (file: string) => readFileSync(contractFilePath(file), 'utf8');
 
-async function parseAsyncApi(text: string): Promise<{ document: AsyncAPIDocumentInterface | undefined; diagnostics: Diagnostic[] }> {
+async function parseAsyncApi(
+  text: string,
+): Promise<{ document: AsyncAPIDocumentInterface | undefined; diagnostics: Diagnostic[] }> {
   const parser = new Parser();
   parser.registerSchemaParser(AvroSchemaParser());
   return parser.parse(text);
@@ -26,17 +28,23 @@ const describeDiagnostic = (d: Diagnostic) => `${d.code} at ${d.path.join('.')}:
 describe('the event contract as AsyncAPI 3.0 (events/asyncapi.yaml)', () => {
   let document: AsyncAPIDocumentInterface | undefined;
   let diagnostics: Diagnostic[] = [];
-  const raw = () => parse(committed(CONTRACT_FILES.asyncapi)) as {
-    asyncapi: string;
-    channels: Record<string, { address: string; messages: Record<string, { $ref: string }>; 'x-ordering'?: string }>;
-    components: { messages: Record<string, {
-      name: string;
-      contentType: string;
-      headers: { required: string[]; properties: Record<string, { const?: string; description: string }> };
-      payload: { schemaFormat: string; schema: unknown };
-      bindings: { kafka: { key: { description: string }; schemaIdLocation?: string } };
-    }> };
-  };
+  const raw = () =>
+    parse(committed(CONTRACT_FILES.asyncapi)) as {
+      asyncapi: string;
+      channels: Record<string, { address: string; messages: Record<string, { $ref: string }>; 'x-ordering'?: string }>;
+      components: {
+        messages: Record<
+          string,
+          {
+            name: string;
+            contentType: string;
+            headers: { required: string[]; properties: Record<string, { const?: string; description: string }> };
+            payload: { schemaFormat: string; schema: unknown };
+            bindings: { kafka: { key: { description: string }; schemaIdLocation?: string } };
+          }
+        >;
+      };
+    };
 
   beforeAll(async () => {
     ({ document, diagnostics } = await parseAsyncApi(committed(CONTRACT_FILES.asyncapi)));
@@ -66,7 +74,18 @@ describe('the event contract as AsyncAPI 3.0 (events/asyncapi.yaml)', () => {
     const doc = raw();
     const contract = buildEventContract();
     const ceHeaders = placedHeaders().map((h) => h.header);
-    expect(ceHeaders).toEqual(expect.arrayContaining(['ce_id', 'ce_type', 'ce_source', 'ce_specversion', 'ce_time', 'ce_subject', 'ce_dataschema', 'content-type']));
+    expect(ceHeaders).toEqual(
+      expect.arrayContaining([
+        'ce_id',
+        'ce_type',
+        'ce_source',
+        'ce_specversion',
+        'ce_time',
+        'ce_subject',
+        'ce_dataschema',
+        'content-type',
+      ]),
+    );
     for (const name of Object.keys(EVENTS) as EventName[]) {
       const definition = EVENTS[name];
       const message = doc.components.messages[name];
@@ -79,7 +98,17 @@ describe('the event contract as AsyncAPI 3.0 (events/asyncapi.yaml)', () => {
       expect(Object.keys(message.headers.properties)).toEqual(expect.arrayContaining(ceHeaders));
       // Required: every header but those older events lack (ce_dataschema and any added after it).
       expect(message.headers.required).toEqual(contract.headers.filter((h) => h.always).map((h) => h.name));
-      expect(message.headers.required).toEqual(expect.arrayContaining(['ce_id', 'ce_type', 'ce_source', 'ce_specversion', 'ce_time', 'ce_subject', 'content-type']));
+      expect(message.headers.required).toEqual(
+        expect.arrayContaining([
+          'ce_id',
+          'ce_type',
+          'ce_source',
+          'ce_specversion',
+          'ce_time',
+          'ce_subject',
+          'content-type',
+        ]),
+      );
       expect(message.headers.properties.ce_type?.const).toBe(definition.type);
       expect(message.bindings.kafka.key.description).toContain(definition.keyField);
       expect(message.bindings.kafka.schemaIdLocation).toBe('payload');
@@ -87,23 +116,35 @@ describe('the event contract as AsyncAPI 3.0 (events/asyncapi.yaml)', () => {
       const channel = doc.channels[definition.aggregateType];
       expect(channel?.address).toBe(topicFor('{prefix}', definition.aggregateType));
       expect(channel?.messages[name]?.$ref).toBe(`#/components/messages/${name}`);
-      expect(channel?.['x-ordering']).toMatch(new RegExp(`^Per key: records with the same key \\(${definition.keyField}\\)`));
+      expect(channel?.['x-ordering']).toMatch(
+        new RegExp(`^Per key: records with the same key \\(${definition.keyField}\\)`),
+      );
     }
     // The parsed model agrees: each channel's messages are the catalogue's types of that aggregate.
     for (const channel of document?.channels().all() ?? []) {
-      const names = channel.messages().all().map((m) => m.name());
+      const names = channel
+        .messages()
+        .all()
+        .map((m) => m.name());
       if (channel.address()?.endsWith('.dlq')) continue;
       const aggregate = channel.address()?.split('.').at(-1);
-      expect(names.sort()).toEqual(Object.values(EVENTS).filter((e) => e.aggregateType === aggregate).map((e) => e.type).sort());
+      expect(names.sort()).toEqual(
+        Object.values(EVENTS)
+          .filter((e) => e.aggregateType === aggregate)
+          .map((e) => e.type)
+          .sort(),
+      );
     }
   });
 
   it('one dead letter channel per topic, with the headers the runtime adds', () => {
     const doc = raw();
-    const added = Object.keys(deadLetterHeaders(
-      { topic: 't', partition: 0, offset: '0', key: null, value: null, headers: {}, timestamp: '0' },
-      { reason: 'data error', error: 'e', firstFailureAt: new Date(), attempts: 1, consumer: 'c' },
-    ));
+    const added = Object.keys(
+      deadLetterHeaders(
+        { topic: 't', partition: 0, offset: '0', key: null, value: null, headers: {}, timestamp: '0' },
+        { reason: 'data error', error: 'e', firstFailureAt: new Date(), attempts: 1, consumer: 'c' },
+      ),
+    );
     for (const aggregate of new Set(Object.values(EVENTS).map((e) => e.aggregateType))) {
       const channel = doc.channels[`${aggregate}DeadLetters`];
       expect(channel?.address).toBe(deadLetterTopicFor(topicFor('{prefix}', aggregate)));
@@ -121,7 +162,8 @@ describe('the readable page (docs/event-contract.md)', () => {
       const definition = EVENTS[name];
       const section = page.split(`### \`${definition.type}\``)[1]?.split('\n### ')[0] ?? '';
       expect(section, definition.type).toContain(`key \`${definition.keyField}\``);
-      for (const field of (JSON.parse(readEventSchema(name)) as { fields: { name: string }[] }).fields) expect(section).toContain(`| \`${field.name}\` |`);
+      for (const field of (JSON.parse(readEventSchema(name)) as { fields: { name: string }[] }).fields)
+        expect(section).toContain(`| \`${field.name}\` |`);
     }
     for (const { header } of placedHeaders()) expect(page).toContain(`| \`${header}\` |`);
     expect(page).toContain('| 0 | magic byte, always 0 |');

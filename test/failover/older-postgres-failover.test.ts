@@ -21,7 +21,13 @@ import type { SeatService } from '../../seat-service/service.js';
 import { waitFor } from '../../lib/wait.js';
 import { type ChildConsumer, runChildProgram, startChildProgram } from '../consumers/helpers/child-consumer.js';
 import { consumerDatabase } from '../consumers/helpers/stack-fixture.js';
-import { allRecords, inboxIds, outboxIds, repeatedIds, seatStateDifferences } from '../slot-recovery/support/delivery-checks.js';
+import {
+  allRecords,
+  inboxIds,
+  outboxIds,
+  repeatedIds,
+  seatStateDifferences,
+} from '../slot-recovery/support/delivery-checks.js';
 import { createArena } from '../slot-recovery/support/seat-sales.js';
 import { installLeakGuard } from '../support/leak-guard.js';
 import { collectRecords, testLogger, type CollectedRecord } from '../support/seat-pipeline.js';
@@ -64,7 +70,10 @@ interface Story {
 async function pauseConnector(connect: ConnectApi, name: string): Promise<void> {
   const response = await connectFetch(connect, `/connectors/${encodeURIComponent(name)}/pause`, { method: 'PUT' });
   if (!response.ok) throw new Error(`pausing ${name}: HTTP ${response.status}`);
-  await waitFor(async () => (await connectorState(connect, name)) === 'PAUSED', { timeoutMs: 30_000, description: `connector ${name} to be PAUSED` });
+  await waitFor(async () => (await connectorState(connect, name)) === 'PAUSED', {
+    timeoutMs: 30_000,
+    description: `connector ${name} to be PAUSED`,
+  });
 }
 
 describe('failover on Postgres 15/16 (no synchronized slot): the runbook path loses no event of the new timeline', () => {
@@ -80,20 +89,35 @@ describe('failover on Postgres 15/16 (no synchronized slot): the runbook path lo
 
   const newPrimaryUrl = () => pipeline.adminUrl(pair.standby);
   const toolEnv = (): Record<string, string> => ({
-    CONNECT_URL: stack.connectUrl, ...LOCAL_CONNECT_ENV, CONNECTOR_NAME: name, SLOT_RECOVERY_SEAT_DB_URL: pipeline.debeziumUrl(pair.standby), RECONCILE_SEAT_DB_URL: pipeline.debeziumUrl(pair.standby),
-    RECONCILE_CONSUMER_DB_URL: inboxes.url, RECONCILE_CONSUMERS: `seat-availability=${groups.seats},sales-ledger=${groups.ledger}`,
-    RECONCILE_GRACE_MS: '0', SLOT_RECOVERY_VERIFY_TIMEOUT_MS: '90000', LOG_LEVEL: 'info',
+    CONNECT_URL: stack.connectUrl,
+    ...LOCAL_CONNECT_ENV,
+    CONNECTOR_NAME: name,
+    SLOT_RECOVERY_SEAT_DB_URL: pipeline.debeziumUrl(pair.standby),
+    RECONCILE_SEAT_DB_URL: pipeline.debeziumUrl(pair.standby),
+    RECONCILE_CONSUMER_DB_URL: inboxes.url,
+    RECONCILE_CONSUMERS: `seat-availability=${groups.seats},sales-ledger=${groups.ledger}`,
+    RECONCILE_GRACE_MS: '0',
+    SLOT_RECOVERY_VERIFY_TIMEOUT_MS: '90000',
+    LOG_LEVEL: 'info',
   });
   const consumerEnv = (group: string): Record<string, string> => ({
-    CONSUMER_DATABASE_URL: inboxes.url, KAFKA_BROKERS: stack.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: stack.registryUrl,
-    TOPIC_PREFIX: name, CONSUMER_GROUP_ID: group, METRICS_PORT: '0', LOG_LEVEL: 'warn',
+    CONSUMER_DATABASE_URL: inboxes.url,
+    KAFKA_BROKERS: stack.kafkaBrokers.join(','),
+    SCHEMA_REGISTRY_URL: stack.registryUrl,
+    TOPIC_PREFIX: name,
+    CONSUMER_GROUP_ID: group,
+    METRICS_PORT: '0',
+    LOG_LEVEL: 'warn',
   });
   const topics = () => [pipeline.topics.seat, pipeline.topics.order];
 
   /** Every outbox row of the new primary, of each consumer's types, is in that consumer's inbox. */
   async function inboxesHoldNewTimeline(): Promise<boolean> {
     const [seatRows, seatInbox, orderRows, ledgerInbox] = await Promise.all([
-      outboxIds(newPrimaryUrl(), SEAT_EVENTS), inboxIds(inboxes.pool, groups.seats), outboxIds(newPrimaryUrl(), ORDER_CONFIRMED), inboxIds(inboxes.pool, groups.ledger),
+      outboxIds(newPrimaryUrl(), SEAT_EVENTS),
+      inboxIds(inboxes.pool, groups.seats),
+      outboxIds(newPrimaryUrl(), ORDER_CONFIRMED),
+      inboxIds(inboxes.pool, groups.ledger),
     ]);
     const seats = new Set(seatInbox);
     const ledger = new Set(ledgerInbox);
@@ -101,9 +125,15 @@ describe('failover on Postgres 15/16 (no synchronized slot): the runbook path lo
   }
 
   /** On-sale on the primary; Connect falls behind; the standby falls behind; kill -9; promote. */
-  async function failOver(oldService: SeatService): Promise<Pick<Story, 'oldSales' | 'replicatedOrders' | 'heldOrders'>> {
+  async function failOver(
+    oldService: SeatService,
+  ): Promise<Pick<Story, 'oldSales' | 'replicatedOrders' | 'heldOrders'>> {
     const oldSales = sellSteadily(oldService, 0, 35);
-    const acked = (n: number, what: string) => waitFor(() => oldSales.acknowledged.length >= n || oldSales.failed() !== undefined, { timeoutMs: 60_000, description: what });
+    const acked = (n: number, what: string) =>
+      waitFor(() => oldSales.acknowledged.length >= n || oldSales.failed() !== undefined, {
+        timeoutMs: 60_000,
+        description: what,
+      });
     await acked(5, 'five orders acknowledged while everything streams');
     await pauseConnector(stack.connect, name);
     await acked(10, 'five more orders while Connect is behind');
@@ -122,17 +152,30 @@ describe('failover on Postgres 15/16 (no synchronized slot): the runbook path lo
   /** The runbook: slot-recovery --after-failover; writes resume on the new primary once it says the slot exists. */
   async function followRunbook(): Promise<Pick<Story, 'dryRun' | 'recovery' | 'newSales'>> {
     const dry = await runChildProgram(RECOVERY, toolEnv(), ['--after-failover', '--since', 'auto']);
-    const slotAfter = (await pair.standby.admin(/* sql */ `select 1 from pg_replication_slots where slot_name = $1`, [name])).rowCount === 1;
+    const slotAfter =
+      (await pair.standby.admin(/* sql */ `select 1 from pg_replication_slots where slot_name = $1`, [name]))
+        .rowCount === 1;
     const command = runWatchedProgram(RECOVERY, toolEnv(), ['--after-failover', '--since', 'auto', '--apply']);
     let ended = false;
     void command.finished.then(() => (ended = true));
-    await waitFor(() => ended || command.output().includes('writes may resume'), { timeoutMs: 60_000, description: 'the recovery to create the slot on the new primary' });
+    await waitFor(() => ended || command.output().includes('writes may resume'), {
+      timeoutMs: 60_000,
+      description: 'the recovery to create the slot on the new primary',
+    });
     const outputWhenWritesResumed = command.output();
-    const newSales = sellSteadily(await pipeline.openService(pair.standby), NEW_PRIMARY_FIRST_ORDER, NEW_PRIMARY_ORDERS, 150);
+    const newSales = sellSteadily(
+      await pipeline.openService(pair.standby),
+      NEW_PRIMARY_FIRST_ORDER,
+      NEW_PRIMARY_ORDERS,
+      150,
+    );
     const started = Date.now();
     const run = await command.finished;
     measured.recoveryMs = Date.now() - started;
-    await waitFor(() => newSales.acknowledged.length === NEW_PRIMARY_ORDERS || newSales.failed() !== undefined, { timeoutMs: 60_000, description: 'the sales on the new primary to end' });
+    await waitFor(() => newSales.acknowledged.length === NEW_PRIMARY_ORDERS || newSales.failed() !== undefined, {
+      timeoutMs: 60_000,
+      description: 'the sales on the new primary to end',
+    });
     await newSales.stop();
     return { dryRun: { ...dry, slotAfter }, recovery: { ...run, outputWhenWritesResumed }, newSales };
   }
@@ -143,15 +186,25 @@ describe('failover on Postgres 15/16 (no synchronized slot): the runbook path lo
     const oldService = await pipeline.openService(pair.primary);
     await createArena(oldService);
     inboxes = await consumerDatabase('failover_inbox');
-    consumers = [startChildProgram('consumers/seat-availability/main.ts', consumerEnv(groups.seats)), startChildProgram('consumers/sales-ledger/main.ts', consumerEnv(groups.ledger))];
+    consumers = [
+      startChildProgram('consumers/seat-availability/main.ts', consumerEnv(groups.seats)),
+      startChildProgram('consumers/sales-ledger/main.ts', consumerEnv(groups.ledger)),
+    ];
 
     const old = await failOver(oldService);
     collector = await collectRecords(topics());
     const onKafkaBefore = new Set((await allRecords(collector.records, topics())).map((r) => r.headers.ce_id ?? ''));
-    const outboxAtPromotion = new Set((await adminQuery(newPrimaryUrl(), /* sql */ `select id::text from outbox`)).rows.map((r) => (r as { id: string }).id));
+    const outboxAtPromotion = new Set(
+      (await adminQuery(newPrimaryUrl(), /* sql */ `select id::text from outbox`)).rows.map(
+        (r) => (r as { id: string }).id,
+      ),
+    );
     const runbook = await followRunbook();
     story = { ...old, onKafkaBefore, outboxAtPromotion, ...runbook };
-    await waitFor(inboxesHoldNewTimeline, { timeoutMs: 90_000, description: "both inboxes to hold every outbox row of the new primary's timeline" });
+    await waitFor(inboxesHoldNewTimeline, {
+      timeoutMs: 90_000,
+      description: "both inboxes to hold every outbox row of the new primary's timeline",
+    });
   }, 600_000);
 
   afterAll(async () => {
@@ -168,21 +221,28 @@ describe('failover on Postgres 15/16 (no synchronized slot): the runbook path lo
     const onNewTimeline = new Set((rows as { buyer_id: string }[]).map((r) => r.buyer_id));
     const lost = story.oldSales.acknowledged.filter((order) => !onNewTimeline.has(`buyer-${order}`));
     const inFlight = story.oldSales.failed();
-    measured.postgresVersionNum = Number((await pair.standby.admin(/* sql */ `show server_version_num`)).rows[0]?.server_version_num);
+    measured.postgresVersionNum = Number(
+      (await pair.standby.admin(/* sql */ `show server_version_num`)).rows[0]?.server_version_num,
+    );
     measured.ordersAcknowledgedByOldPrimary = story.oldSales.acknowledged.length;
     measured.acknowledgedOrdersNotOnNewTimeline = lost.length;
     measured.eventsCommittedOnOldPrimaryOnly = lost.length * EVENTS_PER_ORDER;
-    measured.orderInFlightAtKillOnNewTimeline = inFlight !== undefined && onNewTimeline.has(`buyer-${inFlight.order}`) ? 1 : 0;
+    measured.orderInFlightAtKillOnNewTimeline =
+      inFlight !== undefined && onNewTimeline.has(`buyer-${inFlight.order}`) ? 1 : 0;
     // Asynchronous replication: what the standby had replayed survives, the rest went with the old primary.
-    for (const order of story.replicatedOrders) expect(onNewTimeline.has(`buyer-${order}`), `order ${order} was replayed by the standby`).toBe(true);
-    for (const order of story.heldOrders) expect(lost, `order ${order} was committed after the standby stopped receiving`).toContain(order);
+    for (const order of story.replicatedOrders)
+      expect(onNewTimeline.has(`buyer-${order}`), `order ${order} was replayed by the standby`).toBe(true);
+    for (const order of story.heldOrders)
+      expect(lost, `order ${order} was committed after the standby stopped receiving`).toContain(order);
     expect(lost.length).toBeGreaterThanOrEqual(4);
   });
 
   it('the dry run on the promoted standby prints the plan and changes nothing', () => {
     const { dryRun } = story;
     expect(dryRun.code, dryRun.output).toBe(0);
-    expect(dryRun.output).toContain(`after a failover: new primary promoted; connector ${name}: PAUSED; slot ${name} on the new primary: missing`);
+    expect(dryRun.output).toContain(
+      `after a failover: new primary promoted; connector ${name}: PAUSED; slot ${name} on the new primary: missing`,
+    );
     expect(dryRun.output).toContain(`3. point it at 127.0.0.1:${pair.standby.port}`);
     expect(dryRun.output).toContain('dry run: nothing changed');
     if (process.env.TEST_SHOW_PLAN === '1') console.log(dryRun.output, story.recovery.output);
@@ -195,28 +255,46 @@ describe('failover on Postgres 15/16 (no synchronized slot): the runbook path lo
     // Writes resumed once the slot existed, before the connector streamed again: the slot kept them.
     expect(recovery.outputWhenWritesResumed).toContain('slot created on the new primary: writes may resume');
     expect(recovery.outputWhenWritesResumed).not.toContain('connector running on a fresh slot');
-    for (const step of ['connector stopped', 'connector now points at the new primary', 'connector offsets reset', 'connector running on a fresh slot', 'incremental snapshot of the outbox requested', 'no gaps since the start time']) {
+    for (const step of [
+      'connector stopped',
+      'connector now points at the new primary',
+      'connector offsets reset',
+      'connector running on a fresh slot',
+      'incremental snapshot of the outbox requested',
+      'no gaps since the start time',
+    ]) {
       expect(recovery.output).toContain(step);
     }
     const live = await liveConnectorConfig(stack.connect, name);
     expect(live['database.port']).toBe(String(pair.standby.port));
     expect(await connectorState(stack.connect, name)).toBe('RUNNING');
-    const { rows } = await pair.standby.admin(/* sql */ `select active, wal_status from pg_replication_slots where slot_name = $1`, [name]);
+    const { rows } = await pair.standby.admin(
+      /* sql */ `select active, wal_status from pg_replication_slots where slot_name = $1`,
+      [name],
+    );
     expect(rows).toEqual([{ active: true, wal_status: 'reserved' }]);
     expect(story.newSales.failed()).toBeUndefined();
     expect(story.newSales.acknowledged).toHaveLength(NEW_PRIMARY_ORDERS);
   });
 
   it("every outbox row of the new primary's timeline is on Kafka and in each consumer's inbox; reconciliation finds no gap", async () => {
-    const [outbox, records] = await Promise.all([adminQuery(newPrimaryUrl(), /* sql */ `select id::text from outbox`), allRecords(collector?.records ?? [], topics())]);
+    const [outbox, records] = await Promise.all([
+      adminQuery(newPrimaryUrl(), /* sql */ `select id::text from outbox`),
+      allRecords(collector?.records ?? [], topics()),
+    ]);
     const outboxRows = new Set((outbox.rows as { id: string }[]).map((r) => r.id));
     const delivered = new Set(records.map((r) => r.headers.ce_id ?? ''));
     const atRisk = [...story.outboxAtPromotion].filter((id) => !story.onKafkaBefore.has(id));
     const missing = [...outboxRows].filter((id) => !delivered.has(id));
     const notOnNewTimeline = [...delivered].filter((id) => !outboxRows.has(id));
     Object.assign(measured, {
-      outboxRowsOnNewTimeline: outboxRows.size, recordsOnKafka: records.length, duplicatesOnKafka: records.length - delivered.size,
-      idsRepeated: repeatedIds(records).size, atRiskRowsReEmitted: atRisk.length, gaps: missing.length, onKafkaButNotOnNewTimeline: notOnNewTimeline.length,
+      outboxRowsOnNewTimeline: outboxRows.size,
+      recordsOnKafka: records.length,
+      duplicatesOnKafka: records.length - delivered.size,
+      idsRepeated: repeatedIds(records).size,
+      atRiskRowsReEmitted: atRisk.length,
+      gaps: missing.length,
+      onKafkaButNotOnNewTimeline: notOnNewTimeline.length,
     });
     expect(missing).toEqual([]);
     // The window at risk (committed while Connect was behind, replayed by the standby) was not on Kafka before the recovery.
@@ -230,11 +308,21 @@ describe('failover on Postgres 15/16 (no synchronized slot): the runbook path lo
 
   it('each sale of the new timeline is counted once: the ledger equals a recompute from the new primary, the read model its seats', async () => {
     await waitFor(inboxesHoldNewTimeline, { timeoutMs: 60_000, description: 'both inboxes to hold the new timeline' });
-    const seatPool = createPool({ connectionString: newPrimaryUrl(), applicationName: 'test-ledger', logger: testLogger, max: 1 });
+    const seatPool = createPool({
+      connectionString: newPrimaryUrl(),
+      applicationName: 'test-ledger',
+      logger: testLogger,
+      max: 1,
+    });
     try {
-      await waitFor(async () => compareTotals(await totalsFromLedger(inboxes.pool), await totalsFromSeatDatabase(seatPool)).length === 0, {
-        timeoutMs: 30_000, description: 'the sales ledger totals to equal the new primary (no sale lost or counted twice)',
-      });
+      await waitFor(
+        async () =>
+          compareTotals(await totalsFromLedger(inboxes.pool), await totalsFromSeatDatabase(seatPool)).length === 0,
+        {
+          timeoutMs: 30_000,
+          description: 'the sales ledger totals to equal the new primary (no sale lost or counted twice)',
+        },
+      );
     } finally {
       await seatPool.end();
     }
@@ -248,7 +336,11 @@ describe('failover on Postgres 15/16 (no synchronized slot): the runbook path lo
     expect(again.output).toContain('connector already streams from the new primary');
     expect(again.output).toContain('nothing to re-emit');
     expect(again.output).not.toContain('connector stopped');
-    const { rows } = await pair.standby.admin(/* sql */ `select count(*)::int as n from debezium_signal where type = 'execute-snapshot'`, [], pipeline.database);
+    const { rows } = await pair.standby.admin(
+      /* sql */ `select count(*)::int as n from debezium_signal where type = 'execute-snapshot'`,
+      [],
+      pipeline.database,
+    );
     expect(rows[0]).toEqual({ n: 1 });
     expect(await connectorState(stack.connect, name)).toBe('RUNNING');
   });

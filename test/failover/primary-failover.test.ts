@@ -83,32 +83,62 @@ describe('failover on Postgres 17 with a synchronized slot: every event of the n
   let sales: PacedSales | undefined;
   let story: Story;
 
-  const seatUrl = (port: number, user = 'postgres', password = 'postgres') => `postgres://${user}:${password}@127.0.0.1:${port}/${database}`;
+  const seatUrl = (port: number, user = 'postgres', password = 'postgres') =>
+    `postgres://${user}:${password}@127.0.0.1:${port}/${database}`;
   const newPrimaryUrl = () => seatUrl(pair.standbyPort);
   const debeziumUrl = (port: number) => seatUrl(port, 'stagefront_debezium', LOCAL_ROLE_PASSWORDS.debezium);
   const consumerEnv = (group: string): Record<string, string> => ({
-    CONSUMER_DATABASE_URL: inboxes.url, KAFKA_BROKERS: stack.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: stack.registryUrl,
-    TOPIC_PREFIX: name, CONSUMER_GROUP_ID: group, METRICS_PORT: '0', LOG_LEVEL: 'warn',
+    CONSUMER_DATABASE_URL: inboxes.url,
+    KAFKA_BROKERS: stack.kafkaBrokers.join(','),
+    SCHEMA_REGISTRY_URL: stack.registryUrl,
+    TOPIC_PREFIX: name,
+    CONSUMER_GROUP_ID: group,
+    METRICS_PORT: '0',
+    LOG_LEVEL: 'warn',
   });
   const reconcileEnv = (): Record<string, string> => ({
-    RECONCILE_SEAT_DB_URL: debeziumUrl(pair.standbyPort), RECONCILE_CONSUMER_DB_URL: inboxes.url,
-    RECONCILE_CONSUMERS: `seat-availability=${groups.seats},sales-ledger=${groups.ledger}`, RECONCILE_GRACE_MS: '0', LOG_LEVEL: 'info',
+    RECONCILE_SEAT_DB_URL: debeziumUrl(pair.standbyPort),
+    RECONCILE_CONSUMER_DB_URL: inboxes.url,
+    RECONCILE_CONSUMERS: `seat-availability=${groups.seats},sales-ledger=${groups.ledger}`,
+    RECONCILE_GRACE_MS: '0',
+    LOG_LEVEL: 'info',
   });
 
   /** The failover command as on-call runs it, with this file's stack home, ports and connector. */
   const failoverCommand = (): Promise<Run> =>
-    runChildProgram(STACK_CLI, {
-      STACK_HOME: pair.layout.home, STACK_DIST: pair.layout.dist, STACK_POSTGRES_PORT: String(pair.primaryPort),
-      STACK_POSTGRES_STANDBY: 'yes', STACK_POSTGRES_STANDBY_PORT: String(pair.standbyPort),
-      CONNECT_URL: stack.connectUrl, ...LOCAL_CONNECT_ENV, CONNECTOR_NAME: name, KAFKA_BROKERS: stack.kafkaBrokers.join(','), SEAT_DB_PORT: String(pair.primaryPort), SEAT_DB_NAME: database,
-      CONNECTOR_SEAT_DB_URL: debeziumUrl(pair.primaryPort), SLOT_NAME: name, TOPIC_PREFIX: name, TOPIC_PARTITIONS: '3', HEARTBEAT_INTERVAL_MS: '1000', CONNECTOR_SLOT_FAILOVER: 'yes',
-    }, ['failover']);
+    runChildProgram(
+      STACK_CLI,
+      {
+        STACK_HOME: pair.layout.home,
+        STACK_DIST: pair.layout.dist,
+        STACK_POSTGRES_PORT: String(pair.primaryPort),
+        STACK_POSTGRES_STANDBY: 'yes',
+        STACK_POSTGRES_STANDBY_PORT: String(pair.standbyPort),
+        CONNECT_URL: stack.connectUrl,
+        ...LOCAL_CONNECT_ENV,
+        CONNECTOR_NAME: name,
+        KAFKA_BROKERS: stack.kafkaBrokers.join(','),
+        SEAT_DB_PORT: String(pair.primaryPort),
+        SEAT_DB_NAME: database,
+        CONNECTOR_SEAT_DB_URL: debeziumUrl(pair.primaryPort),
+        SLOT_NAME: name,
+        TOPIC_PREFIX: name,
+        TOPIC_PARTITIONS: '3',
+        HEARTBEAT_INTERVAL_MS: '1000',
+        CONNECTOR_SLOT_FAILOVER: 'yes',
+      },
+      ['failover'],
+    );
 
   async function openService(port: number): Promise<SeatService> {
     const service = await openSeatService(
       parseSettings(seatServiceSettings, {
-        SEAT_DB_URL: seatUrl(port, 'stagefront_service', LOCAL_ROLE_PASSWORDS.service), SEAT_DB_ADMIN_URL: seatUrl(port), SCHEMA_REGISTRY_URL: stack.registryUrl,
-        HOLD_TTL_MS: '600000', SEAT_SERVICE_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.service, DEBEZIUM_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.debezium,
+        SEAT_DB_URL: seatUrl(port, 'stagefront_service', LOCAL_ROLE_PASSWORDS.service),
+        SEAT_DB_ADMIN_URL: seatUrl(port),
+        SCHEMA_REGISTRY_URL: stack.registryUrl,
+        HOLD_TTL_MS: '600000',
+        SEAT_SERVICE_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.service,
+        DEBEZIUM_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.debezium,
       }),
       testLogger,
     );
@@ -119,7 +149,12 @@ describe('failover on Postgres 17 with a synchronized slot: every event of the n
   async function prepareSeatDatabase(): Promise<void> {
     database = name;
     await adminQuery(adminUrl(pair.primaryPort), /* sql */ `create database ${pg.escapeIdentifier(database)}`);
-    const pool = createPool({ connectionString: seatUrl(pair.primaryPort), applicationName: 'test-migrate', logger: testLogger, max: 1 });
+    const pool = createPool({
+      connectionString: seatUrl(pair.primaryPort),
+      applicationName: 'test-migrate',
+      logger: testLogger,
+      max: 1,
+    });
     try {
       await migrateSeatDatabase(pool, testLogger);
       await setupRoles(pool, LOCAL_ROLE_PASSWORDS);
@@ -131,7 +166,10 @@ describe('failover on Postgres 17 with a synchronized slot: every event of the n
   /** Every outbox row of the new primary, of each consumer's types, is in that consumer's inbox. */
   async function inboxesHoldNewTimeline(): Promise<boolean> {
     const [seatRows, seatInbox, orderRows, ledgerInbox] = await Promise.all([
-      outboxIds(newPrimaryUrl(), SEAT_EVENTS), inboxIds(inboxes.pool, groups.seats), outboxIds(newPrimaryUrl(), ORDER_CONFIRMED), inboxIds(inboxes.pool, groups.ledger),
+      outboxIds(newPrimaryUrl(), SEAT_EVENTS),
+      inboxIds(inboxes.pool, groups.seats),
+      outboxIds(newPrimaryUrl(), ORDER_CONFIRMED),
+      inboxIds(inboxes.pool, groups.ledger),
     ]);
     return seatRows.join() === seatInbox.join() && orderRows.join() === ledgerInbox.join();
   }
@@ -142,25 +180,40 @@ describe('failover on Postgres 17 with a synchronized slot: every event of the n
     pair = await startSynchronizedPair('pgfailover');
     await prepareSeatDatabase();
     connector = parseSettings(connectorSettings, {
-      CONNECT_URL: stack.connectUrl, ...LOCAL_CONNECT_ENV, CONNECTOR_NAME: name, KAFKA_BROKERS: stack.kafkaBrokers.join(','), SEAT_DB_PORT: String(pair.primaryPort),
-      SEAT_DB_NAME: database, CONNECTOR_SEAT_DB_URL: debeziumUrl(pair.primaryPort), SLOT_NAME: name, TOPIC_PREFIX: name, TOPIC_PARTITIONS: '3',
-      HEARTBEAT_INTERVAL_MS: '1000', CONNECTOR_SLOT_FAILOVER: 'yes',
+      CONNECT_URL: stack.connectUrl,
+      ...LOCAL_CONNECT_ENV,
+      CONNECTOR_NAME: name,
+      KAFKA_BROKERS: stack.kafkaBrokers.join(','),
+      SEAT_DB_PORT: String(pair.primaryPort),
+      SEAT_DB_NAME: database,
+      CONNECTOR_SEAT_DB_URL: debeziumUrl(pair.primaryPort),
+      SLOT_NAME: name,
+      TOPIC_PREFIX: name,
+      TOPIC_PARTITIONS: '3',
+      HEARTBEAT_INTERVAL_MS: '1000',
+      CONNECTOR_SLOT_FAILOVER: 'yes',
     });
     await applyOutboxConnector(connector, testLogger);
     const oldService = await openService(pair.primaryPort);
     await createFailoverShow(oldService, show);
     inboxes = await consumerDatabase('failover17_inbox');
-    consumers = [startChildProgram('consumers/seat-availability/main.ts', consumerEnv(groups.seats)), startChildProgram('consumers/sales-ledger/main.ts', consumerEnv(groups.ledger))];
+    consumers = [
+      startChildProgram('consumers/seat-availability/main.ts', consumerEnv(groups.seats)),
+      startChildProgram('consumers/sales-ledger/main.ts', consumerEnv(groups.ledger)),
+    ];
     collector = await collectRecords([`${name}.seat`, `${name}.order`]);
 
     // A steady on-sale; the slot is synchronized to the standby while it streams.
     sales = sellAtPace(oldService, show, PACE_MS);
     await sales.untilConfirmed(15);
     const standbySeatDb = seatUrl(pair.standbyPort);
-    await waitFor(async () => {
-      const slot = await slotOnNode(standbySeatDb, name);
-      return slot.synced && !slot.temporary;
-    }, { timeoutMs: 120_000, intervalMs: 500, description: `slot ${name} synchronized to the standby and sync-ready` });
+    await waitFor(
+      async () => {
+        const slot = await slotOnNode(standbySeatDb, name);
+        return slot.synced && !slot.temporary;
+      },
+      { timeoutMs: 120_000, intervalMs: 500, description: `slot ${name} synchronized to the standby and sync-ready` },
+    );
     await waitFor(() => ceIds().size >= 50, { timeoutMs: 60_000, description: 'the stream to be flowing to Kafka' });
     const slotOnStandbyBeforeKill = await slotOnNode(standbySeatDb, name);
     const refusedWhilePrimaryUp = await failoverCommand();
@@ -178,8 +231,24 @@ describe('failover on Postgres 17 with a synchronized slot: every event of the n
     sales.switchTo(await openService(pair.standbyPort));
     await sales.untilConfirmed(15);
     await sales.stop();
-    story = { refusedWhilePrimaryUp, failover, slotAfter, connectorAfter, onKafkaAtKill, killedAt, slotOnStandbyBeforeKill, failoverDoneAt, outboxAtPromotion, confirmedByOldPrimary, failedOrders: sales.failures() };
-    await waitFor(inboxesHoldNewTimeline, { timeoutMs: 120_000, intervalMs: 500, description: 'both inboxes to hold every outbox row of the new primary' });
+    story = {
+      refusedWhilePrimaryUp,
+      failover,
+      slotAfter,
+      connectorAfter,
+      onKafkaAtKill,
+      killedAt,
+      slotOnStandbyBeforeKill,
+      failoverDoneAt,
+      outboxAtPromotion,
+      confirmedByOldPrimary,
+      failedOrders: sales.failures(),
+    };
+    await waitFor(inboxesHoldNewTimeline, {
+      timeoutMs: 120_000,
+      intervalMs: 500,
+      description: 'both inboxes to hold every outbox row of the new primary',
+    });
   }, 420_000);
 
   afterAll(async () => {
@@ -194,8 +263,14 @@ describe('failover on Postgres 17 with a synchronized slot: every event of the n
     console.log('Postgres 17 failover measurements:', measured);
   });
 
-  it('the standby held the connector\'s slot as a synchronized failover slot before the kill', () => {
-    expect(story.slotOnStandbyBeforeKill).toMatchObject({ exists: true, synced: true, temporary: false, failover: true, invalidationReason: null });
+  it("the standby held the connector's slot as a synchronized failover slot before the kill", () => {
+    expect(story.slotOnStandbyBeforeKill).toMatchObject({
+      exists: true,
+      synced: true,
+      temporary: false,
+      failover: true,
+      invalidationReason: null,
+    });
   });
 
   it('the failover command refuses while the primary still answers (two primaries), naming the switchover flag', () => {
@@ -208,7 +283,9 @@ describe('failover on Postgres 17 with a synchronized slot: every event of the n
   it('the failover command promoted the standby and resumed the connector on it, on the slot it synchronized', async () => {
     const run = story.failover;
     expect(run.code, run.output).toBe(0);
-    expect(run.output).toMatch(new RegExp(`seat database: primary on port ${pair.standbyPort}, timeline [2-9]\\d* \\(promoted now\\)`));
+    expect(run.output).toMatch(
+      new RegExp(`seat database: primary on port ${pair.standbyPort}, timeline [2-9]\\d* \\(promoted now\\)`),
+    );
     expect(run.output).toContain(`connector ${name}: RUNNING, tasks RUNNING`);
     expect(run.output).toContain(`slot ${name}: active, failover true`);
     expect(story.connectorAfter?.connector.state).toBe('RUNNING');
@@ -222,13 +299,20 @@ describe('failover on Postgres 17 with a synchronized slot: every event of the n
 
   it('every event committed on the new timeline is on Kafka; nothing on Kafka is missing from it (no gaps)', async () => {
     const outbox = new Set(await outboxIds(newPrimaryUrl(), ''));
-    await waitFor(() => [...outbox].every((id) => ceIds().has(id)), { timeoutMs: 60_000, intervalMs: 500, description: 'every outbox row of the new primary on Kafka' });
+    await waitFor(() => [...outbox].every((id) => ceIds().has(id)), {
+      timeoutMs: 60_000,
+      intervalMs: 500,
+      description: 'every outbox row of the new primary on Kafka',
+    });
     const onKafka = ceIds();
     const gaps = [...outbox].filter((id) => !onKafka.has(id));
     // synchronized_standby_slots: Debezium never got what the standby had not received.
     const notOnNewTimeline = [...onKafka].filter((id) => !outbox.has(id));
     const records = collector?.records ?? [];
-    const firstNew = records.filter((r) => !story.outboxAtPromotion.has(r.headers.ce_id ?? '')).map((r) => Number(r.message.timestamp)).sort((a, b) => a - b)[0];
+    const firstNew = records
+      .filter((r) => !story.outboxAtPromotion.has(r.headers.ce_id ?? ''))
+      .map((r) => Number(r.message.timestamp))
+      .sort((a, b) => a - b)[0];
     measured.outboxRowsOnNewPrimary = outbox.size;
     measured.eventsInFlightAtKill = [...story.outboxAtPromotion].filter((id) => !story.onKafkaAtKill.has(id)).length;
     measured.recordsOnKafka = records.length;
@@ -241,17 +325,33 @@ describe('failover on Postgres 17 with a synchronized slot: every event of the n
     expect(notOnNewTimeline).toEqual([]);
     // A duplicate is the same event again: same ce_id, key, partition and bytes.
     const variants = new Map<string, Set<string>>();
-    for (const r of records) variants.set(r.headers.ce_id ?? '', (variants.get(r.headers.ce_id ?? '') ?? new Set()).add(`${r.topic}|${r.partition}|${r.key}|${r.value.toString('base64')}`));
+    for (const r of records)
+      variants.set(
+        r.headers.ce_id ?? '',
+        (variants.get(r.headers.ce_id ?? '') ?? new Set()).add(
+          `${r.topic}|${r.partition}|${r.key}|${r.value.toString('base64')}`,
+        ),
+      );
     expect([...variants.values()].filter((v) => v.size > 1)).toEqual([]);
   });
 
   it('every consumer handled every event of the new timeline once: inboxes equal the outbox, ledger and read model equal the seat database', async () => {
     expect(await inboxesHoldNewTimeline()).toBe(true);
-    const seatPool = createPool({ connectionString: newPrimaryUrl(), applicationName: 'test-ledger', logger: testLogger, max: 1 });
+    const seatPool = createPool({
+      connectionString: newPrimaryUrl(),
+      applicationName: 'test-ledger',
+      logger: testLogger,
+      max: 1,
+    });
     try {
-      await waitFor(async () => compareTotals(await totalsFromLedger(inboxes.pool), await totalsFromSeatDatabase(seatPool)).length === 0, {
-        timeoutMs: 30_000, description: 'the sales ledger totals to equal the seat database (no sale lost or counted twice)',
-      });
+      await waitFor(
+        async () =>
+          compareTotals(await totalsFromLedger(inboxes.pool), await totalsFromSeatDatabase(seatPool)).length === 0,
+        {
+          timeoutMs: 30_000,
+          description: 'the sales ledger totals to equal the seat database (no sale lost or counted twice)',
+        },
+      );
     } finally {
       await seatPool.end();
     }
@@ -259,7 +359,9 @@ describe('failover on Postgres 17 with a synchronized slot: every event of the n
     const { rows } = await adminQuery(newPrimaryUrl(), /* sql */ `select hold_id::text from orders`);
     const onNewTimeline = new Set((rows as { hold_id: string }[]).map((r) => r.hold_id));
     measured.ordersConfirmedByOldPrimary = story.confirmedByOldPrimary.length;
-    measured.confirmedOrdersNotOnNewTimeline = story.confirmedByOldPrimary.filter((id) => !onNewTimeline.has(id)).length;
+    measured.confirmedOrdersNotOnNewTimeline = story.confirmedByOldPrimary.filter(
+      (id) => !onNewTimeline.has(id),
+    ).length;
   });
 
   it('reconciliation against the new primary reports no gaps', async () => {

@@ -28,17 +28,44 @@ describe('the Java reader and a repeated attribute header', () => {
     await createTopics(kafka, [topic], 1);
     const registry = createSchemaRegistry(stack.registryUrl);
     const ids = await catalogueSchemaIds(registry);
-    const good = await cloudEventMessage(registry, catalogueEvent(ids, 'seatReleased', { seat_id: 's:A-1-1', show_id: 's', section: 'A', hold_id: 'h1', released_at: Date.now() }));
+    const good = await cloudEventMessage(
+      registry,
+      catalogueEvent(ids, 'seatReleased', {
+        seat_id: 's:A-1-1',
+        show_id: 's',
+        section: 'A',
+        hold_id: 'h1',
+        released_at: Date.now(),
+      }),
+    );
     const { producer, close } = await connectedProducer(kafka);
     try {
       // Two ce_type values: the TypeScript runtime used to read the first, the Java reader the last.
-      await producer.send({ topic, acks: -1, messages: [{ ...good, headers: { ...good.headers, ce_type: [String(good.headers.ce_type), 'com.stagefront.seat.sold'] } }] });
+      await producer.send({
+        topic,
+        acks: -1,
+        messages: [
+          {
+            ...good,
+            headers: { ...good.headers, ce_type: [String(good.headers.ce_type), 'com.stagefront.seat.sold'] },
+          },
+        ],
+      });
     } finally {
       await close();
     }
-    const run = await runJavaReader([`--brokers=${stack.kafkaBrokers.join(',')}`, `--registry=${stack.registryUrl}`, `--topics=${topic}`, `--group=${uniqueName('java-repeated')}`, '--expect=1', '--idle-timeout-ms=60000']);
+    const run = await runJavaReader([
+      `--brokers=${stack.kafkaBrokers.join(',')}`,
+      `--registry=${stack.registryUrl}`,
+      `--topics=${topic}`,
+      `--group=${uniqueName('java-repeated')}`,
+      '--expect=1',
+      '--idle-timeout-ms=60000',
+    ]);
     expect(run.events).toEqual([]);
     expect(run.code, run.stderr).toBe(1);
-    expect(run.messages).toEqual([`java-seat-reader: record ${topic}/0/0 has the header ce_type 2 times: a CloudEvent attribute must appear once, or readers disagree on its value; fix the producer`]);
+    expect(run.messages).toEqual([
+      `java-seat-reader: record ${topic}/0/0 has the header ce_type 2 times: a CloudEvent attribute must appear once, or readers disagree on its value; fix the producer`,
+    ]);
   });
 });

@@ -37,7 +37,10 @@ export interface JavaReaderRun {
 
 /** The newest modification time of the reader's pom and sources. */
 function newestSourceMs(): number {
-  const files = [join(readerDir, 'pom.xml'), ...readdirSync(join(readerDir, 'src'), { recursive: true, encoding: 'utf8' }).map((f) => join(readerDir, 'src', f))];
+  const files = [
+    join(readerDir, 'pom.xml'),
+    ...readdirSync(join(readerDir, 'src'), { recursive: true, encoding: 'utf8' }).map((f) => join(readerDir, 'src', f)),
+  ];
   return Math.max(...files.map((file) => statSync(file).mtimeMs));
 }
 
@@ -49,15 +52,22 @@ function newestSourceMs(): number {
  */
 export async function buildJavaReader(): Promise<string> {
   if (existsSync(readerJar) && statSync(readerJar).mtimeMs > newestSourceMs()) return readerJar;
-  await runMaven(['-B', '-q', '--no-transfer-progress', '-f', join(readerDir, 'pom.xml'), 'package'], testLogger).catch((cause: unknown) => {
-    throw new Error(`building interop/java-seat-reader failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
-  });
+  await runMaven(['-B', '-q', '--no-transfer-progress', '-f', join(readerDir, 'pom.xml'), 'package'], testLogger).catch(
+    (cause: unknown) => {
+      throw new Error(
+        `building interop/java-seat-reader failed: ${cause instanceof Error ? cause.message : String(cause)}`,
+        { cause },
+      );
+    },
+  );
   return readerJar;
 }
 
 /** Runs the built reader with these flags until it exits (killed after `timeoutMs`). */
 export async function runJavaReader(args: string[], timeoutMs = 90_000): Promise<JavaReaderRun> {
-  const child = spawn('java', ['-Xmx128m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-jar', readerJar, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('java', ['-Xmx128m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-jar', readerJar, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const stop = track('java-seat-reader', () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
@@ -70,7 +80,10 @@ export async function runJavaReader(args: string[], timeoutMs = 90_000): Promise
     const [code] = (await once(child, 'exit')) as [number | null];
     return {
       code,
-      events: stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as JavaEventLine),
+      events: stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as JavaEventLine),
       messages: stderr.split('\n').filter((line) => line.startsWith('java-seat-reader: ')),
       stderr,
     };

@@ -43,7 +43,10 @@ async function decodeAsTheConsumersDo(record: CollectedRecord): Promise<Consumed
     timestamp: record.message.timestamp,
   };
   const event = await decodeCloudEvent(registry, source, everyEventType);
-  if (event === undefined) throw new Error(`record ${record.topic}/${record.partition}/${record.offset} has a type no consumer knows: ${record.headers.ce_type}`);
+  if (event === undefined)
+    throw new Error(
+      `record ${record.topic}/${record.partition}/${record.offset} has a type no consumer knows: ${record.headers.ce_type}`,
+    );
   return event;
 }
 
@@ -58,14 +61,25 @@ describe('the Java reader sees what the TypeScript consumers see', () => {
     for (let i = 0; i < 8; i++) {
       const row = 1 + Math.floor(i / 4);
       const first = 1 + (i % 4) * 2;
-      const held = await service.hold({ showId: show, seatIds: [seatId(show, 'A', row, first), seatId(show, 'A', row, first + 1)], buyerId: `buyer-${i}` });
+      const held = await service.hold({
+        showId: show,
+        seatIds: [seatId(show, 'A', row, first), seatId(show, 'A', row, first + 1)],
+        buyerId: `buyer-${i}`,
+      });
       if (held.status !== 'held') throw new Error(`hold ${i}: ${held.status}`);
       holds.push(held.holdId);
     }
-    for (const holdId of holds.slice(0, 4)) expect((await service.confirm({ holdId, buyerEmail: `${holdId.slice(0, 8)}@example.test` })).status).toBe('confirmed');
+    for (const holdId of holds.slice(0, 4))
+      expect((await service.confirm({ holdId, buyerEmail: `${holdId.slice(0, 8)}@example.test` })).status).toBe(
+        'confirmed',
+      );
     for (const holdId of holds.slice(4, 6)) expect((await service.release(holdId)).status).toBe('released');
     // The last two holds run out: their time is moved into the past and the sweeper's query expires them.
-    await adminQuery(pipeline().adminUrl, `update holds set created_at = now() - interval '2 minutes', expires_at = now() - interval '1 second' where hold_id = any($1)`, [holds.slice(6)]);
+    await adminQuery(
+      pipeline().adminUrl,
+      `update holds set created_at = now() - interval '2 minutes', expires_at = now() - interval '1 second' where hold_id = any($1)`,
+      [holds.slice(6)],
+    );
     expect(await service.expireDueHolds()).toBe(2);
   }
 
@@ -73,7 +87,9 @@ describe('the Java reader sees what the TypeScript consumers see', () => {
     const { topics } = pipeline();
     await smallRehearsal();
     const outbox = await adminQuery(pipeline().adminUrl, 'select id, type from outbox');
-    const published = new Map<string, string>(outbox.rows.map((row: { id: string; type: string }) => [row.id, row.type]));
+    const published = new Map<string, string>(
+      outbox.rows.map((row: { id: string; type: string }) => [row.id, row.type]),
+    );
     expect(new Set(published.values())).toEqual(new Set(Object.values(EVENTS).map((e) => e.type)));
     expect(published.size).toBe(16 + 8 + 4 + 4 + 4);
 
@@ -81,7 +97,8 @@ describe('the Java reader sees what the TypeScript consumers see', () => {
     let records: CollectedRecord[];
     try {
       records = await waitFor(() => (collector.records.length >= published.size ? [...collector.records] : undefined), {
-        timeoutMs: 60_000, description: `${published.size} records on ${topics.seat} and ${topics.order}`,
+        timeoutMs: 60_000,
+        description: `${published.size} records on ${topics.seat} and ${topics.order}`,
       });
     } finally {
       await collector.stop();
@@ -102,7 +119,9 @@ describe('the Java reader sees what the TypeScript consumers see', () => {
       '--idle-timeout-ms=60000',
     ]);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.messages).toEqual([`java-seat-reader: read ${published.size} events from ${topics.seat}, ${topics.order}`]);
+    expect(run.messages).toEqual([
+      `java-seat-reader: read ${published.size} events from ${topics.seat}, ${topics.order}`,
+    ]);
 
     // Nothing missing, nothing extra, nothing twice.
     expect(run.events.map((e) => e.id).sort()).toEqual([...published.keys()].sort());
@@ -115,9 +134,16 @@ function expectSameEvent(java: JavaEventLine, ts: ConsumedEvent | undefined): vo
   if (ts === undefined) return;
   const where = `${java.type} ${java.id}`;
   expect({ topic: java.topic, partition: java.partition, offset: String(java.offset), key: java.key }, where).toEqual({
-    topic: ts.record.topic, partition: ts.record.partition, offset: ts.record.offset, key: ts.key,
+    topic: ts.record.topic,
+    partition: ts.record.partition,
+    offset: ts.record.offset,
+    key: ts.key,
   });
-  expect({ type: java.type, source: java.source, subject: java.subject }, where).toEqual({ type: ts.type, source: ts.source, subject: ts.subject });
+  expect({ type: java.type, source: java.source, subject: java.subject }, where).toEqual({
+    type: ts.type,
+    source: ts.source,
+    subject: ts.subject,
+  });
   // Same instant, whatever each side's rendering of it (ce_time is RFC 3339 with milliseconds).
   expect(Date.parse(java.time), `${where} time ${java.time} vs ${ts.time}`).toBe(ts.timeMs);
   expect(java.datacontenttype, where).toBe(EVENT_CONTENT_TYPE);
@@ -126,24 +152,39 @@ function expectSameEvent(java: JavaEventLine, ts: ConsumedEvent | undefined): vo
   // Field by field: Avro longs (timestamp-millis) are epoch milliseconds as JSON numbers on both sides.
   const payload = ts.payload as Record<string, unknown>;
   expect(Object.keys(java.data).sort(), where).toEqual(Object.keys(payload).sort());
-  for (const [field, value] of Object.entries(payload)) expect(java.data[field], `${where} field ${field}`).toEqual(value);
+  for (const [field, value] of Object.entries(payload))
+    expect(java.data[field], `${where} field ${field}`).toEqual(value);
 }
 
 describe('a record the reader cannot read stops it with one line naming the problem and the fix', () => {
-  const topics = { noId: uniqueName('java_no_id'), noMagic: uniqueName('java_no_magic'), valid: uniqueName('java_valid') };
+  const topics = {
+    noId: uniqueName('java_no_id'),
+    noMagic: uniqueName('java_no_magic'),
+    valid: uniqueName('java_valid'),
+  };
 
   async function publishBadRecords(): Promise<void> {
     const kafka = createKafka({ brokers: stack.kafkaBrokers, clientId: 'java-interop-test', logger: testLogger });
     await createTopics(kafka, Object.values(topics), 1);
     const registry = createSchemaRegistry(stack.registryUrl);
     const ids = await catalogueSchemaIds(registry);
-    const released = catalogueEvent(ids, 'seatReleased', { seat_id: 's:A-1-1', show_id: 's', section: 'A', hold_id: 'h1', released_at: Date.now() });
+    const released = catalogueEvent(ids, 'seatReleased', {
+      seat_id: 's:A-1-1',
+      show_id: 's',
+      section: 'A',
+      hold_id: 'h1',
+      released_at: Date.now(),
+    });
     const good = await cloudEventMessage(registry, released);
     const { ce_id: _dropped, ...withoutId } = good.headers;
     const { producer, close } = await connectedProducer(kafka);
     try {
       await producer.send({ topic: topics.noId, acks: -1, messages: [{ ...good, headers: withoutId }] });
-      await producer.send({ topic: topics.noMagic, acks: -1, messages: [{ ...good, value: Buffer.concat([Buffer.from([1]), (good.value as Buffer).subarray(1)]) }] });
+      await producer.send({
+        topic: topics.noMagic,
+        acks: -1,
+        messages: [{ ...good, value: Buffer.concat([Buffer.from([1]), (good.value as Buffer).subarray(1)]) }],
+      });
       await producer.send({ topic: topics.valid, acks: -1, messages: [good] });
     } finally {
       await close();
@@ -159,7 +200,14 @@ describe('a record the reader cannot read stops it with one line naming the prob
   }
 
   const read = (topic: string, registryUrl = stack.registryUrl) =>
-    runJavaReader([`--brokers=${stack.kafkaBrokers.join(',')}`, `--registry=${registryUrl}`, `--topics=${topic}`, `--group=${uniqueName('java-bad')}`, '--expect=1', '--idle-timeout-ms=60000']);
+    runJavaReader([
+      `--brokers=${stack.kafkaBrokers.join(',')}`,
+      `--registry=${registryUrl}`,
+      `--topics=${topic}`,
+      `--group=${uniqueName('java-bad')}`,
+      '--expect=1',
+      '--idle-timeout-ms=60000',
+    ]);
 
   it('a missing header, a wrong magic byte and a registry that does not answer', async () => {
     await publishBadRecords();
@@ -167,18 +215,34 @@ describe('a record the reader cannot read stops it with one line naming the prob
     const noId = await read(topics.noId);
     expect(noId.code).toBe(1);
     expect(noId.events).toEqual([]);
-    expect(noId.messages).toEqual([expect.stringMatching(new RegExp(`^java-seat-reader: record ${topics.noId}/0/0 has no ce_id header, so it is not a CloudEvent in Kafka binary mode: fix the producer`))]);
+    expect(noId.messages).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^java-seat-reader: record ${topics.noId}/0/0 has no ce_id header, so it is not a CloudEvent in Kafka binary mode: fix the producer`,
+        ),
+      ),
+    ]);
 
     const noMagic = await read(topics.noMagic);
     expect(noMagic.code).toBe(1);
     expect(noMagic.events).toEqual([]);
-    expect(noMagic.messages).toEqual([expect.stringMatching(new RegExp(`^java-seat-reader: record ${topics.noMagic}/0/0 starts with byte 0x01, not the registry wire format's magic byte 0x00: the producer must serialize through the registry`))]);
+    expect(noMagic.messages).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^java-seat-reader: record ${topics.noMagic}/0/0 starts with byte 0x01, not the registry wire format's magic byte 0x00: the producer must serialize through the registry`,
+        ),
+      ),
+    ]);
 
     const unreachable = `http://127.0.0.1:${await closedPort()}/apis/ccompat/v7`;
     const noRegistry = await read(topics.valid, unreachable);
     expect(noRegistry.code).toBe(4);
     expect(noRegistry.events).toEqual([]);
-    expect(noRegistry.messages).toEqual([expect.stringMatching(/^java-seat-reader: the schema registry at .* does not answer .*: start it \(npm run stack -- start\) or pass --registry/)]);
+    expect(noRegistry.messages).toEqual([
+      expect.stringMatching(
+        /^java-seat-reader: the schema registry at .* does not answer .*: start it \(npm run stack -- start\) or pass --registry/,
+      ),
+    ]);
     expect(noRegistry.messages[0]).toContain(unreachable);
 
     // The same record with the registry there reads fine: the failures above are the records' and the registry's.

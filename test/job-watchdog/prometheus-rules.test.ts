@@ -18,7 +18,10 @@ const rulesDir = join(projectRoot, 'monitors', 'prometheus');
 
 function promtool(args: string[]): { status: number | null; output: string } {
   const result = spawnSync('promtool', args, { cwd: rulesDir, encoding: 'utf8' });
-  if (result.error) throw new Error(`promtool could not run (${result.error.message}); install it with: sudo apt-get install prometheus`);
+  if (result.error)
+    throw new Error(
+      `promtool could not run (${result.error.message}); install it with: sudo apt-get install prometheus`,
+    );
   return { status: result.status, output: `${result.stdout}${result.stderr}` };
 }
 
@@ -55,19 +58,24 @@ describe.each([
 });
 
 describe('the rules use only metrics the programs export', () => {
-  it('job rules: the watchdog\'s and the sweeper\'s metrics', async () => {
+  it("job rules: the watchdog's and the sweeper's metrics", async () => {
     const config = parseJobWatchdogConfig({ JOB_WATCHDOG_DATABASE_URL: 'postgres://w@127.0.0.1/seats' });
     const exported = await exportedNames((registry) => {
       new JobWatchdogMetrics(registry, config);
       registerSweeperMetrics(registry, 15_000);
     });
-    const used = [...usedNames('job-alerts.rules.yml', 'job_watchdog_'), ...usedNames('job-alerts.rules.yml', 'hold_sweeper_')];
+    const used = [
+      ...usedNames('job-alerts.rules.yml', 'job_watchdog_'),
+      ...usedNames('job-alerts.rules.yml', 'hold_sweeper_'),
+    ];
     expect(unknownNames(used, exported)).toEqual([]);
     expect(used.length).toBeGreaterThan(7);
   });
 
-  it('consumer rules: the consumer runtime\'s metrics', async () => {
-    const exported = await exportedNames((registry) => registerConsumerMetrics(registry, 'seat-availability', new RuntimeEvents()));
+  it("consumer rules: the consumer runtime's metrics", async () => {
+    const exported = await exportedNames((registry) =>
+      registerConsumerMetrics(registry, 'seat-availability', new RuntimeEvents()),
+    );
     const used = usedNames('consumer-alerts.rules.yml', 'consumer_');
     expect(unknownNames(used, exported)).toEqual([]);
     expect(used.length).toBe(5);

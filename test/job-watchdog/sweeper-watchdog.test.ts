@@ -49,7 +49,8 @@ describe('job watchdog: hold sweeper runs, overdue holds, deadlines, failures', 
     started.push({ database, watchdog });
     const name = new URL(database.adminUrl).pathname;
     const mine = (alert: { labels: Record<string, string> }) => alert.labels.database?.endsWith(name) === true;
-    const ofJob = (job?: string) => (alert: { labels: Record<string, string> }) => mine(alert) && (job === undefined || alert.labels.job_name === job);
+    const ofJob = (job?: string) => (alert: { labels: Record<string, string> }) =>
+      mine(alert) && (job === undefined || alert.labels.job_name === job);
     return {
       database,
       watchdog,
@@ -80,10 +81,16 @@ describe('job watchdog: hold sweeper runs, overdue holds, deadlines, failures', 
     const own = await ownWatchdog('overdue', async (database) => {
       const sweeper = await startSweeperProcess(database, SWEEP_INTERVAL_MS);
       first = sweeper;
-      await waitFor(async () => Number((await database.admin(/* sql */ `select count(*) from job_runs where outcome = 'succeeded'`))[0]?.count) >= 2, {
-        timeoutMs: 30_000,
-        description: `the sweeper to finish two runs (output: ${sweeper.output()})`,
-      });
+      await waitFor(
+        async () =>
+          Number(
+            (await database.admin(/* sql */ `select count(*) from job_runs where outcome = 'succeeded'`))[0]?.count,
+          ) >= 2,
+        {
+          timeoutMs: 30_000,
+          description: `the sweeper to finish two runs (output: ${sweeper.output()})`,
+        },
+      );
     });
     if (first === undefined) throw new Error('the sweeper did not start');
     await sleep(4 * POLL_INTERVAL_MS); // the watchdog has looked a few times, with the sweeper healthy
@@ -94,24 +101,34 @@ describe('job watchdog: hold sweeper runs, overdue holds, deadlines, failures', 
 
     const killedAt = Date.now();
     await first.killHard();
-    const [overdue] = await waitFor(() => own.firing('JobRunOverdue', 'hold-sweeper').length > 0 && own.firing('JobRunOverdue', 'hold-sweeper'), {
-      timeoutMs: 20_000,
-      description: 'JobRunOverdue to reach the webhook through Alertmanager',
-    });
+    const [overdue] = await waitFor(
+      () => own.firing('JobRunOverdue', 'hold-sweeper').length > 0 && own.firing('JobRunOverdue', 'hold-sweeper'),
+      {
+        timeoutMs: 20_000,
+        description: 'JobRunOverdue to reach the webhook through Alertmanager',
+      },
+    );
     timings.overdueAfterKill = (overdue?.receivedAt ?? 0) - killedAt;
     expect(overdue?.labels).toMatchObject({ severity: 'critical', service: 'job-watchdog', job_name: 'hold-sweeper' });
     expect(overdue?.annotations.summary).toMatch(/^hold-sweeper has not run for [\d.]+ s \(it should run every 1 s\)/);
     expect(overdue?.annotations.runbook).toMatch(/^1\. .*\n2\. /);
     const generic = receiver.generic.find((call) => call.body.alertname === 'JobRunOverdue' && own.mine(call.body));
     expect(generic?.body).toMatchObject({ source: 'job-watchdog', status: 'firing' });
-    expect((await alertmanager.activeAlerts()).some((a) => a.labels.alertname === 'Watchdog' && a.labels.service === 'job-watchdog')).toBe(true);
+    expect(
+      (await alertmanager.activeAlerts()).some(
+        (a) => a.labels.alertname === 'Watchdog' && a.labels.service === 'job-watchdog',
+      ),
+    ).toBe(true);
 
     const restartedAt = Date.now();
     const second = await startSweeperProcess(own.database, SWEEP_INTERVAL_MS);
-    const [back] = await waitFor(() => own.resolved('JobRunOverdue', 'hold-sweeper').length > 0 && own.resolved('JobRunOverdue', 'hold-sweeper'), {
-      timeoutMs: 30_000,
-      description: 'JobRunOverdue to resolve once a sweeper runs again',
-    });
+    const [back] = await waitFor(
+      () => own.resolved('JobRunOverdue', 'hold-sweeper').length > 0 && own.resolved('JobRunOverdue', 'hold-sweeper'),
+      {
+        timeoutMs: 30_000,
+        description: 'JobRunOverdue to resolve once a sweeper runs again',
+      },
+    );
     timings.resolvedAfterRestart = (back?.receivedAt ?? 0) - restartedAt;
     const stoppedAt = Date.now();
     await second.close();
@@ -121,21 +138,29 @@ describe('job watchdog: hold sweeper runs, overdue holds, deadlines, failures', 
 
   it('alerts OverdueHoldsPilingUp while expired holds keep their seats, and resolves once a sweeper expires them', async () => {
     const own = await ownWatchdog('piling');
-    await own.database.admin(/* sql */ `insert into shows (show_id, title, starts_at, on_sale_at) values ('s1', 'Stadium', now() + interval '30 days', now() - interval '1 hour')`);
+    await own.database.admin(
+      /* sql */ `insert into shows (show_id, title, starts_at, on_sale_at) values ('s1', 'Stadium', now() + interval '30 days', now() - interval '1 hour')`,
+    );
     await own.database.admin(/* sql */ `
       insert into holds (hold_id, show_id, buyer_id, created_at, expires_at)
       select gen_random_uuid(), 's1', 'buyer-' || n, now() - interval '10 minutes', now() - interval '5 minutes' from generate_series(1, 4) as n`);
     const insertedAt = Date.now();
-    const [piling] = await waitFor(() => own.firing('OverdueHoldsPilingUp').length > 0 && own.firing('OverdueHoldsPilingUp'), {
-      timeoutMs: 20_000,
-      description: 'OverdueHoldsPilingUp to reach the webhook',
-    });
+    const [piling] = await waitFor(
+      () => own.firing('OverdueHoldsPilingUp').length > 0 && own.firing('OverdueHoldsPilingUp'),
+      {
+        timeoutMs: 20_000,
+        description: 'OverdueHoldsPilingUp to reach the webhook',
+      },
+    );
     timings.overdueHoldsAlert = (piling?.receivedAt ?? 0) - insertedAt;
     expect(piling?.labels.severity).toBe('critical');
     expect(piling?.annotations.summary).toMatch(/^4 holds are past their expiry and still hold their seats/);
 
     const sweeper = await startSweeperProcess(own.database, SWEEP_INTERVAL_MS);
-    await waitFor(() => own.resolved('OverdueHoldsPilingUp').length > 0, { timeoutMs: 30_000, description: 'OverdueHoldsPilingUp to resolve' });
+    await waitFor(() => own.resolved('OverdueHoldsPilingUp').length > 0, {
+      timeoutMs: 30_000,
+      description: 'OverdueHoldsPilingUp to resolve',
+    });
     await sweeper.close();
     const statuses = await own.database.admin(/* sql */ `select status, count(*)::int as n from holds group by status`);
     expect(statuses).toEqual([{ status: 'expired', n: 4 }]);
@@ -149,28 +174,50 @@ describe('job watchdog: hold sweeper runs, overdue holds, deadlines, failures', 
         ('nightly-report', now() - interval '3 hours', 'host-a:1', now() - interval '3 hours', now() - interval '3 hours', 'failed', '{"error":"permission denied for table orders"}'),
         ('nightly-report', now() - interval '2 hours', 'host-a:1', now() - interval '2 hours', now() - interval '2 hours', 'failed', '{"error":"permission denied for table orders"}'),
         ('nightly-report', now() - interval '2 minutes', 'host-b:7', now() - interval '2 minutes', null, null, null)`);
-    await waitFor(() => own.firing('JobRunsFailing', 'nightly-report').length > 0 && own.firing('JobRunPastDeadline', 'nightly-report').length > 0, {
-      timeoutMs: 20_000,
-      description: 'JobRunsFailing and JobRunPastDeadline to reach the webhook',
-    });
-    expect(own.firing('JobRunsFailing', 'nightly-report')[0]?.annotations.description).toContain('permission denied for table orders');
+    await waitFor(
+      () =>
+        own.firing('JobRunsFailing', 'nightly-report').length > 0 &&
+        own.firing('JobRunPastDeadline', 'nightly-report').length > 0,
+      {
+        timeoutMs: 20_000,
+        description: 'JobRunsFailing and JobRunPastDeadline to reach the webhook',
+      },
+    );
+    expect(own.firing('JobRunsFailing', 'nightly-report')[0]?.annotations.description).toContain(
+      'permission denied for table orders',
+    );
     expect(own.firing('JobRunPastDeadline', 'nightly-report')[0]?.annotations.summary).toContain('host-b:7');
 
-    await own.database.admin(/* sql */ `update job_runs set finished_at = now(), outcome = 'succeeded', detail = '{}' where job_name = 'nightly-report' and finished_at is null`);
-    await waitFor(() => own.resolved('JobRunsFailing', 'nightly-report').length > 0 && own.resolved('JobRunPastDeadline', 'nightly-report').length > 0, {
-      timeoutMs: 20_000,
-      description: 'JobRunsFailing and JobRunPastDeadline to resolve',
-    });
+    await own.database.admin(
+      /* sql */ `update job_runs set finished_at = now(), outcome = 'succeeded', detail = '{}' where job_name = 'nightly-report' and finished_at is null`,
+    );
+    await waitFor(
+      () =>
+        own.resolved('JobRunsFailing', 'nightly-report').length > 0 &&
+        own.resolved('JobRunPastDeadline', 'nightly-report').length > 0,
+      {
+        timeoutMs: 20_000,
+        description: 'JobRunsFailing and JobRunPastDeadline to resolve',
+      },
+    );
     const metrics = await (await fetch(`${own.watchdog.http.url}/metrics`)).text();
-    expect(metrics).toMatch(/^job_watchdog_job_consecutive_failures\{job_name="nightly-report",program="job-watchdog"\} 0$/m);
+    expect(metrics).toMatch(
+      /^job_watchdog_job_consecutive_failures\{job_name="nightly-report",program="job-watchdog"\} 0$/m,
+    );
     expect(metrics).toMatch(/^job_watchdog_database_up\{program="job-watchdog"\} 1$/m);
   }, 60_000);
 
   it('reads with a role that can select job_runs and holds and nothing else', async () => {
     const own = await ownWatchdog('role');
     const { adminQuery } = await import('../support/stack.js');
-    expect((await adminQuery(own.database.watchdogUrl, /* sql */ `select count(*)::int as n from job_runs`)).rows).toEqual([{ n: 0 }]);
-    await expect(adminQuery(own.database.watchdogUrl, /* sql */ `select count(*) from outbox`)).rejects.toThrow(/permission denied/);
-    await expect(adminQuery(own.database.watchdogUrl, /* sql */ `delete from holds`)).rejects.toThrow(/permission denied/);
+    expect(
+      (await adminQuery(own.database.watchdogUrl, /* sql */ `select count(*)::int as n from job_runs`)).rows,
+    ).toEqual([{ n: 0 }]);
+    await expect(adminQuery(own.database.watchdogUrl, /* sql */ `select count(*) from outbox`)).rejects.toThrow(
+      /permission denied/,
+    );
+    await expect(adminQuery(own.database.watchdogUrl, /* sql */ `delete from holds`)).rejects.toThrow(
+      /permission denied/,
+    );
   });
 });

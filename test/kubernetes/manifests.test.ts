@@ -12,15 +12,28 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { KUBERNETES_CONNECTOR_OVERRIDES, OUTBOX_CONNECTOR_FILE, renderOutboxConnector } from '../../connectors/outbox-connector.js';
+import {
+  KUBERNETES_CONNECTOR_OVERRIDES,
+  OUTBOX_CONNECTOR_FILE,
+  renderOutboxConnector,
+} from '../../connectors/outbox-connector.js';
 import { CLUSTER, SECRETS } from '../../deploy/kubernetes/cluster.js';
-import { KUBERNETES_CONNECTOR_ENV, KUBERNETES_WORKER_OVERRIDES, kubernetesConnectorConfig } from '../../deploy/kubernetes/connect.js';
+import {
+  KUBERNETES_CONNECTOR_ENV,
+  KUBERNETES_WORKER_OVERRIDES,
+  kubernetesConnectorConfig,
+} from '../../deploy/kubernetes/connect.js';
 import { MANIFESTS_DIR, RENDER_COMMAND, manifestDrift } from '../../deploy/kubernetes/manifests.js';
 import { SCRAPE_JOB_LABEL, programs, scriptCommand, type Program } from '../../deploy/kubernetes/programs.js';
 import { ruleFiles, ruleGroups, ruleResourceName } from '../../deploy/kubernetes/rules.js';
 import { type KafkaSecurityConfig, kafkaSecurityProblems } from '../../lib/kafka-security.js';
 import { parseSettings } from '../../lib/settings.js';
-import { CONNECT_SECRET_ENV, REST_AUTH_EXTENSION_CLASS, STACK_CONNECT_CLUSTER, workerProperties } from '../../stack/connect.js';
+import {
+  CONNECT_SECRET_ENV,
+  REST_AUTH_EXTENSION_CLASS,
+  STACK_CONNECT_CLUSTER,
+  workerProperties,
+} from '../../stack/connect.js';
 import { LOCAL_ROLE_PASSWORDS, projectRoot, readVersions, stackLayout } from '../../stack/config.js';
 import { NODE_24 } from '../../stack/node-runtime.js';
 import { SCRAPE_PORTS } from '../../stack/prometheus-config.js';
@@ -36,7 +49,11 @@ interface Container {
   name: string;
   image: string;
   command: string[];
-  env: { name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string; optional?: boolean } } }[];
+  env: {
+    name: string;
+    value?: string;
+    valueFrom?: { secretKeyRef: { name: string; key: string; optional?: boolean } };
+  }[];
   ports: { name: string; containerPort: number }[];
   startupProbe: { httpGet: { path: string; port: number } };
   livenessProbe: { httpGet: { path: string; port: number } };
@@ -58,7 +75,9 @@ const EXPECTED_KINDS: Record<string, string> = {
   PrometheusRule: 'monitoring.coreos.com/v1',
 };
 
-const files = readdirSync(MANIFESTS_DIR).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml').sort();
+const files = readdirSync(MANIFESTS_DIR)
+  .filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')
+  .sort();
 const texts = new Map(files.map((f) => [f, readFileSync(join(MANIFESTS_DIR, f), 'utf8')] as const));
 const parsed = [...texts].flatMap(([file, text]) => parseAllDocuments(text).map((doc) => ({ file, doc })));
 const manifests = parsed.map(({ doc }) => doc.toJS() as Manifest);
@@ -84,7 +103,10 @@ const PROGRAMS = programs();
 describe('the committed manifests are a fresh rendering', () => {
   it(`equal what ${RENDER_COMMAND} renders from the sources now`, () => {
     const drift = manifestDrift();
-    expect(drift, `deploy/kubernetes/manifests/ is out of date (${drift.join(', ')}): run ${RENDER_COMMAND} and commit the result`).toEqual([]);
+    expect(
+      drift,
+      `deploy/kubernetes/manifests/ is out of date (${drift.join(', ')}): run ${RENDER_COMMAND} and commit the result`,
+    ).toEqual([]);
   });
 
   it('each file says it is generated and by which command', () => {
@@ -92,14 +114,18 @@ describe('the committed manifests are a fresh rendering', () => {
   });
 
   it('the kustomization lists every manifest file', () => {
-    const kustomization = parseAllDocuments(readFileSync(join(MANIFESTS_DIR, 'kustomization.yaml'), 'utf8'))[0]?.toJS() as { resources: string[] };
+    const kustomization = parseAllDocuments(
+      readFileSync(join(MANIFESTS_DIR, 'kustomization.yaml'), 'utf8'),
+    )[0]?.toJS() as { resources: string[] };
     expect([...kustomization.resources].sort()).toEqual(files);
   });
 });
 
 describe('every document is well-formed YAML of an expected kind', () => {
   it('parses without errors or warnings', () => {
-    const problems = parsed.flatMap(({ file, doc }) => [...doc.errors, ...doc.warnings].map((e) => `${file}: ${e.message}`));
+    const problems = parsed.flatMap(({ file, doc }) =>
+      [...doc.errors, ...doc.warnings].map((e) => `${file}: ${e.message}`),
+    );
     expect(problems).toEqual([]);
     expect(manifests.length).toBeGreaterThan(files.length);
   });
@@ -130,7 +156,7 @@ describe('Kafka: three KRaft nodes, replication 3, two in sync', () => {
     expect(kafka.spec.entityOperator).toHaveProperty('topicOperator');
   });
 
-  it('runs the stack\'s Kafka version', () => {
+  it("runs the stack's Kafka version", () => {
     expect((kafka.spec.kafka as { version: string }).version).toBe(readVersions().kafka);
     expect(one('KafkaConnect').spec.version).toBe(readVersions().kafka);
   });
@@ -158,7 +184,7 @@ describe('topics', () => {
   const connector = kubernetesConnectorConfig();
   const topics = new Map(all('KafkaTopic').map((t) => [t.spec.topicName as string, t.spec]));
 
-  it('an event topic per aggregate, with the connector command\'s partitions, and a dead letter topic per topic a consumer reads', () => {
+  it("an event topic per aggregate, with the connector command's partitions, and a dead letter topic per topic a consumer reads", () => {
     const consumed = [...new Set(PROGRAMS.flatMap((p) => p.topics))].sort();
     expect(consumed).toEqual([`${connector.topicPrefix}.order`, `${connector.topicPrefix}.seat`]);
     for (const topic of consumed) expect(topics.get(topic)?.partitions, topic).toBe(connector.topicPartitions);
@@ -170,7 +196,8 @@ describe('topics', () => {
     for (const program of PROGRAMS.filter((p) => p.component === 'consumer')) {
       const replicas = one('Deployment', program.name).spec.replicas as number;
       expect(program.topics.length).toBeGreaterThan(0);
-      for (const topic of program.topics) expect(replicas, `${program.name} on ${topic}`).toBeLessThanOrEqual(topics.get(topic)?.partitions as number);
+      for (const topic of program.topics)
+        expect(replicas, `${program.name} on ${topic}`).toBeLessThanOrEqual(topics.get(topic)?.partitions as number);
     }
   });
 });
@@ -180,17 +207,29 @@ describe('Kafka Connect and the outbox connector', () => {
   const workerConfig = connect.spec.config as Record<string, string>;
   const kafkaConnector = one('KafkaConnector');
 
-  it('builds the Debezium Postgres connector from Maven at the stack\'s Debezium version', () => {
-    const build = connect.spec.build as { output: { type: string; image: string }; plugins: { artifacts: Record<string, string>[] }[] };
-    expect(build.plugins.flatMap((p) => p.artifacts)).toEqual([{ type: 'maven', group: 'io.debezium', artifact: 'debezium-connector-postgres', version: readVersions().debezium }]);
+  it("builds the Debezium Postgres connector from Maven at the stack's Debezium version", () => {
+    const build = connect.spec.build as {
+      output: { type: string; image: string };
+      plugins: { artifacts: Record<string, string>[] }[];
+    };
+    expect(build.plugins.flatMap((p) => p.artifacts)).toEqual([
+      {
+        type: 'maven',
+        group: 'io.debezium',
+        artifact: 'debezium-connector-postgres',
+        version: readVersions().debezium,
+      },
+    ]);
     expect(build.output.type).toBe('docker');
     expect(connect.metadata.annotations?.['strimzi.io/use-connector-resources']).toBe('true');
-    const listeners = ((one('Kafka').spec.kafka as { listeners: { port: number; tls: boolean }[] }).listeners);
-    expect(connect.spec.bootstrapServers).toBe(`${one('Kafka').metadata.name}-kafka-bootstrap:${listeners.find((l) => l.tls)?.port}`);
+    const listeners = (one('Kafka').spec.kafka as { listeners: { port: number; tls: boolean }[] }).listeners;
+    expect(connect.spec.bootstrapServers).toBe(
+      `${one('Kafka').metadata.name}-kafka-bootstrap:${listeners.find((l) => l.tls)?.port}`,
+    );
     expect(connect.spec.replicas).toBeGreaterThanOrEqual(2);
   });
 
-  it('has the native worker\'s settings, but storage topics at three replicas and producers acks=all and idempotent', () => {
+  it("has the native worker's settings, but storage topics at three replicas and producers acks=all and idempotent", () => {
     const native = Object.fromEntries(
       workerProperties(stackLayout({}), STACK_CONNECT_CLUSTER)
         .split('\n')
@@ -199,8 +238,22 @@ describe('Kafka Connect and the outbox connector', () => {
     );
     // Strimzi sets these itself and refuses them in spec.config; the group and storage topics are spec
     // fields. The REST extension stays native-only: the operator signs in to nothing (test below).
-    const strimziManaged = ['bootstrap.servers', 'listeners', 'plugin.path', 'rest.advertised.host.name', 'rest.advertised.port', 'rest.extension.classes', 'group.id', 'config.storage.topic', 'offset.storage.topic', 'status.storage.topic'];
-    const expected = { ...Object.fromEntries(Object.entries(native).filter(([k]) => !strimziManaged.includes(k))), ...KUBERNETES_WORKER_OVERRIDES };
+    const strimziManaged = [
+      'bootstrap.servers',
+      'listeners',
+      'plugin.path',
+      'rest.advertised.host.name',
+      'rest.advertised.port',
+      'rest.extension.classes',
+      'group.id',
+      'config.storage.topic',
+      'offset.storage.topic',
+      'status.storage.topic',
+    ];
+    const expected = {
+      ...Object.fromEntries(Object.entries(native).filter(([k]) => !strimziManaged.includes(k))),
+      ...KUBERNETES_WORKER_OVERRIDES,
+    };
     expect(workerConfig).toEqual(expected);
     expect(connect.spec).toMatchObject({
       groupId: native['group.id'],
@@ -217,27 +270,29 @@ describe('Kafka Connect and the outbox connector', () => {
     });
   });
 
-  it('resolves the connector\'s password reference: the env provider, allowed to read the variable the worker gets from a Secret', () => {
+  it("resolves the connector's password reference: the env provider, allowed to read the variable the worker gets from a Secret", () => {
     const reference = kafkaConnector.spec.config as Record<string, string>;
     const match = /^\$\{([a-z]+):([A-Z_]+)\}$/.exec(reference['database.password'] ?? '');
     expect(match, 'database.password is a config provider reference').not.toBeNull();
     const [, provider, variable] = match as RegExpExecArray;
     expect(workerConfig['config.providers']?.split(',')).toContain(provider);
-    expect(workerConfig[`config.providers.${provider}.class`]).toBe('org.apache.kafka.common.config.provider.EnvVarConfigProvider');
+    expect(workerConfig[`config.providers.${provider}.class`]).toBe(
+      'org.apache.kafka.common.config.provider.EnvVarConfigProvider',
+    );
     expect(variable).toMatch(new RegExp(`^(${workerConfig[`config.providers.${provider}.param.allowlist.pattern`]})$`));
     const env = (connect.spec.template as { connectContainer: { env: Container['env'] } }).connectContainer.env;
     expect(env.map((e) => e.name)).toEqual([...CONNECT_SECRET_ENV]);
     expect(env.find((e) => e.name === variable)?.valueFrom?.secretKeyRef).toEqual(SECRETS.debeziumPassword);
   });
 
-  it('runs no basic-auth REST extension: Strimzi\'s operator calls the REST API without credentials; a NetworkPolicy closes it', () => {
+  it("runs no basic-auth REST extension: Strimzi's operator calls the REST API without credentials; a NetworkPolicy closes it", () => {
     // The native worker's extension would lock the operator out of managing the KafkaConnector.
     expect(workerProperties(stackLayout({}))).toContain(`rest.extension.classes=${REST_AUTH_EXTENSION_CLASS}`);
     expect(Object.keys(workerConfig).filter((key) => key.startsWith('rest.'))).toEqual([]);
     expect(JSON.stringify(connect.spec)).not.toContain('java.security.auth.login.config');
   });
 
-  it('the KafkaConnector is the connector command\'s rendering of connectors/seat-outbox.json, with only the cluster\'s overrides', () => {
+  it("the KafkaConnector is the connector command's rendering of connectors/seat-outbox.json, with only the cluster's overrides", () => {
     const rendered = renderOutboxConnector(kubernetesConnectorConfig(), OUTBOX_CONNECTOR_FILE);
     const { 'connector.class': connectorClass, 'tasks.max': tasksMax, ...rest } = rendered;
     expect(kafkaConnector.metadata.labels?.['strimzi.io/cluster']).toBe(connect.metadata.name);
@@ -246,21 +301,27 @@ describe('Kafka Connect and the outbox connector', () => {
     expect(kafkaConnector.spec.config).toEqual({ ...rest, ...KUBERNETES_CONNECTOR_OVERRIDES });
     // Every override replaces a key of the file: nothing is added behind the file's back.
     for (const key of Object.keys(KUBERNETES_CONNECTOR_OVERRIDES)) expect(Object.keys(rendered)).toContain(key);
-    expect((kafkaConnector.spec.config as Record<string, string>)['topic.creation.default.replication.factor']).toBe('3');
+    expect((kafkaConnector.spec.config as Record<string, string>)['topic.creation.default.replication.factor']).toBe(
+      '3',
+    );
   });
 
   it('npm run connector -- render --kubernetes prints the same resource', () => {
-    const result = spawnSync(process.execPath, ['--import', 'tsx', join(projectRoot, 'connectors/cli.ts'), 'render', '--kubernetes'], {
-      cwd: projectRoot,
-      env: { PATH: process.env.PATH ?? '', ...KUBERNETES_CONNECTOR_ENV },
-      encoding: 'utf8',
-    });
+    const result = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', join(projectRoot, 'connectors/cli.ts'), 'render', '--kubernetes'],
+      {
+        cwd: projectRoot,
+        env: { PATH: process.env.PATH ?? '', ...KUBERNETES_CONNECTOR_ENV },
+        encoding: 'utf8',
+      },
+    );
     expect(result.status, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual(kafkaConnector);
   });
 });
 
-describe('the programs\' Deployments', () => {
+describe("the programs' Deployments", () => {
   function deploymentOf(program: Program) {
     const deployment = one('Deployment', program.name);
     return { deployment, c: container(deployment) };
@@ -281,14 +342,29 @@ describe('the programs\' Deployments', () => {
   function neededHere(program: Program, c: Container, variable: string): boolean {
     const { [variable]: _dropped, ...rest } = environment(program, c);
     const config = parseSettings(program.settings, rest) as Partial<KafkaSecurityConfig>;
-    return config.kafkaSecurityProtocol !== undefined && kafkaSecurityProblems(config as KafkaSecurityConfig).length > 0;
+    return (
+      config.kafkaSecurityProtocol !== undefined && kafkaSecurityProblems(config as KafkaSecurityConfig).length > 0
+    );
   }
 
-  it('one per consumer and monitor, each running its npm script\'s command in the programs image', () => {
-    expect(all('Deployment').map((d) => d.metadata.name).sort()).toEqual(
-      ['confirmation-email', 'hold-sweeper', 'job-watchdog', 'sales-ledger', 'seat-availability', 'slot-monitor'].sort(),
+  it("one per consumer and monitor, each running its npm script's command in the programs image", () => {
+    expect(
+      all('Deployment')
+        .map((d) => d.metadata.name)
+        .sort(),
+    ).toEqual(
+      [
+        'confirmation-email',
+        'hold-sweeper',
+        'job-watchdog',
+        'sales-ledger',
+        'seat-availability',
+        'slot-monitor',
+      ].sort(),
     );
-    const scripts = (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    const scripts = (
+      JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+    ).scripts;
     for (const program of PROGRAMS) {
       const { c } = deploymentOf(program);
       expect(c.command.join(' ')).toBe(scripts[program.script]);
@@ -302,12 +378,22 @@ describe('the programs\' Deployments', () => {
       const { c } = deploymentOf(program);
       const table = Object.values(program.settings.settings);
       const known = new Set(table.map((s) => s.env));
-      expect(c.env.map((e) => e.name).filter((name) => !known.has(name)), `${program.name} sets variables it never reads`).toEqual([]);
-      for (const setting of table.filter((s) => s.default === undefined)) expect(c.env.map((e) => e.name), `${program.name} lacks ${setting.env}`).toContain(setting.env);
+      expect(
+        c.env.map((e) => e.name).filter((name) => !known.has(name)),
+        `${program.name} sets variables it never reads`,
+      ).toEqual([]);
+      for (const setting of table.filter((s) => s.default === undefined))
+        expect(
+          c.env.map((e) => e.name),
+          `${program.name} lacks ${setting.env}`,
+        ).toContain(setting.env);
       for (const setting of table.filter((s) => s.secret)) {
         const entry = c.env.find((e) => e.name === setting.env);
         expect(entry?.value, `${program.name} ${setting.env} is written into the manifest`).toBeUndefined();
-        expect(entry?.valueFrom?.secretKeyRef, `${program.name} ${setting.env} does not come from a Secret`).toBeDefined();
+        expect(
+          entry?.valueFrom?.secretKeyRef,
+          `${program.name} ${setting.env} does not come from a Secret`,
+        ).toBeDefined();
         // Optional exactly where the program runs without it: the setting may be empty, and the
         // cluster's configuration does not need it (a SCRAM password with sasl_ssl does).
         const mayBeEmpty = setting.default === '' && !neededHere(program, c, setting.env);
@@ -320,7 +406,10 @@ describe('the programs\' Deployments', () => {
   it('probes /healthz and /readyz on the port its metrics setting gives, which its Service exposes', () => {
     for (const program of PROGRAMS) {
       const { c } = deploymentOf(program);
-      const { metricsPort, metricsHost } = parseSettings(program.settings, environment(program, c)) as { metricsPort: number; metricsHost: string };
+      const { metricsPort, metricsHost } = parseSettings(program.settings, environment(program, c)) as {
+        metricsPort: number;
+        metricsHost: string;
+      };
       expect(metricsHost, `${program.name} listens on loopback only`).toBe('0.0.0.0');
       expect(c.startupProbe.httpGet).toEqual({ path: '/healthz', port: metricsPort });
       expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: metricsPort });
@@ -334,25 +423,44 @@ describe('the programs\' Deployments', () => {
   });
 
   it('the consumers, monitors and sweeper reach what the cluster provides', () => {
-    const env = (name: string) => Object.fromEntries(container(one('Deployment', name)).env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value]));
-    expect(env('seat-availability')).toMatchObject({ KAFKA_BROKERS: CLUSTER.bootstrapServers, SCHEMA_REGISTRY_URL: CLUSTER.registryUrl, TOPIC_PREFIX: kubernetesConnectorConfig().topicPrefix });
-    expect(env('slot-monitor')).toMatchObject({ SLOT_MONITOR_SLOTS: kubernetesConnectorConfig().slotName, SLOT_MONITOR_ALERTMANAGER_URL: CLUSTER.alertmanagerUrl });
+    const env = (name: string) =>
+      Object.fromEntries(
+        container(one('Deployment', name))
+          .env.filter((e) => e.value !== undefined)
+          .map((e) => [e.name, e.value]),
+      );
+    expect(env('seat-availability')).toMatchObject({
+      KAFKA_BROKERS: CLUSTER.bootstrapServers,
+      SCHEMA_REGISTRY_URL: CLUSTER.registryUrl,
+      TOPIC_PREFIX: kubernetesConnectorConfig().topicPrefix,
+    });
+    expect(env('slot-monitor')).toMatchObject({
+      SLOT_MONITOR_SLOTS: kubernetesConnectorConfig().slotName,
+      SLOT_MONITOR_ALERTMANAGER_URL: CLUSTER.alertmanagerUrl,
+    });
     expect(env('job-watchdog')).toMatchObject({ JOB_WATCHDOG_ALERTMANAGER_URL: CLUSTER.alertmanagerUrl });
   });
 });
 
 describe('Prometheus', () => {
-  it('a PrometheusRule per rule file, its groups exactly the file\'s', () => {
-    expect(all('PrometheusRule').map((r) => r.metadata.name).sort()).toEqual(ruleFiles().map(ruleResourceName).sort());
-    for (const file of ruleFiles()) expect(one('PrometheusRule', ruleResourceName(file)).spec.groups, file).toEqual(ruleGroups(file));
+  it("a PrometheusRule per rule file, its groups exactly the file's", () => {
+    expect(
+      all('PrometheusRule')
+        .map((r) => r.metadata.name)
+        .sort(),
+    ).toEqual(ruleFiles().map(ruleResourceName).sort());
+    for (const file of ruleFiles())
+      expect(one('PrometheusRule', ruleResourceName(file)).spec.groups, file).toEqual(ruleGroups(file));
   });
 
-  it('scrapes every program\'s Service under the job names the rules use', () => {
+  it("scrapes every program's Service under the job names the rules use", () => {
     const monitor = one('ServiceMonitor');
     expect(monitor.spec.jobLabel).toBe(SCRAPE_JOB_LABEL);
     const jobs = new Set(all('Service').map((s) => s.metadata.labels?.[SCRAPE_JOB_LABEL]));
     expect(jobs).toEqual(new Set(Object.keys(SCRAPE_PORTS)));
-    const ruleText = ruleFiles().map((f) => readFileSync(join(projectRoot, 'monitors/prometheus', f), 'utf8')).join('\n');
+    const ruleText = ruleFiles()
+      .map((f) => readFileSync(join(projectRoot, 'monitors/prometheus', f), 'utf8'))
+      .join('\n');
     const jobsInRules = [...ruleText.matchAll(/job="([^"]+)"/g)].map((m) => m[1]);
     expect(jobsInRules.length).toBeGreaterThan(0);
     for (const job of jobsInRules) expect(jobs, `the rules expect job ${job}`).toContain(job);
@@ -364,7 +472,8 @@ describe('no password in any manifest', () => {
   function stringEntries(value: unknown, key = ''): [string, string][] {
     if (typeof value === 'string') return [[key, value]];
     if (Array.isArray(value)) return value.flatMap((v) => stringEntries(v, key));
-    if (value !== null && typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => stringEntries(v, key === '' ? k : `${key}.${k}`));
+    if (value !== null && typeof value === 'object')
+      return Object.entries(value).flatMap(([k, v]) => stringEntries(v, key === '' ? k : `${key}.${k}`));
     return [];
   }
 
@@ -374,20 +483,35 @@ describe('no password in any manifest', () => {
   it('no value under a password-like key but a config provider reference (or the name of a Secret or of its key), no credentials in a URL', () => {
     const literal = manifests.flatMap((m) =>
       stringEntries(m)
-        .filter(([path, value]) => /password|secret|token/i.test(path.split('.').at(-1) ?? '') && !NAMES_A_SECRET.test(path) && !/^\$\{[a-z]+:[^{}]+\}$/.test(value))
+        .filter(
+          ([path, value]) =>
+            /password|secret|token/i.test(path.split('.').at(-1) ?? '') &&
+            !NAMES_A_SECRET.test(path) &&
+            !/^\$\{[a-z]+:[^{}]+\}$/.test(value),
+        )
         .map(([path, value]) => `${m.kind} ${m.metadata.name} ${path}=${value}`),
     );
     expect(literal).toEqual([]);
     expect([...texts.values()].join('\n')).not.toMatch(/[a-z]+:\/\/[^/@\s:]+:[^/@\s]+@/);
-    expect((one('KafkaConnector').spec.config as Record<string, string>)['database.password']).toMatch(/^\$\{[a-z]+:[^}]+\}$/);
+    expect((one('KafkaConnector').spec.config as Record<string, string>)['database.password']).toMatch(
+      /^\$\{[a-z]+:[^}]+\}$/,
+    );
   });
 
   it('every password-like variable of a container comes from a Secret, never a value', () => {
-    const containers = [...all('Deployment').map((d) => ({ name: d.metadata.name, env: container(d).env })), { name: 'connect', env: (one('KafkaConnect').spec.template as { connectContainer: { env: Container['env'] } }).connectContainer.env }];
+    const containers = [
+      ...all('Deployment').map((d) => ({ name: d.metadata.name, env: container(d).env })),
+      {
+        name: 'connect',
+        env: (one('KafkaConnect').spec.template as { connectContainer: { env: Container['env'] } }).connectContainer
+          .env,
+      },
+    ];
     const passwords = new Set<string>(Object.values(LOCAL_ROLE_PASSWORDS));
     for (const { name, env } of containers) {
       for (const e of env) {
-        if (/PASSWORD|SECRET|TOKEN|DATABASE_URL|DB_URL/.test(e.name)) expect(e.valueFrom?.secretKeyRef, `${name} ${e.name}`).toBeDefined();
+        if (/PASSWORD|SECRET|TOKEN|DATABASE_URL|DB_URL/.test(e.name))
+          expect(e.valueFrom?.secretKeyRef, `${name} ${e.name}`).toBeDefined();
         expect(passwords.has(e.value ?? ''), `${name} ${e.name} holds a password`).toBe(false);
       }
     }

@@ -16,7 +16,10 @@ const am = (): AlertmanagerProcess => {
 
 beforeAll(async () => {
   // Notifications go nowhere: this test reads Alertmanager's API only.
-  alertmanager = await startAlertmanager({ alertmanagerUrl: 'http://127.0.0.1:9/alerts', deadMansSwitchUrl: 'http://127.0.0.1:9/heartbeat' });
+  alertmanager = await startAlertmanager({
+    alertmanagerUrl: 'http://127.0.0.1:9/alerts',
+    deadMansSwitchUrl: 'http://127.0.0.1:9/heartbeat',
+  });
 }, 30_000);
 afterAll(async () => alertmanager?.close());
 
@@ -26,12 +29,16 @@ async function post(alertname: string, startsAt: number, endsAt?: number): Promi
     startsAt: new Date(startsAt).toISOString(),
     ...(endsAt === undefined ? {} : { endsAt: new Date(endsAt).toISOString() }),
   };
-  const response = await fetch(`${am().url}/api/v2/alerts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([alert]) });
+  const response = await fetch(`${am().url}/api/v2/alerts`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify([alert]),
+  });
   if (!response.ok) throw new Error(`posting ${alertname}: HTTP ${response.status} ${await response.text()}`);
 }
 
 describe('the alerts of a rehearsal run', () => {
-  it('lists those active during the run, those that began before it included; leaves out the Watchdog, those over before it, and its own programs\' resolved at start', async () => {
+  it("lists those active during the run, those that began before it included; leaves out the Watchdog, those over before it, and its own programs' resolved at start", async () => {
     const now = Date.now();
     await post('SlotLost', now - 60_000);
     await post('Watchdog', now - 60_000);

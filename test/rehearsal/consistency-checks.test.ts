@@ -27,7 +27,15 @@ import { createSchemaRegistry } from '../../lib/schema-registry.js';
 import { parseSettings } from '../../lib/settings.js';
 import { seatDatabaseNow } from '../../monitors/reconciliation/reconcile.js';
 import { describeReconciliation } from '../../monitors/reconciliation/report.js';
-import { availabilityCheck, emailCheck, exactlyOnceChecks, ledgerCheck, oversoldCheck, reconcileRun, type Check } from '../../rehearsal/consistency.js';
+import {
+  availabilityCheck,
+  emailCheck,
+  exactlyOnceChecks,
+  ledgerCheck,
+  oversoldCheck,
+  reconcileRun,
+  type Check,
+} from '../../rehearsal/consistency.js';
 import type { RehearsalRecord } from '../../rehearsal/record.js';
 import { renderTextReport, writeReport, type ReportExtras } from '../../rehearsal/report.js';
 import { migrateSeatDatabase, setupRoles } from '../../seat-service/database-setup.js';
@@ -78,8 +86,19 @@ let world: World;
 
 /** The Kafka record the Outbox Event Router makes of an outbox row (connectors/seat-outbox.json: key, value, headers). */
 interface OutboxRow {
-  id: string; aggregatetype: string; aggregateid: string; type: string; payload: Buffer; ce_source: string; ce_specversion: string;
-  ce_time: string; ce_subject: string; content_type: string; ce_dataschema: string; ce_traceparent: string; created_ms: number;
+  id: string;
+  aggregatetype: string;
+  aggregateid: string;
+  type: string;
+  payload: Buffer;
+  ce_source: string;
+  ce_specversion: string;
+  ce_time: string;
+  ce_subject: string;
+  content_type: string;
+  ce_dataschema: string;
+  ce_traceparent: string;
+  created_ms: number;
 }
 
 function routerRecord(row: OutboxRow, offset: number): SourceRecord {
@@ -90,8 +109,16 @@ function routerRecord(row: OutboxRow, offset: number): SourceRecord {
     key: Buffer.from(row.aggregateid),
     value: row.payload,
     headers: {
-      id: row.id, ce_id: row.id, ce_type: row.type, ce_source: row.ce_source, ce_specversion: row.ce_specversion, ce_time: row.ce_time,
-      ce_subject: row.ce_subject, ce_dataschema: row.ce_dataschema, ce_traceparent: row.ce_traceparent, 'content-type': row.content_type,
+      id: row.id,
+      ce_id: row.id,
+      ce_type: row.type,
+      ce_source: row.ce_source,
+      ce_specversion: row.ce_specversion,
+      ce_time: row.ce_time,
+      ce_subject: row.ce_subject,
+      ce_dataschema: row.ce_dataschema,
+      ce_traceparent: row.ce_traceparent,
+      'content-type': row.content_type,
     },
     timestamp: String(Math.round(row.created_ms)),
   };
@@ -99,12 +126,22 @@ function routerRecord(row: OutboxRow, offset: number): SourceRecord {
 
 /** What applyEffects reads of a running consumer: its definition, database, claim token and unstamped sends. */
 function processingContext(definition: ConsumerDefinition, pool: Pool): ProcessingContext {
-  const used: Partial<ProcessingContext> = { definition, pool, claimToken: randomUUID(), performedNotStamped: new Set() };
+  const used: Partial<ProcessingContext> = {
+    definition,
+    pool,
+    claimToken: randomUUID(),
+    performedNotStamped: new Set(),
+  };
   return used as ProcessingContext;
 }
 
 const wholePartition: PartitionControl = {
-  topic: 'all', partition: 0, active: () => true, pause: () => () => undefined, heartbeat: async () => true, commitThrough: async () => true,
+  topic: 'all',
+  partition: 0,
+  active: () => true,
+  pause: () => () => undefined,
+  heartbeat: async () => true,
+  commitThrough: async () => true,
 };
 
 /** The Message-IDs the mailbox received, without their angle brackets (as the rehearsal's mail sinks give them). */
@@ -127,7 +164,11 @@ const failing = (checks: readonly Check[]) => checks.filter((c) => !c.ok).map((c
 const broken = new Map<string, Check[]>();
 
 /** Breaks one thing, runs every check, mends it; the checks of the broken state. */
-async function whileBroken(label: string, breakIt: () => Promise<() => Promise<void>>, messageIds?: readonly string[]): Promise<Check[]> {
+async function whileBroken(
+  label: string,
+  breakIt: () => Promise<() => Promise<void>>,
+  messageIds?: readonly string[],
+): Promise<Check[]> {
   const mend = await breakIt();
   let checks: Check[];
   try {
@@ -151,14 +192,27 @@ beforeAll(async () => {
   });
   await migrateSeatDatabase(seatPool, testLogger);
   await setupRoles(seatPool, LOCAL_ROLE_PASSWORDS);
-  const service = await openSeatService(parseSettings(seatServiceSettings, {
-    SEAT_DB_URL: seatDb.url.replace('postgres:postgres@', `stagefront_service:${LOCAL_ROLE_PASSWORDS.service}@`), SEAT_DB_ADMIN_URL: seatDb.url,
-    SCHEMA_REGISTRY_URL: stack.registryUrl, HOLD_TTL_MS: '600000', SEAT_SERVICE_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.service, DEBEZIUM_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.debezium,
-  }), testLogger);
+  const service = await openSeatService(
+    parseSettings(seatServiceSettings, {
+      SEAT_DB_URL: seatDb.url.replace('postgres:postgres@', `stagefront_service:${LOCAL_ROLE_PASSWORDS.service}@`),
+      SEAT_DB_ADMIN_URL: seatDb.url,
+      SCHEMA_REGISTRY_URL: stack.registryUrl,
+      HOLD_TTL_MS: '600000',
+      SEAT_SERVICE_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.service,
+      DEBEZIUM_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.debezium,
+    }),
+    testLogger,
+  );
   const closeService = track('seat service', () => service.close());
   await createShow(service.pool, {
-    showId, title: 'checks night', startsAt: new Date('2027-06-01T20:00:00Z'), onSaleAt: new Date('2026-12-01T10:00:00Z'),
-    sections: [{ section: 'A', rows: 2, seatsPerRow: 4, priceCents: 4000 }, { section: 'B', rows: 1, seatsPerRow: 4, priceCents: 2500 }],
+    showId,
+    title: 'checks night',
+    startsAt: new Date('2027-06-01T20:00:00Z'),
+    onSaleAt: new Date('2026-12-01T10:00:00Z'),
+    sections: [
+      { section: 'A', rows: 2, seatsPerRow: 4, priceCents: 4000 },
+      { section: 'B', rows: 1, seatsPerRow: 4, priceCents: 2500 },
+    ],
   });
 
   // The on-sale: two orders, a hold given back, a seat taken, a hold still open at the end.
@@ -176,17 +230,41 @@ beforeAll(async () => {
   const givenBack = await service.hold({ showId, seatIds: [seatId(showId, 'A', 2, 1)], buyerId: 'cy' });
   if (givenBack.status !== 'held') throw new Error(`hold: ${givenBack.status}`);
   expect((await service.release(givenBack.holdId)).status).toBe('released');
-  expect((await service.hold({ showId, seatIds: [seatId(showId, 'A', 1, 1)], buyerId: 'dee' })).status).toBe('seat_taken');
-  expect((await service.hold({ showId, seatIds: [seatId(showId, 'A', 2, 2), seatId(showId, 'A', 2, 3)], buyerId: 'eve' })).status).toBe('held');
+  expect((await service.hold({ showId, seatIds: [seatId(showId, 'A', 1, 1)], buyerId: 'dee' })).status).toBe(
+    'seat_taken',
+  );
+  expect(
+    (await service.hold({ showId, seatIds: [seatId(showId, 'A', 2, 2), seatId(showId, 'A', 2, 3)], buyerId: 'eve' }))
+      .status,
+  ).toBe('held');
   const until = new Date((await seatDatabaseNow(seatPool)).getTime() + 1);
 
   // The consumers, each handed every record of the run in outbox order.
   const consumers = await consumerDatabase('checks_consumers');
   const sink = await startSmtpSink();
-  const transport = createSmtpTransport({ smtpHost: '127.0.0.1', smtpPort: sink.port, smtpSecure: false, smtpUser: '', smtpPassword: '', smtpTimeoutMs: 5_000, mailFrom: 'tickets@stagefront.example', sendConcurrency: 2 });
+  const transport = createSmtpTransport({
+    smtpHost: '127.0.0.1',
+    smtpPort: sink.port,
+    smtpSecure: false,
+    smtpUser: '',
+    smtpPassword: '',
+    smtpTimeoutMs: 5_000,
+    mailFrom: 'tickets@stagefront.example',
+    sendConcurrency: 2,
+  });
   const closeTransport = track('smtp transport', async () => transport.close());
   world = {
-    showId, seatPool, seatAdminUrl: seatDb.url, consumerPool: consumers.pool, consumerUrl: consumers.url, service, sink, since, until, orders, confirmed: [],
+    showId,
+    seatPool,
+    seatAdminUrl: seatDb.url,
+    consumerPool: consumers.pool,
+    consumerUrl: consumers.url,
+    service,
+    sink,
+    since,
+    until,
+    orders,
+    confirmed: [],
     close: async () => {
       await closeTransport();
       await sink.close();
@@ -195,10 +273,13 @@ beforeAll(async () => {
       await closeSeat();
     },
   };
-  const { rows } = await seatPool.query<OutboxRow>(/* sql */ `
+  const { rows } = await seatPool.query<OutboxRow>(
+    /* sql */ `
     select id::text, aggregatetype, aggregateid, type, payload, ce_source, ce_specversion, ce_time, ce_subject, content_type, ce_dataschema, ce_traceparent,
            (extract(epoch from created_at) * 1000)::float8 as created_ms
-      from outbox where created_at >= $1 and created_at < $2 order by created_at, id`, [since, until]);
+      from outbox where created_at >= $1 and created_at < $2 order by created_at, id`,
+    [since, until],
+  );
   const records = rows.map((row, offset) => routerRecord(row, offset));
   const registry = createSchemaRegistry(stack.registryUrl);
   const definitions = [
@@ -207,9 +288,16 @@ beforeAll(async () => {
     confirmationEmailConsumer('confirmation-email', showId, transport, 'tickets@stagefront.example', 600_000, 2),
   ];
   for (const definition of definitions) {
-    const decoded = await Promise.all(records.map((record) => decodeCloudEvent(registry, record, definition.eventTypes)));
+    const decoded = await Promise.all(
+      records.map((record) => decodeCloudEvent(registry, record, definition.eventTypes)),
+    );
     const events = decoded.filter((event): event is ConsumedEvent => event !== undefined);
-    const outcome = await applyEffects(processingContext(definition, consumers.pool), wholePartition, events, undefined);
+    const outcome = await applyEffects(
+      processingContext(definition, consumers.pool),
+      wholePartition,
+      events,
+      undefined,
+    );
     expect(outcome.applied).toHaveLength(events.length);
     if (definition.name === 'sales-ledger') world.confirmed = events;
   }
@@ -222,14 +310,26 @@ afterAll(async () => {
 describe('the rehearsal checks on a consistent run', () => {
   it('all pass, each on what it counted', async () => {
     const checks = await runChecks();
-    expect(checks.map((c) => c.name)).toEqual([CHECK.oversold, CHECK.seats, CHECK.ledgerInbox, CHECK.emailInbox, CHECK.availability, CHECK.ledger, CHECK.email]);
+    expect(checks.map((c) => c.name)).toEqual([
+      CHECK.oversold,
+      CHECK.seats,
+      CHECK.ledgerInbox,
+      CHECK.emailInbox,
+      CHECK.availability,
+      CHECK.ledger,
+      CHECK.email,
+    ]);
     expect(failing(checks)).toEqual([]);
     // 2 + 3 seats sold; seat events: 5 held + 5 sold, 1 held + 1 released, 2 held (the refused hold wrote none).
-    expect(detailOf(checks, CHECK.oversold)).toBe('5 seats sold for this show; in the whole database 5 sold, 0 sold twice (seat.sold events per seat)');
+    expect(detailOf(checks, CHECK.oversold)).toBe(
+      '5 seats sold for this show; in the whole database 5 sold, 0 sold twice (seat.sold events per seat)',
+    );
     expect(detailOf(checks, CHECK.seats)).toBe('14 of 14 (reconciliation)');
     expect(detailOf(checks, CHECK.ledgerInbox)).toBe('2 of 2 (reconciliation)');
     expect(detailOf(checks, CHECK.emailInbox)).toBe('2 of 2 (reconciliation)');
-    expect(detailOf(checks, CHECK.availability)).toBe('A: 2 sold/2 held (read model 2/2), B: 3 sold/0 held (read model 3/0)');
+    expect(detailOf(checks, CHECK.availability)).toBe(
+      'A: 2 sold/2 held (read model 2/2), B: 3 sold/0 held (read model 3/0)',
+    );
     expect(detailOf(checks, CHECK.ledger)).toBe(`${world.showId}: 2 orders, 5 seats, 155.00 EUR`);
     expect(detailOf(checks, CHECK.email)).toBe('2 emails for 2 orders, 0 missing, 0 duplicates');
   });
@@ -237,13 +337,21 @@ describe('the rehearsal checks on a consistent run', () => {
   it('a claim younger than the grace is a send in flight: reported, not failed', async () => {
     const order = world.confirmed[0]!;
     const checks = await whileBroken('young claim', async () => {
-      await world.consumerPool.query(`update inbox set status = 'claimed', completed_at = null, claimed_at = now() where consumer = 'confirmation-email' and event_id = $1`, [order.id]);
+      await world.consumerPool.query(
+        `update inbox set status = 'claimed', completed_at = null, claimed_at = now() where consumer = 'confirmation-email' and event_id = $1`,
+        [order.id],
+      );
       return async () => {
-        await world.consumerPool.query(`update inbox set status = 'sent', completed_at = now() where consumer = 'confirmation-email' and event_id = $1`, [order.id]);
+        await world.consumerPool.query(
+          `update inbox set status = 'sent', completed_at = now() where consumer = 'confirmation-email' and event_id = $1`,
+          [order.id],
+        );
       };
     });
     expect(failing(checks)).toEqual([]);
-    expect(detailOf(checks, CHECK.emailInbox)).toBe('1 of 2 (reconciliation), 1 claimed within the claim grace, not sent yet');
+    expect(detailOf(checks, CHECK.emailInbox)).toBe(
+      '1 of 2 (reconciliation), 1 claimed within the claim grace, not sent yet',
+    );
     broken.delete('young claim');
   });
 });
@@ -252,22 +360,30 @@ describe('each check fails when what it guards is broken, and only that check', 
   it('a seat sold twice: a second seat.sold event for a sold seat (outside the reconciled window, so no inbox misses it)', async () => {
     const seat = world.orders[0]!.seats[0]!;
     const checks = await whileBroken('seat sold twice', async () => {
-      const { rows } = await world.seatPool.query<{ id: string }>(/* sql */ `
+      const { rows } = await world.seatPool.query<{ id: string }>(
+        /* sql */ `
         insert into outbox (id, aggregatetype, aggregateid, type, payload, ce_source, ce_specversion, ce_time, ce_subject, content_type, ce_dataschema, ce_traceparent)
         select gen_random_uuid(), aggregatetype, aggregateid, type, payload, ce_source, ce_specversion, ce_time, ce_subject, content_type, ce_dataschema, ce_traceparent
-          from outbox where type = $1 and aggregateid = $2 returning id::text`, [EVENTS.seatSold.type, seat]);
+          from outbox where type = $1 and aggregateid = $2 returning id::text`,
+        [EVENTS.seatSold.type, seat],
+      );
       return async () => {
         await world.seatPool.query('delete from outbox where id = $1', [rows[0]!.id]);
       };
     });
     expect(failing(checks)).toEqual([CHECK.oversold]);
-    expect(detailOf(checks, CHECK.oversold)).toBe(`5 seats sold for this show; in the whole database 5 sold, 1 sold twice (seat.sold events per seat): 1 seats with more than one seat.sold event (${seat})`);
+    expect(detailOf(checks, CHECK.oversold)).toBe(
+      `5 seats sold for this show; in the whole database 5 sold, 1 sold twice (seat.sold events per seat): 1 seats with more than one seat.sold event (${seat})`,
+    );
   });
 
   it('a sale without its seat.sold event', async () => {
     const seat = world.orders[1]!.seats[2]!;
     const checks = await whileBroken('sale without event', async () => {
-      const { rows } = await world.seatPool.query<{ id: string; created_at: Date }>(`update outbox set type = 'test.moved-away' where type = $1 and aggregateid = $2 returning id::text`, [EVENTS.seatSold.type, seat]);
+      const { rows } = await world.seatPool.query<{ id: string; created_at: Date }>(
+        `update outbox set type = 'test.moved-away' where type = $1 and aggregateid = $2 returning id::text`,
+        [EVENTS.seatSold.type, seat],
+      );
       return async () => {
         await world.seatPool.query('update outbox set type = $1 where id = $2', [EVENTS.seatSold.type, rows[0]!.id]);
       };
@@ -280,13 +396,21 @@ describe('each check fails when what it guards is broken, and only that check', 
   it('a read-model row wrong: a sold seat shown as available', async () => {
     const seat = world.orders[0]!.seats[1]!;
     const checks = await whileBroken('read model row', async () => {
-      await world.consumerPool.query(`update seat_availability_seats set state = 'available', order_id = null where seat_id = $1`, [seat]);
+      await world.consumerPool.query(
+        `update seat_availability_seats set state = 'available', order_id = null where seat_id = $1`,
+        [seat],
+      );
       return async () => {
-        await world.consumerPool.query(`update seat_availability_seats set state = 'sold', order_id = $2 where seat_id = $1`, [seat, world.orders[0]!.orderId]);
+        await world.consumerPool.query(
+          `update seat_availability_seats set state = 'sold', order_id = $2 where seat_id = $1`,
+          [seat, world.orders[0]!.orderId],
+        );
       };
     });
     expect(failing(checks)).toEqual([CHECK.availability]);
-    expect(detailOf(checks, CHECK.availability)).toBe('A: 2 sold/2 held (read model 1/2), B: 3 sold/0 held (read model 3/0)');
+    expect(detailOf(checks, CHECK.availability)).toBe(
+      'A: 2 sold/2 held (read model 1/2), B: 3 sold/0 held (read model 3/0)',
+    );
   });
 
   it('an order added to the ledger twice: its order.confirmed applied again', async () => {
@@ -299,20 +423,29 @@ describe('each check fails when what it guards is broken, and only that check', 
         client.release();
       }
       return async () => {
-        await world.consumerPool.query(`update sales_ledger_totals set orders = orders - 1, seats = seats - 3, total_cents = total_cents - 7500`);
+        await world.consumerPool.query(
+          `update sales_ledger_totals set orders = orders - 1, seats = seats - 3, total_cents = total_cents - 7500`,
+        );
       };
     });
     expect(failing(checks)).toEqual([CHECK.ledger]);
-    expect(JSON.parse(detailOf(checks, CHECK.ledger))).toEqual([{
-      show_id: world.showId, currency: 'EUR',
-      ledger: { show_id: world.showId, currency: 'EUR', orders: 3, seats: 8, total_cents: 23_000 },
-      seatDatabase: { show_id: world.showId, currency: 'EUR', orders: 2, seats: 5, total_cents: 15_500 },
-    }]);
+    expect(JSON.parse(detailOf(checks, CHECK.ledger))).toEqual([
+      {
+        show_id: world.showId,
+        currency: 'EUR',
+        ledger: { show_id: world.showId, currency: 'EUR', orders: 3, seats: 8, total_cents: 23_000 },
+        seatDatabase: { show_id: world.showId, currency: 'EUR', orders: 2, seats: 5, total_cents: 15_500 },
+      },
+    ]);
   });
 
   it('an email never received', async () => {
     const lost = world.confirmed[0]!.id;
-    const checks = await whileBroken('email missing', async () => async () => undefined, received().filter((id) => !id.startsWith(lost)));
+    const checks = await whileBroken(
+      'email missing',
+      async () => async () => undefined,
+      received().filter((id) => !id.startsWith(lost)),
+    );
     expect(failing(checks)).toEqual([CHECK.email]);
     expect(detailOf(checks, CHECK.email)).toBe('1 emails for 2 orders, 1 missing, 0 duplicates');
   });
@@ -326,9 +459,15 @@ describe('each check fails when what it guards is broken, and only that check', 
   it('an event dropped from an inbox', async () => {
     const order = world.confirmed[1]!;
     const checks = await whileBroken('inbox event dropped', async () => {
-      await world.consumerPool.query(`update inbox set consumer = 'dropped' where consumer = 'sales-ledger' and event_id = $1`, [order.id]);
+      await world.consumerPool.query(
+        `update inbox set consumer = 'dropped' where consumer = 'sales-ledger' and event_id = $1`,
+        [order.id],
+      );
       return async () => {
-        await world.consumerPool.query(`update inbox set consumer = 'sales-ledger' where consumer = 'dropped' and event_id = $1`, [order.id]);
+        await world.consumerPool.query(
+          `update inbox set consumer = 'sales-ledger' where consumer = 'dropped' and event_id = $1`,
+          [order.id],
+        );
       };
     });
     expect(failing(checks)).toEqual([CHECK.ledgerInbox]);
@@ -337,34 +476,56 @@ describe('each check fails when what it guards is broken, and only that check', 
 
   it('an email claimed longer ago than the grace and never sent; npm run reconcile says so and exits 3', async () => {
     const order = world.confirmed[0]!;
-    const reconcileCli = () => runChildProgram('monitors/reconciliation/main.ts', {
-      RECONCILE_SEAT_DB_URL: world.seatAdminUrl, RECONCILE_CONSUMER_DB_URL: world.consumerUrl, RECONCILE_COVERAGE_DB_URL: '',
-      RECONCILE_CONSUMERS: 'seat-availability,sales-ledger,confirmation-email', RECONCILE_GRACE_MS: '60000', LOG_LEVEL: 'warn',
-    }, ['--from', world.since.toISOString(), '--to', world.until.toISOString()]);
-    const coverage = async () => (await world.seatPool.query<{ n: number }>('select count(*)::int as n from outbox_reconciled')).rows[0]!.n;
+    const reconcileCli = () =>
+      runChildProgram(
+        'monitors/reconciliation/main.ts',
+        {
+          RECONCILE_SEAT_DB_URL: world.seatAdminUrl,
+          RECONCILE_CONSUMER_DB_URL: world.consumerUrl,
+          RECONCILE_COVERAGE_DB_URL: '',
+          RECONCILE_CONSUMERS: 'seat-availability,sales-ledger,confirmation-email',
+          RECONCILE_GRACE_MS: '60000',
+          LOG_LEVEL: 'warn',
+        },
+        ['--from', world.since.toISOString(), '--to', world.until.toISOString()],
+      );
+    const coverage = async () =>
+      (await world.seatPool.query<{ n: number }>('select count(*)::int as n from outbox_reconciled')).rows[0]!.n;
     const coveredBefore = await coverage();
     let cli: { code: number | null; output: string } | undefined;
     let text = '';
     const checks = await whileBroken('claimed never sent', async () => {
-      await world.consumerPool.query(`update inbox set status = 'claimed', completed_at = null, claimed_at = now() - interval '5 minutes' where consumer = 'confirmation-email' and event_id = $1`, [order.id]);
+      await world.consumerPool.query(
+        `update inbox set status = 'claimed', completed_at = null, claimed_at = now() - interval '5 minutes' where consumer = 'confirmation-email' and event_id = $1`,
+        [order.id],
+      );
       text = describeReconciliation(await reconcileRun(world.seatPool, world.consumerPool, world.since, world.until));
       cli = await reconcileCli();
       return async () => {
-        await world.consumerPool.query(`update inbox set status = 'sent', completed_at = now() where consumer = 'confirmation-email' and event_id = $1`, [order.id]);
+        await world.consumerPool.query(
+          `update inbox set status = 'sent', completed_at = now() where consumer = 'confirmation-email' and event_id = $1`,
+          [order.id],
+        );
       };
     });
     expect(failing(checks)).toEqual([CHECK.emailInbox]);
     expect(detailOf(checks, CHECK.emailInbox)).toBe(`1 of 2 (reconciliation), claimed and never sent 1: ${order.id}`);
-    expect(text).toContain('confirmation-email (confirmation-email): published 2, handled 1, missing 0, claimed not sent 1 (1 past the claim grace: unsent)');
+    expect(text).toContain(
+      'confirmation-email (confirmation-email): published 2, handled 1, missing 0, claimed not sent 1 (1 past the claim grace: unsent)',
+    );
     expect(text).toContain(`    unsent ce_id: ${order.id}\n`);
     expect(cli?.output).toContain(`unsent ce_id: ${order.id}`);
-    expect(cli?.output).toContain('UNSENT: some effects were claimed longer ago than the claim grace and never stamped sent');
+    expect(cli?.output).toContain(
+      'UNSENT: some effects were claimed longer ago than the claim grace and never stamped sent',
+    );
     expect(cli?.code).toBe(3);
     // Not a clean run: the outbox purge is given no coverage for it.
     expect(await coverage()).toBe(coveredBefore);
     // Mended, the same command is clean and records its coverage.
     const clean = await reconcileCli();
-    expect(clean.output).toContain('confirmation-email (confirmation-email): published 2, handled 2, missing 0, claimed not sent 0');
+    expect(clean.output).toContain(
+      'confirmation-email (confirmation-email): published 2, handled 2, missing 0, claimed not sent 0',
+    );
     expect(clean.output).toContain('no gaps: every consumer handled every published event.');
     expect(clean.code).toBe(0);
     expect(await coverage()).toBe(coveredBefore + 1);
@@ -376,9 +537,17 @@ describe('each check fails when what it guards is broken, and only that check', 
 });
 
 describe('a failing check in the reports', () => {
-  const fixture = JSON.parse(readFileSync(new URL('./fixtures/record.json', import.meta.url), 'utf8')) as RehearsalRecord;
+  const fixture = JSON.parse(
+    readFileSync(new URL('./fixtures/record.json', import.meta.url), 'utf8'),
+  ) as RehearsalRecord;
   const extras: ReportExtras = {
-    mode: 'native', holdLatencyMs: { p50: 4, p99: 20 }, latency: [], leftOut: { alerts: [], reason: '' }, alertGaps: undefined, missedSamples: 0, logFiles: [],
+    mode: 'native',
+    holdLatencyMs: { p50: 4, p99: 20 },
+    latency: [],
+    leftOut: { alerts: [], reason: '' },
+    alertGaps: undefined,
+    missedSamples: 0,
+    logFiles: [],
   };
   const artifacts = join(stackLayout().home, 'test-artifacts', 'consistency-checks');
 
@@ -391,7 +560,12 @@ describe('a failing check in the reports', () => {
   function written(name: string, checks: Check[]) {
     const record: RehearsalRecord = { ...fixture, showId: name, checks };
     const paths = writeReport(artifacts, record, renderTextReport(record, extras));
-    return { record, text: readFileSync(paths.text, 'utf8'), json: JSON.parse(readFileSync(paths.json, 'utf8')) as RehearsalRecord, html: paths.html };
+    return {
+      record,
+      text: readFileSync(paths.text, 'utf8'),
+      json: JSON.parse(readFileSync(paths.json, 'utf8')) as RehearsalRecord,
+      html: paths.html,
+    };
   }
 
   async function htmlVerdict(file: string) {
@@ -409,28 +583,46 @@ describe('a failing check in the reports', () => {
   }
 
   it('every broken case: FAIL and the check in the text report, its verdict line, and ok false in the JSON', () => {
-    expect([...broken.keys()].sort()).toEqual(['claimed never sent', 'email missing', 'email twice', 'inbox event dropped', 'ledger order twice', 'read model row', 'sale without event', 'seat sold twice']);
+    expect([...broken.keys()].sort()).toEqual([
+      'claimed never sent',
+      'email missing',
+      'email twice',
+      'inbox event dropped',
+      'ledger order twice',
+      'read model row',
+      'sale without event',
+      'seat sold twice',
+    ]);
     for (const [label, checks] of broken) {
       const [bad] = checks.filter((c) => !c.ok);
       const { text, json } = written(`checks-${label.replace(/ /g, '-')}`, checks);
       expect(text, label).toContain(`  FAIL  ${bad!.name}: ${bad!.detail}\n`);
       expect(text.match(/^ {2}FAIL {2}/gm), label).toHaveLength(1);
       expect(text, label).toContain(`  FAIL: 1 of ${checks.length} checks failed, 2 drills held\n`);
-      expect(json.checks.filter((c) => !c.ok), label).toEqual([bad]);
+      expect(
+        json.checks.filter((c) => !c.ok),
+        label,
+      ).toEqual([bad]);
     }
   });
 
   it('the HTML report heads with the failure and marks each failing check FAIL, in Chromium; a passing run for contrast', async () => {
-    const all = written('checks-all-failing', [...broken.values()].map((checks) => checks.find((c) => !c.ok)!));
+    const all = written(
+      'checks-all-failing',
+      [...broken.values()].map((checks) => checks.find((c) => !c.ok)!),
+    );
     const every = await htmlVerdict(all.html);
     expect(every.headline).toBe('8 of 8 checks failed, 2 drills held');
     expect(every.failing).toBe(true);
     expect(every.rows).toEqual(all.record.checks.map((c) => ['FAIL', c.name]));
     // The same markup, read as text (one browser start per file is slow): one failing check, then none.
-    const verdictOf = (file: string) => /<section id="verdict" class="verdict (ok|fail)">\s*<h2>([^<]*)<\/h2>/.exec(readFileSync(file, 'utf8'))?.slice(1);
+    const verdictOf = (file: string) =>
+      /<section id="verdict" class="verdict (ok|fail)">\s*<h2>([^<]*)<\/h2>/.exec(readFileSync(file, 'utf8'))?.slice(1);
     const one = written('checks-one-failing', broken.get('seat sold twice')!);
     expect(verdictOf(one.html)).toEqual(['fail', '1 of 7 checks failed, 2 drills held']);
-    expect(readFileSync(one.html, 'utf8').match(/<tr class="fail"><td class="mark">FAIL<\/td><td>[^<]*<\/td>/g)).toEqual([`<tr class="fail"><td class="mark">FAIL</td><td>${CHECK.oversold}</td>`]);
+    expect(
+      readFileSync(one.html, 'utf8').match(/<tr class="fail"><td class="mark">FAIL<\/td><td>[^<]*<\/td>/g),
+    ).toEqual([`<tr class="fail"><td class="mark">FAIL</td><td>${CHECK.oversold}</td>`]);
     const passing = written('checks-passing', await runChecks());
     expect(passing.text).toContain('  PASS: All 7 checks passed, 2 drills held\n');
     expect(verdictOf(passing.html)).toEqual(['ok', 'All 7 checks passed, 2 drills held']);

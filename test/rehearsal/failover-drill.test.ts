@@ -48,18 +48,33 @@ for (const setting of Object.values(stackSettings.settings)) {
 const layout = stackLayout({ ...process.env, ...env });
 
 function stackCommand(command: 'start' | 'stop'): void {
-  const result = spawnSync('npx', ['tsx', 'stack/cli.ts', command], { cwd: projectRoot, env: { ...process.env, ...env }, encoding: 'utf8', timeout: 500_000 });
-  if (result.status !== 0) throw new Error(`stack ${command} exited ${result.status}:\n${result.stdout}\n${result.stderr}`.slice(-4000));
+  const result = spawnSync('npx', ['tsx', 'stack/cli.ts', command], {
+    cwd: projectRoot,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    timeout: 500_000,
+  });
+  if (result.status !== 0)
+    throw new Error(`stack ${command} exited ${result.status}:\n${result.stdout}\n${result.stderr}`.slice(-4000));
 }
 
 function removeStackFolders(): void {
-  for (const folder of [layout.home, standbyHome(layout), dirname(postgresHome(layout))]) rmSync(folder, { recursive: true, force: true });
+  for (const folder of [layout.home, standbyHome(layout), dirname(postgresHome(layout))])
+    rmSync(folder, { recursive: true, force: true });
 }
 
 /** Runs a command to its end; its exit code and output (stdout and stderr together). */
-function run(command: string, args: string[], extra: Record<string, string>): Promise<{ code: number | null; output: string }> {
+function run(
+  command: string,
+  args: string[],
+  extra: Record<string, string>,
+): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: projectRoot, env: { ...process.env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      cwd: projectRoot,
+      env: { ...process.env, ...extra },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -73,7 +88,11 @@ function run(command: string, args: string[], extra: Record<string, string>): Pr
  * __consumer_offsets) exists before the rehearsal's consumers must be ready within their minute.
  */
 async function warmUpConsumerGroups(): Promise<void> {
-  const kafka = createKafka({ brokers: stackEndpoints(layout).kafkaBrokers, clientId: 'failover-drill-warm-up', logger: testLogger });
+  const kafka = createKafka({
+    brokers: stackEndpoints(layout).kafkaBrokers,
+    clientId: 'failover-drill-warm-up',
+    logger: testLogger,
+  });
   const admin = kafka.admin();
   await admin.connect();
   await admin.createTopics({ topics: [{ topic: 'failover-drill-warm-up', numPartitions: 1 }], waitForLeaders: true });
@@ -85,7 +104,11 @@ async function warmUpConsumerGroups(): Promise<void> {
   await consumer.subscribe({ topics: ['failover-drill-warm-up'] });
   await consumer.run({ eachMessage: async () => undefined });
   try {
-    await waitFor(() => joined, { timeoutMs: 240_000, intervalMs: 500, description: 'a consumer group to be joined on the second stack\'s Kafka' });
+    await waitFor(() => joined, {
+      timeoutMs: 240_000,
+      intervalMs: 500,
+      description: "a consumer group to be joined on the second stack's Kafka",
+    });
   } finally {
     await consumer.disconnect();
   }
@@ -96,7 +119,13 @@ function programLogs(): string {
   if (!existsSync(layout.logDir)) return '';
   return readdirSync(layout.logDir)
     .filter((name) => name.startsWith('rehearsal-') || name === 'postgres-endpoint.log')
-    .map((name) => `--- ${name}\n${tailFile(join(layout.logDir, name), 5).split('\n').map((line) => line.slice(0, 400)).join('\n')}`)
+    .map(
+      (name) =>
+        `--- ${name}\n${tailFile(join(layout.logDir, name), 5)
+          .split('\n')
+          .map((line) => line.slice(0, 400))
+          .join('\n')}`,
+    )
     .join('\n');
 }
 
@@ -125,17 +154,23 @@ afterAll(async () => {
 describe('a rehearsal with the failover drill (a second stack with a standby)', () => {
   it('kills the primary with -9 during the crowd, promotes the standby, and its record says nothing was lost, doubled or dead-lettered', async () => {
     expect(started.filter((c) => !c.healthy).map((c) => c.name)).toEqual([]);
-    expect(started.map((c) => c.name)).toEqual(expect.arrayContaining(['postgres', 'postgres-standby', 'postgres-endpoint']));
+    expect(started.map((c) => c.name)).toEqual(
+      expect.arrayContaining(['postgres', 'postgres-standby', 'postgres-endpoint']),
+    );
 
     const show = uniqueName('failover').replace(/_/g, '-');
-    const { code, output } = await run('flock', ['--timeout', '600', LOCK_FILE, 'npm', 'run', '-s', 'rehearsal', '--', '--show', show, '--drill', 'failover'], {
-      ...env,
-      REHEARSAL_BUYERS: '250',
-      REHEARSAL_COUNTDOWN_MS: '0',
-      REHEARSAL_DRILL_SPACING_MS: '10000',
-      REHEARSAL_DRILL_DOWN_MS: '2000',
-      REHEARSAL_REPORT_DIR: reportDir,
-    });
+    const { code, output } = await run(
+      'flock',
+      ['--timeout', '600', LOCK_FILE, 'npm', 'run', '-s', 'rehearsal', '--', '--show', show, '--drill', 'failover'],
+      {
+        ...env,
+        REHEARSAL_BUYERS: '250',
+        REHEARSAL_COUNTDOWN_MS: '0',
+        REHEARSAL_DRILL_SPACING_MS: '10000',
+        REHEARSAL_DRILL_DOWN_MS: '2000',
+        REHEARSAL_REPORT_DIR: reportDir,
+      },
+    );
     const tail = output.split('\n').slice(-60).join('\n');
     expect(code, `npm run rehearsal exited ${code}; its output ends:\n${tail}\n${programLogs()}`).toBe(0);
 
@@ -143,9 +178,13 @@ describe('a rehearsal with the failover drill (a second stack with a standby)', 
     // Nothing lost and nothing good dead-lettered (the reconciliation counts an event a consumer did not
     // apply, dead-lettered included, as a gap: each consumer handled every event once), nothing doubled
     // (seats, read model, ledger, emails).
-    expect(record.checks.filter((c) => !c.ok), tail).toEqual([]);
+    expect(
+      record.checks.filter((c) => !c.ok),
+      tail,
+    ).toEqual([]);
     const checkNames = record.checks.map((c) => c.name);
-    for (const consumer of ['seat-availability', 'sales-ledger', 'confirmation-email']) expect(checkNames).toContain(`${consumer} handled every event once`);
+    for (const consumer of ['seat-availability', 'sales-ledger', 'confirmation-email'])
+      expect(checkNames).toContain(`${consumer} handled every event once`);
     expect(checkNames).toContain('no seat sold twice');
     expect(checkNames).toContain('every drilled part came back');
 
@@ -162,12 +201,19 @@ describe('a rehearsal with the failover drill (a second stack with a standby)', 
 
     // The stack is left failed over: the standby is the primary, the old one marked and down, the connector on the new primary.
     expect(existsSync(join(postgresHome(layout), FAILED_OVER_MARKER))).toBe(true);
-    const { rows } = await adminQuery(adminUrl(layout.settings.postgresStandbyPort), 'select pg_is_in_recovery() as recovering');
+    const { rows } = await adminQuery(
+      adminUrl(layout.settings.postgresStandbyPort),
+      'select pg_is_in_recovery() as recovering',
+    );
     expect(rows).toEqual([{ recovering: false }]);
     const status = await stackStatus(layout);
     expect(status.filter((c) => !c.healthy).map((c) => c.name)).toEqual(['postgres']);
     const connectUrl = stackEndpoints(layout).connectUrl;
-    await waitFor(async () => isRunning(await connectorStatus(localConnectApi(connectUrl), 'seat-outbox')), { timeoutMs: 60_000, intervalMs: 500, description: 'the outbox connector to be RUNNING on the new primary' });
+    await waitFor(async () => isRunning(await connectorStatus(localConnectApi(connectUrl), 'seat-outbox')), {
+      timeoutMs: 60_000,
+      intervalMs: 500,
+      description: 'the outbox connector to be RUNNING on the new primary',
+    });
     const config = await liveConnectorConfig(localConnectApi(connectUrl), 'seat-outbox');
     expect(config['database.port']).toBe(String(layout.settings.postgresStandbyPort));
   }, 900_000);

@@ -8,7 +8,15 @@ import { CHROMIUM_HINT, chromiumCommand, openPage, type OpenPage } from '../supp
 import { installLeakGuard, track } from '../support/leak-guard.js';
 
 const fixture = JSON.parse(readFileSync(new URL('./fixtures/record.json', import.meta.url), 'utf8')) as RehearsalRecord;
-const CHARTS = ['chart-alerts', 'chart-latency', 'chart-throughput', 'chart-lag', 'chart-wal', 'chart-seats', 'chart-stages'];
+const CHARTS = [
+  'chart-alerts',
+  'chart-latency',
+  'chart-throughput',
+  'chart-lag',
+  'chart-wal',
+  'chart-seats',
+  'chart-stages',
+];
 const VIEWPORT = { width: 1400, height: 2400 };
 
 /** Kept after the run: the reports and their screenshots, to look at. */
@@ -55,7 +63,9 @@ async function pageProblems(page: OpenPage): Promise<string[]> {
   const fetched = await page.evaluate<number>(`performance.getEntriesByType('resource').length`);
   return [
     ...CHARTS.filter((id) => !states.some((s) => s.id === id)).map((id) => `no chart container #${id}`),
-    ...states.filter((s) => s.drawn !== 'yes' || s.plotted === 0).map((s) => `#${s.id} not drawn (drawn=${s.drawn}, ${s.plotted} plotted)`),
+    ...states
+      .filter((s) => s.drawn !== 'yes' || s.plotted === 0)
+      .map((s) => `#${s.id} not drawn (drawn=${s.drawn}, ${s.plotted} plotted)`),
     ...page.errors.map((e) => `console: ${e}`),
     ...page.requests.map((url) => `fetched ${url}`),
     ...(fetched > 0 ? [`${fetched} resources loaded`] : []),
@@ -78,11 +88,19 @@ describe('HTML report in headless Chromium', () => {
       const states = await chartStates(page);
       expect(states.map((s) => s.id).sort()).toEqual([...CHARTS].sort());
       // Every time chart marks both drills; the latency chart has p50 and p99 per consumer.
-      for (const state of states.filter((s) => s.id !== 'chart-stages')) expect(state.drillLabels).toEqual(['✕ connect', '✕ consumer']);
+      for (const state of states.filter((s) => s.id !== 'chart-stages'))
+        expect(state.drillLabels).toEqual(['✕ connect', '✕ consumer']);
       expect(states.find((s) => s.id === 'chart-latency')!.plotted).toBeGreaterThanOrEqual(6);
       expect(states.find((s) => s.id === 'chart-alerts')!.plotted).toBe(fixture.alerts.length);
 
-      const summary = await page.evaluate<{ verdict: string; drills: string[]; crowd: string; alerts: string[]; stages: number; legend: string[] }>(`({
+      const summary = await page.evaluate<{
+        verdict: string;
+        drills: string[];
+        crowd: string;
+        alerts: string[];
+        stages: number;
+        legend: string[];
+      }>(`({
         verdict: document.querySelector('#verdict h2').textContent,
         drills: [...document.querySelectorAll('#drills tbody tr')].map((tr) => tr.innerText.replace(/\\s+/g, ' ').trim()),
         crowd: document.querySelector('#crowd').innerText.replace(/\\s+/g, ' '),
@@ -109,7 +127,10 @@ describe('HTML report in headless Chromium', () => {
         return document.querySelector('#chart-lag .tip').innerText;
       })()`);
       const at40 = fixture.samples.find((s) => s.at - fixture.startedAt >= 39_500)!;
-      expect(tip.split('\n')).toEqual(['0:40', ...at40.consumers.map((c) => `${c.consumer}: ${c.lag.toLocaleString('en-US')}`)]);
+      expect(tip.split('\n')).toEqual([
+        '0:40',
+        ...at40.consumers.map((c) => `${c.consumer}: ${c.lag.toLocaleString('en-US')}`),
+      ]);
     });
     const png = readFileSync(screenshot);
     expect(png.subarray(1, 4).toString()).toBe('PNG');
@@ -121,7 +142,10 @@ describe('HTML report in headless Chromium', () => {
       ...fixture,
       showId: 'show<b>bold</b>',
       alerts: [{ ...fixture.alerts[0]!, name: '<img src=x onerror="window.pwned=1">' }, ...fixture.alerts.slice(1)],
-      checks: [{ name: 'check & "quote"', ok: true, detail: '</script><script>window.pwned=2</script>' }, ...fixture.checks.slice(1)],
+      checks: [
+        { name: 'check & "quote"', ok: true, detail: '</script><script>window.pwned=2</script>' },
+        ...fixture.checks.slice(1),
+      ],
       drills: [{ ...fixture.drills[0]!, target: '<svg onload="window.pwned=3">' }, ...fixture.drills.slice(1)],
     };
     const html = renderHtmlReport(hostile);
@@ -129,7 +153,15 @@ describe('HTML report in headless Chromium', () => {
     expect(html).not.toContain('<script>window.pwned');
     await withPage(writeReport('rehearsal-report-hostile', hostile), async (page) => {
       expect(await pageProblems(page)).toEqual([]);
-      const seen = await page.evaluate<{ pwned: unknown; images: number; bold: number; alert: string; detail: string; title: string; drillLabel: string }>(`({
+      const seen = await page.evaluate<{
+        pwned: unknown;
+        images: number;
+        bold: number;
+        alert: string;
+        detail: string;
+        title: string;
+        drillLabel: string;
+      }>(`({
         pwned: window.pwned ?? null,
         images: document.querySelectorAll('img').length,
         bold: document.querySelectorAll('b').length,
@@ -151,12 +183,24 @@ describe('HTML report in headless Chromium', () => {
   });
 
   it('says so when a run has no samples, alerts, drills or stages, without errors', async () => {
-    const empty: RehearsalRecord = { ...fixture, samples: [], latency: [], stages: [], drills: [], alerts: [], settings: { ...fixture.settings, drills: [] } };
+    const empty: RehearsalRecord = {
+      ...fixture,
+      samples: [],
+      latency: [],
+      stages: [],
+      drills: [],
+      alerts: [],
+      settings: { ...fixture.settings, drills: [] },
+    };
     await withPage(writeReport('rehearsal-report-empty', empty), async (page) => {
       expect(page.errors).toEqual([]);
       const states = await chartStates(page);
-      expect(Object.fromEntries(states.map((s) => [s.id, s.drawn]))).toEqual(Object.fromEntries(CHARTS.map((id) => [id, 'empty'])));
-      const notes = await page.evaluate<string[]>(`[...document.querySelectorAll('.no-data, .empty')].map((p) => p.textContent)`);
+      expect(Object.fromEntries(states.map((s) => [s.id, s.drawn]))).toEqual(
+        Object.fromEntries(CHARTS.map((id) => [id, 'empty'])),
+      );
+      const notes = await page.evaluate<string[]>(
+        `[...document.querySelectorAll('.no-data, .empty')].map((p) => p.textContent)`,
+      );
       expect(notes).toContain('No alert fired during the run.');
       expect(notes).toContain('No drills in this run.');
     });
@@ -164,7 +208,10 @@ describe('HTML report in headless Chromium', () => {
 
   it('finds a chart that did not draw and a script error: a record the charts cannot read', async () => {
     // One sample without its seats: the seats chart throws, the others still draw.
-    const broken = { ...fixture, samples: fixture.samples.map((s, i) => (i === 10 ? { ...s, seats: null } : s)) } as unknown as RehearsalRecord;
+    const broken = {
+      ...fixture,
+      samples: fixture.samples.map((s, i) => (i === 10 ? { ...s, seats: null } : s)),
+    } as unknown as RehearsalRecord;
     await withPage(writeReport('rehearsal-report-broken', broken), async (page) => {
       const problems = await pageProblems(page);
       expect(problems).toHaveLength(2);

@@ -85,7 +85,11 @@ describe('live view on a terminal', () => {
     expect(shown).toContain(`free ${last.seats.free}`);
     expect(shown).toContain(`events published ${last.published.toLocaleString('en-US')}`);
     for (const c of last.consumers) {
-      expect(shown).toMatch(new RegExp(`${c.consumer} +${c.published.toLocaleString('en-US')} +${c.handled.toLocaleString('en-US')} +${c.lag}`));
+      expect(shown).toMatch(
+        new RegExp(
+          `${c.consumer} +${c.published.toLocaleString('en-US')} +${c.handled.toLocaleString('en-US')} +${c.lag}`,
+        ),
+      );
     }
     expect(shown).toContain('slot WAL retained 3.');
     expect(shown).toContain(`alerts firing: ${last.firing.join(', ')}`);

@@ -24,9 +24,17 @@ const LOCK_FILE = join(tmpdir(), 'stagefront-rehearsal.lock');
 const reportDir = mkdtempSync(join(tmpdir(), 'stagefront-rehearsal-drills-'));
 
 /** Runs a command to its end; its exit code and output (stdout and stderr together). */
-function run(command: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+function run(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: projectRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      cwd: projectRoot,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -44,20 +52,41 @@ afterAll(async () => {
 describe('a rehearsal with fault drills', () => {
   it('kills a consumer and Kafka Connect with -9 during the crowd, brings both back, and its record says nothing was lost, doubled or oversold', async () => {
     const show = uniqueName('drills').replace(/_/g, '-');
-    const { code, output } = await run('flock', ['--timeout', '120', LOCK_FILE, 'npm', 'run', '-s', 'rehearsal', '--', '--show', show, '--drill', 'consumer,connect'], {
-      REHEARSAL_BUYERS: '300',
-      REHEARSAL_COUNTDOWN_MS: '0',
-      REHEARSAL_DRILL_SPACING_MS: '10000',
-      REHEARSAL_DRILL_DOWN_MS: '2000',
-      REHEARSAL_REPORT_DIR: reportDir,
-    });
+    const { code, output } = await run(
+      'flock',
+      [
+        '--timeout',
+        '120',
+        LOCK_FILE,
+        'npm',
+        'run',
+        '-s',
+        'rehearsal',
+        '--',
+        '--show',
+        show,
+        '--drill',
+        'consumer,connect',
+      ],
+      {
+        REHEARSAL_BUYERS: '300',
+        REHEARSAL_COUNTDOWN_MS: '0',
+        REHEARSAL_DRILL_SPACING_MS: '10000',
+        REHEARSAL_DRILL_DOWN_MS: '2000',
+        REHEARSAL_REPORT_DIR: reportDir,
+      },
+    );
     const tail = output.split('\n').slice(-60).join('\n');
     expect(code, `npm run rehearsal exited ${code}; its output ends:\n${tail}`).toBe(0);
 
     const record = JSON.parse(readFileSync(join(reportDir, `rehearsal-${show}.json`), 'utf8')) as RehearsalRecord;
-    expect(record.checks.filter((c) => !c.ok), tail).toEqual([]);
+    expect(
+      record.checks.filter((c) => !c.ok),
+      tail,
+    ).toEqual([]);
     const checkNames = record.checks.map((c) => c.name);
-    for (const consumer of ['seat-availability', 'sales-ledger', 'confirmation-email']) expect(checkNames).toContain(`${consumer} handled every event once`);
+    for (const consumer of ['seat-availability', 'sales-ledger', 'confirmation-email'])
+      expect(checkNames).toContain(`${consumer} handled every event once`);
     expect(checkNames).toContain('no seat sold twice');
 
     expect(record.drills.map((d) => d.target)).toEqual(['consumer', 'connect']);
@@ -73,7 +102,11 @@ describe('a rehearsal with fault drills', () => {
     }
     expect(record.crowd.errors).toBe(0);
     expect(record.samples.length).toBeGreaterThan(0);
-    expect(record.latency.map((l) => l.consumer).sort()).toEqual(['confirmation-email', 'sales-ledger', 'seat-availability']);
+    expect(record.latency.map((l) => l.consumer).sort()).toEqual([
+      'confirmation-email',
+      'sales-ledger',
+      'seat-availability',
+    ]);
     const text = join(reportDir, `rehearsal-${show}.txt`);
     expect(existsSync(text)).toBe(true);
     console.info(readFileSync(text, 'utf8'));
@@ -81,6 +114,10 @@ describe('a rehearsal with fault drills', () => {
 
     // The killed Connect worker is back for whatever runs next, with the outbox connector running.
     expect((await stackStatus()).filter((c) => !c.healthy).map((c) => c.name)).toEqual([]);
-    await waitFor(async () => isRunning(await connectorStatus(stack.connect, 'seat-outbox')), { timeoutMs: 60_000, intervalMs: 500, description: 'the outbox connector to be RUNNING after the rehearsal' });
+    await waitFor(async () => isRunning(await connectorStatus(stack.connect, 'seat-outbox')), {
+      timeoutMs: 60_000,
+      intervalMs: 500,
+      description: 'the outbox connector to be RUNNING after the rehearsal',
+    });
   }, 300_000);
 });

@@ -69,15 +69,26 @@ describe('drill targets', () => {
   });
 
   it('refuses an unknown target, naming it and the known ones', () => {
-    expect(() => parseDrills('connect,postgres')).toThrow(/unknown drill target "postgres": expected connect, kafka, registry, consumer, seat-db, sweeper, failover or all/);
-    expect(problemsOf({ REHEARSAL_DRILLS: 'zookeeper' })).toEqual([expect.stringMatching(/^REHEARSAL_DRILLS="zookeeper" is not valid/)]);
+    expect(() => parseDrills('connect,postgres')).toThrow(
+      /unknown drill target "postgres": expected connect, kafka, registry, consumer, seat-db, sweeper, failover or all/,
+    );
+    expect(problemsOf({ REHEARSAL_DRILLS: 'zookeeper' })).toEqual([
+      expect.stringMatching(/^REHEARSAL_DRILLS="zookeeper" is not valid/),
+    ]);
   });
 });
 
 describe('external mode', () => {
   it('needs every REHEARSAL_*_URL and names each one missing', () => {
-    const problems = problemsOf({ REHEARSAL_STACK: 'external', REHEARSAL_ALERTMANAGER_URL: 'http://alertmanager:9093' });
-    expect(problems.map((p) => p.split(' ')[0])).toEqual(['REHEARSAL_SEAT_ADMIN_URL', 'REHEARSAL_CONSUMER_ADMIN_URL', 'REHEARSAL_MAILPIT_URL']);
+    const problems = problemsOf({
+      REHEARSAL_STACK: 'external',
+      REHEARSAL_ALERTMANAGER_URL: 'http://alertmanager:9093',
+    });
+    expect(problems.map((p) => p.split(' ')[0])).toEqual([
+      'REHEARSAL_SEAT_ADMIN_URL',
+      'REHEARSAL_CONSUMER_ADMIN_URL',
+      'REHEARSAL_MAILPIT_URL',
+    ]);
     expect(problems[0]).toMatch(/required when REHEARSAL_STACK=external.*e\.g\. postgres:\/\//);
   });
 
@@ -95,6 +106,8 @@ describe('external mode', () => {
 
   it('native mode needs none of them', () => {
     expect(problemsOf({})).toEqual([]);
-    expect(problemsOf({ REHEARSAL_STACK: 'compose' })).toEqual([expect.stringMatching(/^REHEARSAL_STACK="compose" is not valid: expected one of native, external/)]);
+    expect(problemsOf({ REHEARSAL_STACK: 'compose' })).toEqual([
+      expect.stringMatching(/^REHEARSAL_STACK="compose" is not valid: expected one of native, external/),
+    ]);
   });
 });

@@ -24,9 +24,17 @@ const reportDir = mkdtempSync(join(tmpdir(), 'stagefront-small-rehearsal-'));
 afterAll(() => rmSync(reportDir, { recursive: true, force: true }));
 
 /** Runs a command to its end; its exit code and output (stdout and stderr together). */
-function run(command: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+function run(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: projectRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      cwd: projectRoot,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -38,17 +46,21 @@ function run(command: string, args: string[], env: Record<string, string>): Prom
 describe('a small rehearsal without drills', () => {
   it('sells to a small crowd through the whole pipeline, exits 0, and its reports agree with the databases', async () => {
     const show = uniqueName('small').replace(/_/g, '-');
-    const { code, output } = await run('flock', ['--timeout', '240', REHEARSAL_LOCK_FILE, 'npm', 'run', '-s', 'rehearsal', '--', '--show', show], {
-      // Few buyers, few at once, and holds long enough for a loaded machine's confirm: the
-      // rehearsal's sweeper still expires the abandoned ones while the crowd runs.
-      REHEARSAL_BUYERS: '40',
-      REHEARSAL_CONCURRENCY: '8',
-      REHEARSAL_HOLD_TTL_MS: '8000',
-      REHEARSAL_COUNTDOWN_MS: '0',
-      REHEARSAL_DRILLS: '',
-      REHEARSAL_STACK: 'native',
-      REHEARSAL_REPORT_DIR: reportDir,
-    });
+    const { code, output } = await run(
+      'flock',
+      ['--timeout', '240', REHEARSAL_LOCK_FILE, 'npm', 'run', '-s', 'rehearsal', '--', '--show', show],
+      {
+        // Few buyers, few at once, and holds long enough for a loaded machine's confirm: the
+        // rehearsal's sweeper still expires the abandoned ones while the crowd runs.
+        REHEARSAL_BUYERS: '40',
+        REHEARSAL_CONCURRENCY: '8',
+        REHEARSAL_HOLD_TTL_MS: '8000',
+        REHEARSAL_COUNTDOWN_MS: '0',
+        REHEARSAL_DRILLS: '',
+        REHEARSAL_STACK: 'native',
+        REHEARSAL_REPORT_DIR: reportDir,
+      },
+    );
     const tail = output.split('\n').slice(-40).join('\n');
     expect(code, `npm run rehearsal exited ${code}; its output ends:\n${tail}`).toBe(0);
 
@@ -57,15 +69,29 @@ describe('a small rehearsal without drills', () => {
     expect(record.crowd.buyers).toBe(40);
     expect(record.crowd.errors).toBe(0);
     expect(record.checks.length).toBeGreaterThanOrEqual(7);
-    expect(record.checks.filter((c) => !c.ok), tail).toEqual([]);
+    expect(
+      record.checks.filter((c) => !c.ok),
+      tail,
+    ).toEqual([]);
 
     // The crowd's outcome from the databases, not from the record: orders and sold seats in the
     // seat database, the same seats sold in the availability read model the consumer built.
-    const seatAdminUrl = parseSettings(seatServiceSettings, { ...process.env, ...localStackProgramEnv(stackLayout()) }).adminDatabaseUrl;
+    const seatAdminUrl = parseSettings(seatServiceSettings, {
+      ...process.env,
+      ...localStackProgramEnv(stackLayout()),
+    }).adminDatabaseUrl;
     const consumerAdminUrl = seatAdminUrl.replace(/\/[^/]+$/, '/stagefront_consumers');
     const orders = await adminQuery(seatAdminUrl, 'select count(*)::int as n from orders where show_id = $1', [show]);
-    const sold = await adminQuery(seatAdminUrl, `select count(*)::int as n from seats where show_id = $1 and state = 'sold'`, [show]);
-    const model = await adminQuery(consumerAdminUrl, 'select coalesce(sum(sold), 0)::int as n from seat_availability_sections where show_id = $1', [show]);
+    const sold = await adminQuery(
+      seatAdminUrl,
+      `select count(*)::int as n from seats where show_id = $1 and state = 'sold'`,
+      [show],
+    );
+    const model = await adminQuery(
+      consumerAdminUrl,
+      'select coalesce(sum(sold), 0)::int as n from seat_availability_sections where show_id = $1',
+      [show],
+    );
     const confirmed = (orders.rows[0] as { n: number }).n;
     expect(confirmed).toBeGreaterThan(0);
     expect(confirmed).toBe(record.crowd.confirmed);

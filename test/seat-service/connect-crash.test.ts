@@ -31,7 +31,10 @@ describe('Kafka Connect killed with kill -9 in the middle of a stream', () => {
     if (worker === undefined) throw new Error('the Connect worker of this file did not start (see its beforeAll)');
     return worker;
   };
-  const pipeline = useSeatPipeline(show, { section: 'K', rows: 4, seatsPerRow: 25, priceCents: 3000 }, () => ({ CONNECT_URL: connect().url, ...LOCAL_CONNECT_ENV }));
+  const pipeline = useSeatPipeline(show, { section: 'K', rows: 4, seatsPerRow: 25, priceCents: 3000 }, () => ({
+    CONNECT_URL: connect().url,
+    ...LOCAL_CONNECT_ENV,
+  }));
 
   it('loses nothing: after a restart every outbox row is on Kafka (duplicates carry the same ce_id)', async () => {
     const sharedBefore = await sharedConnect();
@@ -45,9 +48,12 @@ describe('Kafka Connect killed with kill -9 in the middle of a stream', () => {
         }
       };
       await writeHolds(0, 40);
-      await waitFor(() => collector.records.length >= 20, { timeoutMs: 30_000, description: 'the stream to be flowing' });
+      await waitFor(() => collector.records.length >= 20, {
+        timeoutMs: 30_000,
+        description: 'the stream to be flowing',
+      });
       const pid = connect().pid();
-      if (pid === undefined) throw new Error('the test\'s Connect worker is not running');
+      if (pid === undefined) throw new Error("the test's Connect worker is not running");
       process.kill(pid, 'SIGKILL');
       await writeHolds(40, 100); // written while Connect is dead
       await waitFor(() => !isAlive(pid), { timeoutMs: 10_000, description: 'the killed worker to be gone' });
@@ -57,10 +63,13 @@ describe('Kafka Connect killed with kill -9 in the middle of a stream', () => {
 
       const ids = (await adminQuery(pipeline().adminUrl, 'select id from outbox')).rows.map((r) => r.id as string);
       expect(ids).toHaveLength(100);
-      await waitFor(() => {
-        const seen = new Set(collector.records.map((r) => r.headers.ce_id));
-        return ids.every((id) => seen.has(id));
-      }, { timeoutMs: 120_000, intervalMs: 500, description: 'every outbox row on Kafka after the restart' });
+      await waitFor(
+        () => {
+          const seen = new Set(collector.records.map((r) => r.headers.ce_id));
+          return ids.every((id) => seen.has(id));
+        },
+        { timeoutMs: 120_000, intervalMs: 500, description: 'every outbox row on Kafka after the restart' },
+      );
       const perId = new Map<string, Set<string>>();
       for (const record of collector.records) {
         const keys = perId.get(record.headers.ce_id ?? '') ?? new Set<string>();
@@ -71,7 +80,9 @@ describe('Kafka Connect killed with kill -9 in the middle of a stream', () => {
       expect([...perId.values()].every((variants) => variants.size === 1)).toBe(true);
       // The stack's own worker was never touched.
       expect(await sharedConnect()).toEqual({ pid: sharedBefore.pid, healthy: true });
-      console.info(`connect crash: ${collector.records.length} records for ${ids.length} events (${collector.records.length - ids.length} duplicates)`);
+      console.info(
+        `connect crash: ${collector.records.length} records for ${ids.length} events (${collector.records.length - ids.length} duplicates)`,
+      );
     } finally {
       await collector.stop();
     }

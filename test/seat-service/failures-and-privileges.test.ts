@@ -24,7 +24,11 @@ describe('what must not happen: lost, phantom or leaked events, and too much pri
 
   /** Holds seats of row 1 (each test uses seats of its own) and returns the outbox ids it wrote. */
   async function holdSeats(seats: number[], buyerId: string): Promise<string[]> {
-    const held = await pipeline().service.hold({ showId: show, seatIds: seats.map((n) => seatId(show, 'G', 1, n)), buyerId });
+    const held = await pipeline().service.hold({
+      showId: show,
+      seatIds: seats.map((n) => seatId(show, 'G', 1, n)),
+      buyerId,
+    });
     if (held.status !== 'held') throw new Error(`${buyerId}: ${held.status}`);
     return held.eventIds;
   }
@@ -33,18 +37,41 @@ describe('what must not happen: lost, phantom or leaked events, and too much pri
     const collector = await collectRecords([pipeline().topics.seat]);
     try {
       let phantomIds: string[] = [];
-      await expect(withTransaction(pipeline().service.pool, async (client) => {
-        phantomIds = await pipeline().service.events.write(client, [{
-          name: 'seatReleased',
-          payload: { seat_id: seatId(show, 'G', 1, 1), show_id: show, section: 'G', hold_id: randomUUID(), released_at: Date.now() },
-        }], new Date());
-        throw new Error('business rule failed after the event was written');
-      })).rejects.toThrow('business rule failed');
+      await expect(
+        withTransaction(pipeline().service.pool, async (client) => {
+          phantomIds = await pipeline().service.events.write(
+            client,
+            [
+              {
+                name: 'seatReleased',
+                payload: {
+                  seat_id: seatId(show, 'G', 1, 1),
+                  show_id: show,
+                  section: 'G',
+                  hold_id: randomUUID(),
+                  released_at: Date.now(),
+                },
+              },
+            ],
+            new Date(),
+          );
+          throw new Error('business rule failed after the event was written');
+        }),
+      ).rejects.toThrow('business rule failed');
       const [marker] = await holdSeats([2], 'marker');
-      await waitFor(() => collector.records.some((r) => r.headers.ce_id === marker), { timeoutMs: 30_000, description: 'the marker event' });
+      await waitFor(() => collector.records.some((r) => r.headers.ce_id === marker), {
+        timeoutMs: 30_000,
+        description: 'the marker event',
+      });
       expect(phantomIds).toHaveLength(1);
       expect(collector.records.filter((r) => phantomIds.includes(r.headers.ce_id ?? ''))).toEqual([]);
-      expect((await adminQuery(pipeline().adminUrl, 'select count(*)::int as n from outbox where id = any($1::uuid[])', [phantomIds])).rows[0].n).toBe(0);
+      expect(
+        (
+          await adminQuery(pipeline().adminUrl, 'select count(*)::int as n from outbox where id = any($1::uuid[])', [
+            phantomIds,
+          ])
+        ).rows[0].n,
+      ).toBe(0);
     } finally {
       await collector.stop();
     }
@@ -52,8 +79,12 @@ describe('what must not happen: lost, phantom or leaked events, and too much pri
 
   it('the seat service role cannot touch slots or publications; the Debezium role reads the outbox only', async () => {
     const asService = pipeline().databaseUrl;
-    await expect(adminQuery(asService, "select pg_create_logical_replication_slot('sneaky', 'pgoutput')")).rejects.toThrow(/permission denied|must be superuser or replication/);
-    await expect(adminQuery(asService, 'create publication sneaky for table seats')).rejects.toThrow(/must be owner|permission denied/);
+    await expect(
+      adminQuery(asService, "select pg_create_logical_replication_slot('sneaky', 'pgoutput')"),
+    ).rejects.toThrow(/permission denied|must be superuser or replication/);
+    await expect(adminQuery(asService, 'create publication sneaky for table seats')).rejects.toThrow(
+      /must be owner|permission denied/,
+    );
     const asDebezium = pipeline().adminUrl.replace('postgres:postgres@', 'stagefront_debezium:stagefront_debezium@');
     const written = await holdSeats([6], 'privileges');
     const seen = await adminQuery(asDebezium, 'select id from outbox where id = any($1::uuid[])', [written]);
@@ -67,23 +98,57 @@ describe('what must not happen: lost, phantom or leaked events, and too much pri
     try {
       // Rows of this test, aged past the retention; rows other tests write stay young and are kept.
       const aged = await holdSeats([4, 5], 'before-purge');
-      await waitFor(() => aged.every((id) => collector.records.some((r) => r.headers.ce_id === id)), { timeoutMs: 30_000, description: 'the rows to be purged on Kafka' });
-      await adminQuery(pipeline().adminUrl, "update outbox set created_at = now() - interval '30 days' where id = any($1::uuid[])", [aged]);
+      await waitFor(() => aged.every((id) => collector.records.some((r) => r.headers.ce_id === id)), {
+        timeoutMs: 30_000,
+        description: 'the rows to be purged on Kafka',
+      });
+      await adminQuery(
+        pipeline().adminUrl,
+        "update outbox set created_at = now() - interval '30 days' where id = any($1::uuid[])",
+        [aged],
+      );
       // The purge's interlock: a clean reconciliation covering them, and the slot past a purge checkpoint after them.
-      await adminQuery(pipeline().adminUrl, `insert into outbox_reconciled (covered_from, covered_to, snapshot_xmin, consumers)
-        select now() - interval '31 days', now() - interval '29 days', pg_snapshot_xmin(pg_current_snapshot())::text::bigint, '{test}'`);
+      await adminQuery(
+        pipeline().adminUrl,
+        `insert into outbox_reconciled (covered_from, covered_to, snapshot_xmin, consumers)
+        select now() - interval '31 days', now() - interval '29 days', pg_snapshot_xmin(pg_current_snapshot())::text::bigint, '{test}'`,
+      );
       let purged = 0;
-      await waitFor(async () => {
-        const outcome = await purgeOutbox(pipeline().service.pool, { retentionMs: 14 * 86_400_000, batchSize: 1, slotName: pipeline().connector.slotName, logger: testLogger });
-        purged += outcome.purged;
-        return purged >= aged.length;
-      }, { timeoutMs: 30_000, intervalMs: 500, description: 'the connector to confirm a purge checkpoint after the aged rows' });
+      await waitFor(
+        async () => {
+          const outcome = await purgeOutbox(pipeline().service.pool, {
+            retentionMs: 14 * 86_400_000,
+            batchSize: 1,
+            slotName: pipeline().connector.slotName,
+            logger: testLogger,
+          });
+          purged += outcome.purged;
+          return purged >= aged.length;
+        },
+        {
+          timeoutMs: 30_000,
+          intervalMs: 500,
+          description: 'the connector to confirm a purge checkpoint after the aged rows',
+        },
+      );
       expect(purged).toBe(aged.length);
-      expect((await adminQuery(pipeline().adminUrl, 'select count(*)::int as n from outbox where id = any($1::uuid[])', [aged])).rows[0].n).toBe(0);
+      expect(
+        (
+          await adminQuery(pipeline().adminUrl, 'select count(*)::int as n from outbox where id = any($1::uuid[])', [
+            aged,
+          ])
+        ).rows[0].n,
+      ).toBe(0);
       await holdSeats([3], 'after-purge');
       // Every row ever written, purged ones included, once each, and nothing else: no tombstones or deletes.
-      const written = [...aged, ...(await adminQuery(pipeline().adminUrl, 'select id from outbox')).rows.map((r) => r.id as string)].sort();
-      await waitFor(() => written.every((id) => collector.records.some((r) => r.headers.ce_id === id)), { timeoutMs: 30_000, description: 'every row written, the marker after the purge included' });
+      const written = [
+        ...aged,
+        ...(await adminQuery(pipeline().adminUrl, 'select id from outbox')).rows.map((r) => r.id as string),
+      ].sort();
+      await waitFor(() => written.every((id) => collector.records.some((r) => r.headers.ce_id === id)), {
+        timeoutMs: 30_000,
+        description: 'every row written, the marker after the purge included',
+      });
       expect(collector.records.filter((r) => r.value.length === 0)).toEqual([]);
       expect(collector.records.map((r) => r.headers.ce_id).sort()).toEqual(written);
     } finally {
@@ -104,20 +169,36 @@ describe('what must not happen: lost, phantom or leaked events, and too much pri
     await expect(start).rejects.toThrow(PipelineError);
     await expect(start).rejects.toThrow(`${prefix}${EVENTS.seatHeld.subject}`);
     await expect(start).rejects.toThrow(/field "price_cents" was added without a default/);
-    expect((await adminQuery(pipeline().adminUrl, 'select count(*)::int as n from outbox')).rows[0].n).toBe(outboxBefore);
+    expect((await adminQuery(pipeline().adminUrl, 'select count(*)::int as n from outbox')).rows[0].n).toBe(
+      outboxBefore,
+    );
   });
 
   it('a configuration Connect refuses, and a task that cannot start, fail the connector command with the reason', async () => {
     const name = uniqueName('broken').toLowerCase();
     try {
-      const refused = applyOutboxConnector({ ...pipeline().connector, connectorName: name, slotName: name, debeziumPasswordReference: '${env:NO_SUCH_VARIABLE}' }, testLogger);
+      const refused = applyOutboxConnector(
+        {
+          ...pipeline().connector,
+          connectorName: name,
+          slotName: name,
+          debeziumPasswordReference: '${env:NO_SUCH_VARIABLE}',
+        },
+        testLogger,
+      );
       await expect(refused).rejects.toThrow(/connector_config_refused|Connect refused the configuration/);
       await expect(refused).rejects.toThrow(/password authentication failed/);
-      const failing = applyOutboxConnector({ ...pipeline().connector, connectorName: name, slotName: name, publicationName: 'no_such_publication' }, testLogger);
+      const failing = applyOutboxConnector(
+        { ...pipeline().connector, connectorName: name, slotName: name, publicationName: 'no_such_publication' },
+        testLogger,
+      );
       await expect(failing).rejects.toThrow(ConnectorFailed);
       await expect(failing).rejects.toThrow(/Publication autocreation is disabled/);
       // Fix the cause, then restart the failed task: the connector command's `restart`.
-      await adminQuery(pipeline().adminUrl, 'create publication no_such_publication for table outbox with (publish = \'insert\')');
+      await adminQuery(
+        pipeline().adminUrl,
+        "create publication no_such_publication for table outbox with (publish = 'insert')",
+      );
       await restartFailed(stack.connect, name);
       const running = await waitUntilRunning(stack.connect, name, 60_000);
       expect(running.tasks.map((t) => t.state)).toEqual(['RUNNING']);

@@ -20,7 +20,9 @@ import { adminQuery, requireStack, uniqueName } from '../support/stack.js';
 
 const stack = requireStack();
 installLeakGuard();
-const contractHeaders = buildEventContract().headers.map((h) => h.name).sort();
+const contractHeaders = buildEventContract()
+  .headers.map((h) => h.name)
+  .sort();
 
 describe('seat service outbox routed by Debezium as CloudEvents', () => {
   const show = 'show1';
@@ -29,21 +31,36 @@ describe('seat service outbox routed by Debezium as CloudEvents', () => {
   it('hold, confirm and release each publish CloudEvents with every ce_* header, the outbox id and a registry-decodable value', async () => {
     const collector = await collectRecords([pipeline().topics.seat, pipeline().topics.order]);
     try {
-      const held = await pipeline().service.hold({ showId: show, seatIds: [seatId(show, 'A', 1, 1), seatId(show, 'A', 1, 2)], buyerId: 'buyer-1' });
+      const held = await pipeline().service.hold({
+        showId: show,
+        seatIds: [seatId(show, 'A', 1, 1), seatId(show, 'A', 1, 2)],
+        buyerId: 'buyer-1',
+      });
       expect(held.status).toBe('held');
       if (held.status !== 'held') return;
       const confirmed = await pipeline().service.confirm({ holdId: held.holdId, buyerEmail: 'b1@example.test' });
       expect(confirmed.status).toBe('confirmed');
-      const second = await pipeline().service.hold({ showId: show, seatIds: [seatId(show, 'A', 2, 1)], buyerId: 'buyer-2' });
+      const second = await pipeline().service.hold({
+        showId: show,
+        seatIds: [seatId(show, 'A', 2, 1)],
+        buyerId: 'buyer-2',
+      });
       if (second.status !== 'held') throw new Error(`expected a hold, got ${second.status}`);
       const released = await pipeline().service.release(second.holdId);
       expect(released.status).toBe('released');
 
-      const outbox = await adminQuery(pipeline().adminUrl, 'select id, type, aggregateid, aggregatetype, payload from outbox order by created_at');
+      const outbox = await adminQuery(
+        pipeline().adminUrl,
+        'select id, type, aggregateid, aggregatetype, payload from outbox order by created_at',
+      );
       expect(outbox.rows).toHaveLength(2 + 3 + 1 + 1); // 2 held, 2 sold + order, 1 held, 1 released
-      const records = await waitFor(() => (collector.records.length >= outbox.rows.length ? collector.records : undefined), {
-        timeoutMs: 30_000, description: `${outbox.rows.length} records on the event topics`,
-      });
+      const records = await waitFor(
+        () => (collector.records.length >= outbox.rows.length ? collector.records : undefined),
+        {
+          timeoutMs: 30_000,
+          description: `${outbox.rows.length} records on the event topics`,
+        },
+      );
 
       const registry = createSchemaRegistry(stack.registryUrl);
       for (const row of outbox.rows) {
@@ -53,8 +70,12 @@ describe('seat service outbox routed by Debezium as CloudEvents', () => {
         expect(record.topic).toBe(`${pipeline().connector.topicPrefix}.${row.aggregatetype}`);
         expect(record.key).toBe(row.aggregateid);
         expect(record.headers).toMatchObject({
-          ce_id: row.id, ce_type: row.type, ce_source: '/stagefront/seat-service', ce_specversion: '1.0',
-          ce_subject: row.aggregateid, 'content-type': 'application/avro',
+          ce_id: row.id,
+          ce_type: row.type,
+          ce_source: '/stagefront/seat-service',
+          ce_specversion: '1.0',
+          ce_subject: row.aggregateid,
+          'content-type': 'application/avro',
         });
         expect(new Date(record.headers.ce_time ?? '').getTime()).not.toBeNaN();
         expect(record.value.equals(row.payload)).toBe(true);
@@ -67,7 +88,11 @@ describe('seat service outbox routed by Debezium as CloudEvents', () => {
         expect(event.type).toBe(row.type);
         await expectDataSchemaServesWriterSchema(record);
         // The published contract (events/asyncapi.yaml, docs/event-contract.md) names exactly these headers.
-        expect(Object.keys(record.headers).filter((name) => !name.startsWith('__debezium.')).sort()).toEqual(contractHeaders);
+        expect(
+          Object.keys(record.headers)
+            .filter((name) => !name.startsWith('__debezium.'))
+            .sort(),
+        ).toEqual(contractHeaders);
         expect(event.dataschema).toBe(record.headers.ce_dataschema);
       }
     } finally {
@@ -78,13 +103,24 @@ describe('seat service outbox routed by Debezium as CloudEvents', () => {
   it('an outbox row without ce_dataschema (written before the column existed) still flows: no dataschema, the consumer decodes it', async () => {
     const collector = await collectRecords([pipeline().topics.seat]);
     try {
-      const held = await pipeline().service.hold({ showId: show, seatIds: [seatId(show, 'A', 2, 5)], buyerId: 'buyer-old-row' });
+      const held = await pipeline().service.hold({
+        showId: show,
+        seatIds: [seatId(show, 'A', 2, 5)],
+        buyerId: 'buyer-old-row',
+      });
       if (held.status !== 'held') throw new Error(`expected a hold, got ${held.status}`);
       const oldRowId = randomUUID();
-      await adminQuery(pipeline().adminUrl, /* sql */ `
+      await adminQuery(
+        pipeline().adminUrl,
+        /* sql */ `
         insert into outbox (id, aggregatetype, aggregateid, type, payload, ce_source, ce_time, ce_subject, content_type)
-        select $1, aggregatetype, aggregateid, type, payload, ce_source, ce_time, ce_subject, content_type from outbox where id = $2`, [oldRowId, held.eventIds[0]]);
-      const record = await waitFor(() => collector.records.find((r) => r.headers.ce_id === oldRowId), { timeoutMs: 30_000, description: 'the old row\'s record' });
+        select $1, aggregatetype, aggregateid, type, payload, ce_source, ce_time, ce_subject, content_type from outbox where id = $2`,
+        [oldRowId, held.eventIds[0]],
+      );
+      const record = await waitFor(() => collector.records.find((r) => r.headers.ce_id === oldRowId), {
+        timeoutMs: 30_000,
+        description: "the old row's record",
+      });
       // The router writes a header without a value for the null column; the runtime reads it as absent.
       expect(record.message.headers?.ce_dataschema ?? null).toBeNull();
       const registry = createSchemaRegistry(stack.registryUrl);
@@ -94,8 +130,10 @@ describe('seat service outbox routed by Debezium as CloudEvents', () => {
       expect(consumed?.dataschema).toBeUndefined();
       expect(consumed?.payload).toMatchObject({ seat_id: seatId(show, 'A', 2, 5), buyer_id: 'buyer-old-row' });
       const current = collector.records.find((r) => r.headers.ce_id === held.eventIds[0]);
-      if (current === undefined) throw new Error('the new row\'s record is missing');
-      expect((await decodeCloudEvent(registry, sourceRecord(current), { [EVENTS.seatHeld.type]: spec }))?.dataschema).toBe(current.headers.ce_dataschema);
+      if (current === undefined) throw new Error("the new row's record is missing");
+      expect(
+        (await decodeCloudEvent(registry, sourceRecord(current), { [EVENTS.seatHeld.type]: spec }))?.dataschema,
+      ).toBe(current.headers.ce_dataschema);
     } finally {
       await collector.stop();
     }
@@ -104,19 +142,33 @@ describe('seat service outbox routed by Debezium as CloudEvents', () => {
   it('SCHEMA_REGISTRY_PUBLIC_URL, when set, is the base of ce_dataschema instead of SCHEMA_REGISTRY_URL', async () => {
     const publicBase = 'https://registry.stagefront.test/apis/ccompat/v7/';
     const env = {
-      SEAT_DB_URL: pipeline().databaseUrl, SEAT_DB_ADMIN_URL: pipeline().adminUrl, SCHEMA_REGISTRY_URL: stack.registryUrl,
-      SEAT_SERVICE_DB_PASSWORD: 'unused', DEBEZIUM_DB_PASSWORD: 'unused',
+      SEAT_DB_URL: pipeline().databaseUrl,
+      SEAT_DB_ADMIN_URL: pipeline().adminUrl,
+      SCHEMA_REGISTRY_URL: stack.registryUrl,
+      SEAT_SERVICE_DB_PASSWORD: 'unused',
+      DEBEZIUM_DB_PASSWORD: 'unused',
     };
     const config = parseSettings(seatServiceSettings, { ...env, SCHEMA_REGISTRY_PUBLIC_URL: publicBase });
     expect(parseSettings(seatServiceSettings, env).registryPublicUrl).toBe('');
-    expect(() => parseSettings(seatServiceSettings, { ...env, SCHEMA_REGISTRY_PUBLIC_URL: 'registry:8080' }))
-      .toThrow(/SCHEMA_REGISTRY_PUBLIC_URL="registry:8080" is not valid: expected a URL starting with http:\/\/ or https:\/\/, or empty/);
+    expect(() => parseSettings(seatServiceSettings, { ...env, SCHEMA_REGISTRY_PUBLIC_URL: 'registry:8080' })).toThrow(
+      /SCHEMA_REGISTRY_PUBLIC_URL="registry:8080" is not valid: expected a URL starting with http:\/\/ or https:\/\/, or empty/,
+    );
     const service = await openSeatService(config, testLogger);
     try {
-      const held = await service.hold({ showId: show, seatIds: [seatId(show, 'A', 2, 4)], buyerId: 'buyer-public-url' });
+      const held = await service.hold({
+        showId: show,
+        seatIds: [seatId(show, 'A', 2, 4)],
+        buyerId: 'buyer-public-url',
+      });
       if (held.status !== 'held') throw new Error(`expected a hold, got ${held.status}`);
-      const { rows } = await adminQuery(pipeline().adminUrl, 'select ce_dataschema, payload from outbox where id = $1', [held.eventIds[0]]);
-      expect(rows[0].ce_dataschema).toBe(`https://registry.stagefront.test/apis/ccompat/v7/schemas/ids/${wireSchemaId(rows[0].payload as Buffer)}`);
+      const { rows } = await adminQuery(
+        pipeline().adminUrl,
+        'select ce_dataschema, payload from outbox where id = $1',
+        [held.eventIds[0]],
+      );
+      expect(rows[0].ce_dataschema).toBe(
+        `https://registry.stagefront.test/apis/ccompat/v7/schemas/ids/${wireSchemaId(rows[0].payload as Buffer)}`,
+      );
     } finally {
       await service.close();
     }
@@ -140,7 +192,15 @@ async function expectDataSchemaServesWriterSchema(record: CollectedRecord): Prom
 
 function sourceRecord(record: CollectedRecord): SourceRecord {
   const { message } = record;
-  return { topic: record.topic, partition: record.partition, offset: record.offset, key: message.key, value: message.value, headers: message.headers ?? {}, timestamp: message.timestamp };
+  return {
+    topic: record.topic,
+    partition: record.partition,
+    offset: record.offset,
+    key: message.key,
+    value: message.value,
+    headers: message.headers ?? {},
+    timestamp: message.timestamp,
+  };
 }
 
 describe('schemas are registered BACKWARD_TRANSITIVE: a new version must read every older one', () => {
@@ -153,12 +213,18 @@ describe('schemas are registered BACKWARD_TRANSITIVE: a new version must read ev
   it('a change compatible with the latest version but not with an older one stops the producer at start', async () => {
     const registry = createSchemaRegistry(stack.registryUrl);
     const subjectPrefix = `${uniqueName('transitive')}.`;
-    const start = (seatHeld: string) => createEventWriter(registry, { subjectPrefix, readSchema: (name) => (name === 'seatHeld' ? seatHeld : readEventSchema(name)) });
+    const start = (seatHeld: string) =>
+      createEventWriter(registry, {
+        subjectPrefix,
+        readSchema: (name) => (name === 'seatHeld' ? seatHeld : readEventSchema(name)),
+      });
     await start(v1);
     await start(v2);
     const refused = start(v3);
     await expect(refused).rejects.toThrow(PipelineError);
-    await expect(refused).rejects.toThrow(`${subjectPrefix}${EVENTS.seatHeld.subject} is not BACKWARD_TRANSITIVE compatible`);
+    await expect(refused).rejects.toThrow(
+      `${subjectPrefix}${EVENTS.seatHeld.subject} is not BACKWARD_TRANSITIVE compatible`,
+    );
     await expect(refused).rejects.toThrow(/field "note" changed type from "string" to "int" \(against version 1\)/);
     // The same change under plain BACKWARD (the latest version only) would have been taken.
     const backwardSubject = `${uniqueName('backward')}.${EVENTS.seatHeld.subject}`;

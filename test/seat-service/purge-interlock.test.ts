@@ -49,7 +49,15 @@ interface PurgeDatabase {
 const roleUrl = (adminUrl: string, role: 'service' | 'debezium') =>
   adminUrl.replace('postgres:postgres@', `stagefront_${role}:${LOCAL_ROLE_PASSWORDS[role]}@`);
 const isoDaysAgo = async (url: string, days: number) =>
-  ((await adminQuery(url, `select to_char((now() - make_interval(days => $1)) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as t`, [days])).rows[0] as { t: string }).t;
+  (
+    (
+      await adminQuery(
+        url,
+        `select to_char((now() - make_interval(days => $1)) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as t`,
+        [days],
+      )
+    ).rows[0] as { t: string }
+  ).t;
 
 async function slotActive(adminUrl: string, slot: string): Promise<boolean> {
   const { rows } = await adminQuery(adminUrl, 'select active from pg_replication_slots where slot_name = $1', [slot]);
@@ -61,17 +69,29 @@ async function holdSlot(adminUrl: string, slot: string): Promise<() => Promise<v
   reader.on('error', () => undefined);
   await reader.connect();
   // Streams into nothing and never sends a position back: confirmed_flush_lsn does not move.
-  reader.query(`START_REPLICATION SLOT ${pg.escapeIdentifier(slot)} LOGICAL 0/0 (proto_version '1', publication_names 'stagefront_outbox')`).catch(() => undefined);
+  reader
+    .query(
+      `START_REPLICATION SLOT ${pg.escapeIdentifier(slot)} LOGICAL 0/0 (proto_version '1', publication_names 'stagefront_outbox')`,
+    )
+    .catch(() => undefined);
   await waitFor(() => slotActive(adminUrl, slot), { timeoutMs: 10_000, description: `a reader on slot ${slot}` });
   return track(`reader of slot ${slot}`, async () => {
     await reader.end().catch(() => undefined);
-    await waitFor(async () => !(await slotActive(adminUrl, slot)), { timeoutMs: 10_000, description: `slot ${slot} released` });
+    await waitFor(async () => !(await slotActive(adminUrl, slot)), {
+      timeoutMs: 10_000,
+      description: `slot ${slot} released`,
+    });
   });
 }
 
 async function openPurgeDatabase(): Promise<PurgeDatabase> {
   const database = await createTestDatabase('purge');
-  const admin = createPool({ connectionString: database.url, applicationName: 'test-migrate', logger: testLogger, max: 1 });
+  const admin = createPool({
+    connectionString: database.url,
+    applicationName: 'test-migrate',
+    logger: testLogger,
+    max: 1,
+  });
   try {
     await migrateSeatDatabase(admin, testLogger);
     await setupRoles(admin, LOCAL_ROLE_PASSWORDS);
@@ -83,12 +103,21 @@ async function openPurgeDatabase(): Promise<PurgeDatabase> {
   }
   const slot = uniqueName('purge_slot').toLowerCase();
   await adminQuery(database.url, `select pg_create_logical_replication_slot($1, 'pgoutput')`, [slot]);
-  const servicePool = createPool({ connectionString: roleUrl(database.url, 'service'), applicationName: 'test-purge', logger: testLogger, max: 2 });
+  const servicePool = createPool({
+    connectionString: roleUrl(database.url, 'service'),
+    applicationName: 'test-purge',
+    logger: testLogger,
+    max: 2,
+  });
   const readers = new Set<() => Promise<void>>();
   const close = track(`purge database ${database.name}`, async () => {
     for (const release of readers) await release(); // a test that failed half-way may still hold the slot
     await servicePool.end();
-    await adminQuery(database.url, 'select pg_drop_replication_slot(slot_name) from pg_replication_slots where slot_name = $1 and not active', [slot]);
+    await adminQuery(
+      database.url,
+      'select pg_drop_replication_slot(slot_name) from pg_replication_slots where slot_name = $1 and not active',
+      [slot],
+    );
     await database.drop();
   });
   return {
@@ -114,25 +143,46 @@ async function openPurgeDatabase(): Promise<PurgeDatabase> {
         [count],
       );
       const ids = rows.map((row) => row.id);
-      await adminQuery(database.url, 'update outbox set created_at = now() - make_interval(days => $2) where id = any($1::uuid[])', [ids, daysOld]);
+      await adminQuery(
+        database.url,
+        'update outbox set created_at = now() - make_interval(days => $2) where id = any($1::uuid[])',
+        [ids, daysOld],
+      );
       return ids;
     },
     handled: async (ids) => {
-      await adminQuery(database.url, `insert into inbox (consumer, event_id) select 'seat-availability', unnest($1::text[])`, [ids]);
+      await adminQuery(
+        database.url,
+        `insert into inbox (consumer, event_id) select 'seat-availability', unnest($1::text[])`,
+        [ids],
+      );
     },
     reconcile: async () => {
-      const run = await runChildProgram('monitors/reconciliation/main.ts', {
-        RECONCILE_SEAT_DB_URL: roleUrl(database.url, 'debezium'),
-        RECONCILE_CONSUMER_DB_URL: database.url,
-        RECONCILE_COVERAGE_DB_URL: '',
-        RECONCILE_CONSUMERS: 'seat-availability,sales-ledger,confirmation-email',
-        LOG_LEVEL: 'warn',
-      }, ['--from', await isoDaysAgo(database.url, COVERED.fromDaysAgo), '--to', await isoDaysAgo(database.url, COVERED.toDaysAgo)]);
+      const run = await runChildProgram(
+        'monitors/reconciliation/main.ts',
+        {
+          RECONCILE_SEAT_DB_URL: roleUrl(database.url, 'debezium'),
+          RECONCILE_CONSUMER_DB_URL: database.url,
+          RECONCILE_COVERAGE_DB_URL: '',
+          RECONCILE_CONSUMERS: 'seat-availability,sales-ledger,confirmation-email',
+          LOG_LEVEL: 'warn',
+        },
+        [
+          '--from',
+          await isoDaysAgo(database.url, COVERED.fromDaysAgo),
+          '--to',
+          await isoDaysAgo(database.url, COVERED.toDaysAgo),
+        ],
+      );
       if (run.code !== 0 && run.code !== 3) throw new Error(`reconcile exited ${run.code}: ${run.output}`);
       return run.code;
     },
-    purge: (slotName = slot) => purgeOutbox(servicePool, { retentionMs: RETENTION_MS, batchSize: 2, slotName, logger: testLogger }),
-    present: async (ids) => (await adminQuery(database.url, 'select id::text from outbox where id = any($1::uuid[]) order by id', [ids])).rows.map((r) => (r as { id: string }).id).sort(),
+    purge: (slotName = slot) =>
+      purgeOutbox(servicePool, { retentionMs: RETENTION_MS, batchSize: 2, slotName, logger: testLogger }),
+    present: async (ids) =>
+      (await adminQuery(database.url, 'select id::text from outbox where id = any($1::uuid[]) order by id', [ids])).rows
+        .map((r) => (r as { id: string }).id)
+        .sort(),
     close,
   };
 }
@@ -176,7 +226,13 @@ describe('outbox purge interlock', () => {
       await db.purge(); // leaves a checkpoint after every row so far
       await release();
       const afterTheCheckpoint = await db.write(2, 30);
-      await db.handled([...covered, ...pastRetentionNotCovered, ...olderThanTheWindow, ...young, ...afterTheCheckpoint]);
+      await db.handled([
+        ...covered,
+        ...pastRetentionNotCovered,
+        ...olderThanTheWindow,
+        ...young,
+        ...afterTheCheckpoint,
+      ]);
       expect(await db.reconcile()).toBe(0);
       await db.confirmAll();
       release = await db.holdSlot();
@@ -228,12 +284,22 @@ describe('outbox purge interlock', () => {
       // Everything else allows these rows to go now: only the slot's state keeps them.
       const inactive = await db.purge();
       expect(await db.present(aged)).toEqual(sorted(aged));
-      expect(inactive).toMatchObject({ purged: 0, skipped: 'slot_inactive', sentence: expect.stringMatching(/has no reader.*start the connector/) });
+      expect(inactive).toMatchObject({
+        purged: 0,
+        skipped: 'slot_inactive',
+        sentence: expect.stringMatching(/has no reader.*start the connector/),
+      });
       const missing = await db.purge('no_such_slot');
-      expect(missing).toMatchObject({ purged: 0, skipped: 'slot_missing', sentence: expect.stringMatching(/does not exist.*slot-recovery/) });
+      expect(missing).toMatchObject({
+        purged: 0,
+        skipped: 'slot_missing',
+        sentence: expect.stringMatching(/does not exist.*slot-recovery/),
+      });
       expect(await db.present(aged)).toEqual(sorted(aged));
       // A missing slot forgets the checkpoints: a slot created later confirms nothing about them.
-      expect((await adminQuery(db.adminUrl, 'select count(*)::int as n from outbox_purge_checkpoints')).rows[0]).toEqual({ n: 0 });
+      expect(
+        (await adminQuery(db.adminUrl, 'select count(*)::int as n from outbox_purge_checkpoints')).rows[0],
+      ).toEqual({ n: 0 });
     } finally {
       await db.close();
     }
@@ -244,17 +310,25 @@ describe('outbox purge interlock', () => {
     try {
       const aged = await db.write(2, 30);
       const env = {
-        SEAT_DB_URL: roleUrl(db.adminUrl, 'service'), SEAT_DB_ADMIN_URL: db.adminUrl, SLOT_NAME: db.slot,
-        SEAT_SERVICE_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.service, DEBEZIUM_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.debezium, LOG_LEVEL: 'warn',
+        SEAT_DB_URL: roleUrl(db.adminUrl, 'service'),
+        SEAT_DB_ADMIN_URL: db.adminUrl,
+        SLOT_NAME: db.slot,
+        SEAT_SERVICE_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.service,
+        DEBEZIUM_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.debezium,
+        LOG_LEVEL: 'warn',
       };
       const skipped = await runChildProgram('seat-service/cli.ts', env, ['purge-outbox']);
       expect(await db.present(aged)).toEqual(sorted(aged));
       expect(skipped.code).toBe(0);
       expect(skipped.output).toContain('"skipped":"slot_inactive"');
       expect(skipped.output).toMatch(/outbox purge skipped: slot \S+ has no reader/);
-      const refused = await runChildProgram('seat-service/cli.ts', { ...env, OUTBOX_RETENTION_MS: String(7 * DAY) }, ['purge-outbox']);
+      const refused = await runChildProgram('seat-service/cli.ts', { ...env, OUTBOX_RETENTION_MS: String(7 * DAY) }, [
+        'purge-outbox',
+      ]);
       expect(refused.code).toBe(2);
-      expect(refused.output).toMatch(/OUTBOX_RETENTION_MS=604800000 \(7 days\) must be longer than EVENT_TOPIC_RETENTION_MS=604800000/);
+      expect(refused.output).toMatch(
+        /OUTBOX_RETENTION_MS=604800000 \(7 days\) must be longer than EVENT_TOPIC_RETENTION_MS=604800000/,
+      );
       expect(await db.present(aged)).toEqual(sorted(aged));
     } finally {
       await db.close();

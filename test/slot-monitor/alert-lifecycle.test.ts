@@ -26,7 +26,10 @@ const lost: AlertCandidate = { name: 'SlotLost', labels: { slot_name: 'cdc' }, s
 
 describe('alert lifecycle', () => {
   it('fires when a condition starts and resolves when it clears, never once per poll', () => {
-    const tracker = new AlertTracker({ staticLabels: { service: 'slot-monitor' }, generatorUrl: 'http://monitor:9188/metrics' });
+    const tracker = new AlertTracker({
+      staticLabels: { service: 'slot-monitor' },
+      generatorUrl: 'http://monitor:9188/metrics',
+    });
     const at = (second: number) => new Date(second * 1000);
     const kinds = [
       tracker.update([lost], at(1)),
@@ -37,7 +40,12 @@ describe('alert lifecycle', () => {
       tracker.update([lost], at(6)),
     ].map((events) => events.map((e) => `${e.kind} ${e.alert.name}`));
     expect(kinds).toEqual([['firing SlotLost'], [], [], ['resolved SlotLost'], [], ['firing SlotLost']]);
-    expect(tracker.active()[0]?.labels).toEqual({ alertname: 'SlotLost', severity: 'critical', service: 'slot-monitor', slot_name: 'cdc' });
+    expect(tracker.active()[0]?.labels).toEqual({
+      alertname: 'SlotLost',
+      severity: 'critical',
+      service: 'slot-monitor',
+      slot_name: 'cdc',
+    });
     expect(tracker.recentlyResolved(at(7), 60_000).map((a) => a.endsAt)).toEqual([at(4)]);
   });
 });
@@ -65,15 +73,33 @@ describe('delivery', () => {
     const server = await flakyServer(2);
     const outcomes: DeliveryOutcome[] = [];
     const lines: string[] = [];
-    const logger = createLogger({ name: 'delivery-test', destination: { write: (line: string) => void lines.push(line) } });
-    const queue = new DeliveryQueue({ sink: 'webhook', attempts: 3, timeoutMs: 1000, logger, onOutcome: (_, outcome) => outcomes.push(outcome) });
+    const logger = createLogger({
+      name: 'delivery-test',
+      destination: { write: (line: string) => void lines.push(line) },
+    });
+    const queue = new DeliveryQueue({
+      sink: 'webhook',
+      attempts: 3,
+      timeoutMs: 1000,
+      logger,
+      onOutcome: (_, outcome) => outcomes.push(outcome),
+    });
     queue.enqueue('first', (signal) => postJson(server.url, { n: 1 }, signal));
     queue.enqueue('second', (signal) => postJson(server.url, { n: 2 }, signal));
     queue.enqueue('to nowhere', (signal) => postJson('http://127.0.0.1:1/', { n: 3 }, signal));
     queue.enqueue('third', (signal) => postJson(server.url, { n: 4 }, signal));
     await queue.idle();
     expect(server.bodies).toEqual([{ n: 1 }, { n: 2 }, { n: 4 }]);
-    expect(outcomes).toEqual(['retried', 'retried', 'delivered', 'delivered', 'retried', 'retried', 'failed', 'delivered']);
+    expect(outcomes).toEqual([
+      'retried',
+      'retried',
+      'delivered',
+      'delivered',
+      'retried',
+      'retried',
+      'failed',
+      'delivered',
+    ]);
     expect(lines.filter((line) => line.includes('retrying'))).toHaveLength(4);
     expect(lines.filter((line) => line.includes('failed 3 times; dropped it'))).toHaveLength(1);
     await queue.close();
@@ -83,7 +109,11 @@ describe('delivery', () => {
 
 /** GitHub's anchor of a Markdown heading: lower case, punctuation dropped, spaces to hyphens. */
 function headingAnchor(heading: string): string {
-  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/\s/g, '-');
 }
 
 describe('runbook links', () => {
@@ -97,7 +127,11 @@ describe('runbook links', () => {
       links.push(...[...rules.matchAll(/runbook_url: (\S+)/g)].map((m) => m[1] ?? ''));
     }
     expect(links.length).toBeGreaterThan(20);
-    expect(links.filter((link) => !link.startsWith(`${RUNBOOK_DOCUMENT}#`) || !anchors.has(link.slice(RUNBOOK_DOCUMENT.length + 1)))).toEqual([]);
+    expect(
+      links.filter(
+        (link) => !link.startsWith(`${RUNBOOK_DOCUMENT}#`) || !anchors.has(link.slice(RUNBOOK_DOCUMENT.length + 1)),
+      ),
+    ).toEqual([]);
   });
 });
 
@@ -110,7 +144,13 @@ describe('settings', () => {
 
 describe('WAL rate and the burst between confirmations', () => {
   const rules = { offsetFlushIntervalMs: 1000, heartbeatIntervalMs: 1000, walBurstMargin: 2, walRateWindowMs: 60_000 };
-  const reading = (cap: number): DatabaseReading => ({ takenAt: new Date(0), slots: [], maxSlotWalKeepSizeBytes: cap, walPositionBytes: 0, outboxInserts: null });
+  const reading = (cap: number): DatabaseReading => ({
+    takenAt: new Date(0),
+    slots: [],
+    maxSlotWalKeepSizeBytes: cap,
+    walPositionBytes: 0,
+    outboxInserts: null,
+  });
   const MB = 1024 * 1024;
 
   it('keeps the peak rate between polls within the window, and restarts when the position goes back', () => {
@@ -124,7 +164,9 @@ describe('WAL rate and the burst between confirmations', () => {
     rate.observe(at(70), 120 * MB);
     expect(rate.peakBytesPerSecond()).toBe(1 * MB);
     rate.observe(at(80), 5 * MB);
-    expect(rate.peakBytesPerSecond(), 'no rate from a position that went back; 20 s left the window').toBeCloseTo(0.2 * MB);
+    expect(rate.peakBytesPerSecond(), 'no rate from a position that went back; 20 s left the window').toBeCloseTo(
+      0.2 * MB,
+    );
     rate.observe(at(90), 25 * MB);
     expect(rate.peakBytesPerSecond()).toBe(2 * MB);
   });
@@ -136,6 +178,8 @@ describe('WAL rate and the burst between confirmations', () => {
     expect(walBurstCandidate(reading(32 * MB), undefined, rules)).toBeUndefined();
     const warning = walBurstCandidate(reading(32 * MB), 1 * MB, rules);
     expect(warning?.name).toBe('SlotCapTooSmallForWalRate');
-    expect(warning?.summary).toBe('max_slot_wal_keep_size (32 MB) is smaller than the 34 MB of WAL this database wrote at its peak between two confirmations of an active slot: raise SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE to at least 34MB.');
+    expect(warning?.summary).toBe(
+      'max_slot_wal_keep_size (32 MB) is smaller than the 34 MB of WAL this database wrote at its peak between two confirmations of an active slot: raise SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE to at least 34MB.',
+    );
   });
 });

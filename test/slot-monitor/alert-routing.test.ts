@@ -25,25 +25,34 @@ const SHIPPED_CONFIG = join(projectRoot, 'monitors', 'alertmanager', 'alertmanag
 
 function amtool(args: string[]): string {
   const run = spawnSync('amtool', args, { encoding: 'utf8' });
-  if (run.error) throw new Error(`amtool could not run (${run.error.message}); install it with: sudo apt-get install prometheus-alertmanager`);
+  if (run.error)
+    throw new Error(
+      `amtool could not run (${run.error.message}); install it with: sudo apt-get install prometheus-alertmanager`,
+    );
   expect(run.status, `${run.stdout}${run.stderr}`).toBe(0);
   return run.stdout.trim();
 }
 
-describe('Alertmanager routing of the monitors\' alerts (amtool, shipped configuration)', () => {
-  const receiverOf = (...labels: string[]) => amtool(['config', 'routes', 'test', `--config.file=${SHIPPED_CONFIG}`, ...labels]);
+describe("Alertmanager routing of the monitors' alerts (amtool, shipped configuration)", () => {
+  const receiverOf = (...labels: string[]) =>
+    amtool(['config', 'routes', 'test', `--config.file=${SHIPPED_CONFIG}`, ...labels]);
 
-  it('sends each monitor\'s Watchdog to the dead man\'s switch, every other alert to the webhook receiver', () => {
+  it("sends each monitor's Watchdog to the dead man's switch, every other alert to the webhook receiver", () => {
     expect(amtool(['check-config', SHIPPED_CONFIG])).toContain('SUCCESS');
     expect(receiverOf('alertname=Watchdog', 'severity=none', 'service=slot-monitor')).toBe(DEAD_MANS_SWITCH);
     expect(receiverOf('alertname=Watchdog', 'severity=none', 'service=job-watchdog')).toBe(DEAD_MANS_SWITCH);
-    expect(receiverOf('alertname=SlotLost', 'severity=critical', 'service=slot-monitor', 'slot_name=cdc')).toBe('webhook');
+    expect(receiverOf('alertname=SlotLost', 'severity=critical', 'service=slot-monitor', 'slot_name=cdc')).toBe(
+      'webhook',
+    );
     expect(receiverOf('alertname=JobRunOverdue', 'severity=critical', 'service=job-watchdog')).toBe('webhook');
   });
 
   it('repeats the heartbeat every minute, each label set its own group, and never notifies it resolved', () => {
     const config = JSON.parse(readFileSync(SHIPPED_CONFIG, 'utf8')) as {
-      route: { repeat_interval: string; routes: { receiver: string; group_by: string[]; repeat_interval: string; continue?: boolean }[] };
+      route: {
+        repeat_interval: string;
+        routes: { receiver: string; group_by: string[]; repeat_interval: string; continue?: boolean }[];
+      };
       receivers: { name: string; webhook_configs?: { send_resolved: boolean }[] }[];
     };
     const route = config.route.routes.find((r) => r.receiver === DEAD_MANS_SWITCH);
@@ -68,13 +77,15 @@ describe('through a real Alertmanager, from a running slot monitor', () => {
   });
 
   afterAll(async () => {
-    await cluster?.admin(/* sql */ `drop database if exists ${pg.escapeIdentifier(database)} with (force)`).catch(() => undefined);
+    await cluster
+      ?.admin(/* sql */ `drop database if exists ${pg.escapeIdentifier(database)} with (force)`)
+      .catch(() => undefined);
     await alertmanager?.close();
     await receiver?.close();
     await cluster?.stop();
   });
 
-  it('delivers the Watchdog again and again to the dead man\'s switch only, a slot alert to the webhook only, each linking to /metrics and its runbook', async () => {
+  it("delivers the Watchdog again and again to the dead man's switch only, a slot alert to the webhook only, each linking to /metrics and its runbook", async () => {
     const monitor = await startMonitorInProcess({
       SLOT_MONITOR_DATABASE_URL: await monitorRoleUrl(cluster, database),
       SLOT_MONITOR_POLL_INTERVAL_MS: '500',
@@ -83,10 +94,19 @@ describe('through a real Alertmanager, from a running slot monitor', () => {
       SLOT_MONITOR_ALERTMANAGER_RESEND_MS: '500',
     });
     try {
-      await waitFor(() => received(receiver, 'Watchdog', 'firing').length >= 2, { timeoutMs: 20_000, description: 'the Watchdog repeated to the dead man\'s switch' });
-      const [missing] = await waitFor(() => received(receiver, 'SlotMissing', 'firing', missingSlot).length > 0 && received(receiver, 'SlotMissing', 'firing', missingSlot), {
-        timeoutMs: 20_000, description: 'SlotMissing at the webhook receiver',
+      await waitFor(() => received(receiver, 'Watchdog', 'firing').length >= 2, {
+        timeoutMs: 20_000,
+        description: "the Watchdog repeated to the dead man's switch",
       });
+      const [missing] = await waitFor(
+        () =>
+          received(receiver, 'SlotMissing', 'firing', missingSlot).length > 0 &&
+          received(receiver, 'SlotMissing', 'firing', missingSlot),
+        {
+          timeoutMs: 20_000,
+          description: 'SlotMissing at the webhook receiver',
+        },
+      );
       const watchdogs = received(receiver, 'Watchdog', 'firing');
       expect(new Set(watchdogs.map((a) => a.receiver))).toEqual(new Set([DEAD_MANS_SWITCH]));
       expect(missing?.receiver).toBe('webhook');

@@ -14,7 +14,14 @@ import { uniqueName } from '../support/stack.js';
 import { startAlertmanager, type AlertmanagerProcess } from './support/alertmanager-process.js';
 import { NO_ALERTMANAGER, okPolls, runMonitorCli, startMonitorInProcess } from './support/monitor-under-test.js';
 import { projectRoot, stackSettings } from '../../stack/config.js';
-import { MONITOR_ROLE, monitorRoleUrl, setClusterSettings, startFreshStackCluster, startSlotCluster, type SlotCluster } from './support/slot-cluster.js';
+import {
+  MONITOR_ROLE,
+  monitorRoleUrl,
+  setClusterSettings,
+  startFreshStackCluster,
+  startSlotCluster,
+  type SlotCluster,
+} from './support/slot-cluster.js';
 import { received, startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
 
 installLeakGuard();
@@ -25,12 +32,17 @@ describe('slot monitor: max_slot_wal_keep_size', () => {
   let alertmanager: AlertmanagerProcess;
   const databases: string[] = [];
 
-  const keepSize = async () => ((await cluster.admin(/* sql */ `show max_slot_wal_keep_size`)).rows[0] as { max_slot_wal_keep_size: string }).max_slot_wal_keep_size;
+  const keepSize = async () =>
+    ((await cluster.admin(/* sql */ `show max_slot_wal_keep_size`)).rows[0] as { max_slot_wal_keep_size: string })
+      .max_slot_wal_keep_size;
   /** Each test watches a database of its own, so the alerts (labelled with it) are its own. */
   const ownDatabase = async () => {
     const database = await cluster.createDatabase('keepsize');
     databases.push(database);
-    return { url: await monitorRoleUrl(cluster, database), mine: (alert: { labels: Record<string, string> }) => alert.labels.database?.endsWith(`/${database}`) === true };
+    return {
+      url: await monitorRoleUrl(cluster, database),
+      mine: (alert: { labels: Record<string, string> }) => alert.labels.database?.endsWith(`/${database}`) === true,
+    };
   };
   const monitorEnv = (mode: 'enforce' | 'check', monitorUrl: string) => ({
     SLOT_MONITOR_DATABASE_URL: monitorUrl,
@@ -48,7 +60,10 @@ describe('slot monitor: max_slot_wal_keep_size', () => {
   });
 
   afterAll(async () => {
-    for (const database of databases) await cluster?.admin(/* sql */ `drop database if exists ${pg.escapeIdentifier(database)} with (force)`).catch(() => undefined);
+    for (const database of databases)
+      await cluster
+        ?.admin(/* sql */ `drop database if exists ${pg.escapeIdentifier(database)} with (force)`)
+        .catch(() => undefined);
     await alertmanager?.close();
     await receiver?.close();
     await cluster?.stop();
@@ -56,7 +71,9 @@ describe('slot monitor: max_slot_wal_keep_size', () => {
 
   it('runs as a role that is not superuser', async () => {
     await ownDatabase();
-    const { rows } = await cluster.admin(/* sql */ `select rolsuper, rolreplication from pg_roles where rolname = $1`, [MONITOR_ROLE.role]);
+    const { rows } = await cluster.admin(/* sql */ `select rolsuper, rolreplication from pg_roles where rolname = $1`, [
+      MONITOR_ROLE.role,
+    ]);
     expect(rows).toEqual([{ rolsuper: false, rolreplication: false }]);
   });
 
@@ -66,12 +83,18 @@ describe('slot monitor: max_slot_wal_keep_size', () => {
     expect(await keepSize()).toBe('-1');
     const monitor = await startMonitorInProcess(monitorEnv('enforce', url));
     const notice = await waitFor(() => received(receiver, 'SlotKeepSizeCorrected', 'firing').find(mine), {
-      timeoutMs: 10_000, intervalMs: 50, description: 'SlotKeepSizeCorrected at the Alertmanager webhook',
+      timeoutMs: 10_000,
+      intervalMs: 50,
+      description: 'SlotKeepSizeCorrected at the Alertmanager webhook',
     });
     expect(notice.labels.severity).toBe('info');
-    expect(notice.annotations.summary).toBe('The slot monitor changed max_slot_wal_keep_size from -1 (unlimited) to 64 MB on the seat database.');
+    expect(notice.annotations.summary).toBe(
+      'The slot monitor changed max_slot_wal_keep_size from -1 (unlimited) to 64 MB on the seat database.',
+    );
     expect(await keepSize()).toBe('64MB');
-    expect(receiver.generic.filter((c) => mine(c.body)).map((c) => c.body.alertname)).toContain('SlotKeepSizeCorrected');
+    expect(receiver.generic.filter((c) => mine(c.body)).map((c) => c.body.alertname)).toContain(
+      'SlotKeepSizeCorrected',
+    );
     expect(received(receiver, 'SlotKeepSizeMismatch', 'firing').filter(mine)).toEqual([]);
     await monitor.close();
   });
@@ -81,39 +104,67 @@ describe('slot monitor: max_slot_wal_keep_size', () => {
     await setClusterSettings(cluster, { max_slot_wal_keep_size: '-1' });
     const monitor = await startMonitorInProcess(monitorEnv('check', url));
     const warning = await waitFor(() => received(receiver, 'SlotKeepSizeMismatch', 'firing').find(mine), {
-      timeoutMs: 10_000, intervalMs: 50, description: 'SlotKeepSizeMismatch at the Alertmanager webhook',
+      timeoutMs: 10_000,
+      intervalMs: 50,
+      description: 'SlotKeepSizeMismatch at the Alertmanager webhook',
     });
     expect(warning.labels.severity).toBe('warning');
-    expect(warning.annotations.summary).toContain('max_slot_wal_keep_size is -1 (unlimited) on the seat database, not the required 64 MB');
+    expect(warning.annotations.summary).toContain(
+      'max_slot_wal_keep_size is -1 (unlimited) on the seat database, not the required 64 MB',
+    );
     const seen = await okPolls(monitor.http.url);
-    await waitFor(async () => (await okPolls(monitor.http.url)) >= seen + 2, { timeoutMs: 10_000, description: 'two more polls' });
+    await waitFor(async () => (await okPolls(monitor.http.url)) >= seen + 2, {
+      timeoutMs: 10_000,
+      description: 'two more polls',
+    });
     expect(await keepSize()).toBe('-1');
     expect(received(receiver, 'SlotKeepSizeMismatch', 'firing').filter(mine)).toHaveLength(1);
     await monitor.close();
   });
 
-  it('a fresh stack: the monitor\'s default target is the cap the stack writes, so enforce mode changes nothing', async () => {
-    const shared = /^max_slot_wal_keep_size = '([^']+)'$/m.exec(readFileSync(join(projectRoot, 'stack', 'postgres.conf'), 'utf8'))?.[1];
-    expect(shared, 'stack/postgres.conf (docker compose) writes the same cap as the native stack').toBe(stackSettings.settings.postgresMaxSlotWalKeepSize.default);
+  it("a fresh stack: the monitor's default target is the cap the stack writes, so enforce mode changes nothing", async () => {
+    const shared = /^max_slot_wal_keep_size = '([^']+)'$/m.exec(
+      readFileSync(join(projectRoot, 'stack', 'postgres.conf'), 'utf8'),
+    )?.[1];
+    expect(shared, 'stack/postgres.conf (docker compose) writes the same cap as the native stack').toBe(
+      stackSettings.settings.postgresMaxSlotWalKeepSize.default,
+    );
     const fresh = await startFreshStackCluster();
     try {
-      const before = ((await fresh.admin(/* sql */ `show max_slot_wal_keep_size`)).rows[0] as { max_slot_wal_keep_size: string }).max_slot_wal_keep_size;
+      const before = (
+        (await fresh.admin(/* sql */ `show max_slot_wal_keep_size`)).rows[0] as { max_slot_wal_keep_size: string }
+      ).max_slot_wal_keep_size;
       expect(before).toBe(stackSettings.settings.postgresMaxSlotWalKeepSize.default);
-      const monitor = await startMonitorInProcess({ SLOT_MONITOR_DATABASE_URL: await monitorRoleUrl(fresh, 'postgres'), SLOT_MONITOR_POLL_INTERVAL_MS: '200', SLOT_MONITOR_ALERTMANAGER_URL: NO_ALERTMANAGER });
-      await waitFor(async () => (await okPolls(monitor.http.url)) >= 3, { timeoutMs: 15_000, description: 'three polls of the fresh stack' });
+      const monitor = await startMonitorInProcess({
+        SLOT_MONITOR_DATABASE_URL: await monitorRoleUrl(fresh, 'postgres'),
+        SLOT_MONITOR_POLL_INTERVAL_MS: '200',
+        SLOT_MONITOR_ALERTMANAGER_URL: NO_ALERTMANAGER,
+      });
+      await waitFor(async () => (await okPolls(monitor.http.url)) >= 3, {
+        timeoutMs: 15_000,
+        description: 'three polls of the fresh stack',
+      });
       const metrics = await (await fetch(`${monitor.http.url}/metrics`)).text();
       await monitor.close();
       expect(metrics).toMatch(/^slot_monitor_keep_size_corrections_total\{[^}]*\} 0$/m);
       expect(metrics).not.toContain('alertname="SlotKeepSizeMismatch"');
-      expect(((await fresh.admin(/* sql */ `show max_slot_wal_keep_size`)).rows[0] as { max_slot_wal_keep_size: string }).max_slot_wal_keep_size).toBe(before);
+      expect(
+        ((await fresh.admin(/* sql */ `show max_slot_wal_keep_size`)).rows[0] as { max_slot_wal_keep_size: string })
+          .max_slot_wal_keep_size,
+      ).toBe(before);
     } finally {
       await fresh.remove();
     }
   });
 
   it('refuses an invalid target at start with one sentence naming the setting', async () => {
-    const run = await runMonitorCli([], { SLOT_MONITOR_DATABASE_URL: `postgres://x:y@127.0.0.1:1/${uniqueName('db')}`, SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE: '-1' });
+    const run = await runMonitorCli([], {
+      SLOT_MONITOR_DATABASE_URL: `postgres://x:y@127.0.0.1:1/${uniqueName('db')}`,
+      SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE: '-1',
+    });
     expect(run.code).toBe(2);
-    expect(run.output).toContain('SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE=-1 would let a dead slot fill the disk; set a cap such as 10GB.');
+    expect(run.output).toContain(
+      'SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE=-1 would let a dead slot fill the disk; set a cap such as 10GB.',
+    );
   });
 });

@@ -42,7 +42,8 @@ describe('slot monitor process: metrics, unreachable database, Watchdog', () => 
     return { monitor, database, slotName };
   }
 
-  const ofDatabase = (database: string) => (alert: { labels: Record<string, string> }) => alert.labels.database?.endsWith(`/${database}`) === true;
+  const ofDatabase = (database: string) => (alert: { labels: Record<string, string> }) =>
+    alert.labels.database?.endsWith(`/${database}`) === true;
 
   beforeAll(async () => {
     cluster = await startSlotCluster();
@@ -53,8 +54,15 @@ describe('slot monitor process: metrics, unreachable database, Watchdog', () => 
   afterAll(async () => {
     await cluster?.start();
     for (const database of databases) {
-      await cluster?.admin(/* sql */ `select pg_drop_replication_slot(slot_name) from pg_replication_slots where database = $1 and not active`, [database]).catch(() => undefined);
-      await cluster?.admin(/* sql */ `drop database if exists ${pg.escapeIdentifier(database)} with (force)`).catch(() => undefined);
+      await cluster
+        ?.admin(
+          /* sql */ `select pg_drop_replication_slot(slot_name) from pg_replication_slots where database = $1 and not active`,
+          [database],
+        )
+        .catch(() => undefined);
+      await cluster
+        ?.admin(/* sql */ `drop database if exists ${pg.escapeIdentifier(database)} with (force)`)
+        .catch(() => undefined);
     }
     await alertmanager?.close();
     await receiver?.close();
@@ -73,7 +81,8 @@ describe('slot monitor process: metrics, unreachable database, Watchdog', () => 
         },
         { timeoutMs: 15_000, description: 'slot gauges on /metrics' },
       );
-      const gauge = (name: string, labels = `slot_name="${slotName}"`) => new RegExp(`^${name}\\{${labels}[^}]*\\} (\\S+)$`, 'm').exec(body)?.[1];
+      const gauge = (name: string, labels = `slot_name="${slotName}"`) =>
+        new RegExp(`^${name}\\{${labels}[^}]*\\} (\\S+)$`, 'm').exec(body)?.[1];
       expect(gauge('slot_monitor_slot_active')).toBe('0');
       expect(gauge('slot_monitor_slot_present')).toBe('1');
       expect(gauge('slot_monitor_slot_wal_status', `slot_name="${slotName}",wal_status="reserved"`)).toBe('1');
@@ -93,11 +102,16 @@ describe('slot monitor process: metrics, unreachable database, Watchdog', () => 
     const { monitor, database } = await monitorOfItsOwn();
     const mine = ofDatabase(database);
     try {
-      await waitFor(() => received(receiver, 'Watchdog', 'firing').some(mine), { timeoutMs: 10_000, description: 'the Watchdog at the dead man\'s switch' });
+      await waitFor(() => received(receiver, 'Watchdog', 'firing').some(mine), {
+        timeoutMs: 10_000,
+        description: "the Watchdog at the dead man's switch",
+      });
       await cluster.stop();
       const stoppedAt = Date.now();
       const alert = await waitFor(() => received(receiver, 'SlotMonitorDatabaseUnreachable', 'firing').find(mine), {
-        timeoutMs: 15_000, intervalMs: 50, description: 'SlotMonitorDatabaseUnreachable at the webhook',
+        timeoutMs: 15_000,
+        intervalMs: 50,
+        description: 'SlotMonitorDatabaseUnreachable at the webhook',
       });
       timings['database stopped → unreachable alert'] = alert.receivedAt - stoppedAt;
       expect(alert.labels.severity).toBe('critical');
@@ -105,7 +119,9 @@ describe('slot monitor process: metrics, unreachable database, Watchdog', () => 
       expect((await fetch(`${monitor.metricsUrl}/readyz`)).status).toBe(503);
       await cluster.start();
       await waitFor(() => received(receiver, 'SlotMonitorDatabaseUnreachable', 'resolved').find(mine), {
-        timeoutMs: 15_000, intervalMs: 50, description: 'SlotMonitorDatabaseUnreachable to resolve',
+        timeoutMs: 15_000,
+        intervalMs: 50,
+        description: 'SlotMonitorDatabaseUnreachable to resolve',
       });
     } finally {
       await cluster.start();
@@ -115,14 +131,19 @@ describe('slot monitor process: metrics, unreachable database, Watchdog', () => 
 
   it('stops renewing its Watchdog at Alertmanager when the process is killed with -9', async () => {
     const { monitor, database } = await monitorOfItsOwn();
-    const watchdogActive = async () => (await alertmanager.activeAlerts()).some((a) => a.labels.alertname === 'Watchdog' && ofDatabase(database)(a));
-    await waitFor(watchdogActive, { timeoutMs: 15_000, description: 'the monitor\'s Watchdog active at Alertmanager' });
+    const watchdogActive = async () =>
+      (await alertmanager.activeAlerts()).some((a) => a.labels.alertname === 'Watchdog' && ofDatabase(database)(a));
+    await waitFor(watchdogActive, { timeoutMs: 15_000, description: "the monitor's Watchdog active at Alertmanager" });
     monitor.child.kill('SIGKILL');
     await monitor.exited;
     const killedAt = Date.now();
     await monitor.close();
     // Nothing renews it: Alertmanager lets it expire at its endsAt (4 × max(resend, poll) after the last send).
-    await waitFor(async () => !(await watchdogActive()), { timeoutMs: 30_000, intervalMs: 100, description: 'the Watchdog to expire at Alertmanager after kill -9' });
+    await waitFor(async () => !(await watchdogActive()), {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+      description: 'the Watchdog to expire at Alertmanager after kill -9',
+    });
     timings['kill -9 → Watchdog no longer active at Alertmanager'] = Date.now() - killedAt;
   });
 });

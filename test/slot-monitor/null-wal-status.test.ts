@@ -34,8 +34,14 @@ describe('slot monitor: a slot that reserves no WAL', () => {
 
   afterAll(async () => {
     await traffic?.close();
-    await cluster?.admin(/* sql */ `select pg_drop_replication_slot(slot_name) from pg_replication_slots where slot_name = $1`, [slotName]).catch(() => undefined);
-    await cluster?.admin(/* sql */ `drop database if exists ${pg.escapeIdentifier(database)} with (force)`).catch(() => undefined);
+    await cluster
+      ?.admin(/* sql */ `select pg_drop_replication_slot(slot_name) from pg_replication_slots where slot_name = $1`, [
+        slotName,
+      ])
+      .catch(() => undefined);
+    await cluster
+      ?.admin(/* sql */ `drop database if exists ${pg.escapeIdentifier(database)} with (force)`)
+      .catch(() => undefined);
     await receiver?.close();
     await cluster?.stop();
   });
@@ -49,7 +55,11 @@ describe('slot monitor: a slot that reserves no WAL', () => {
         await traffic.step();
         return false;
       },
-      { timeoutMs: 30_000, intervalMs: 10, description: `slot ${slotName} to show wal_status NULL and a negative safe_wal_size` },
+      {
+        timeoutMs: 30_000,
+        intervalMs: 10,
+        description: `slot ${slotName} to show wal_status NULL and a negative safe_wal_size`,
+      },
     );
     const monitor = await startMonitorInProcess({
       SLOT_MONITOR_DATABASE_URL: await monitorRoleUrl(cluster, database),
@@ -60,10 +70,15 @@ describe('slot monitor: a slot that reserves no WAL', () => {
       SLOT_MONITOR_WEBHOOK_URL: receiver.genericUrl,
     });
     const metrics = async () => (await fetch(`${monitor.http.url}/metrics`)).text();
-    await waitFor(async () => (await okPolls(monitor.http.url)) >= 3, { timeoutMs: 15_000, description: 'three polls of the slot' });
+    await waitFor(async () => (await okPolls(monitor.http.url)) >= 3, {
+      timeoutMs: 15_000,
+      description: 'three polls of the slot',
+    });
     const body = await metrics();
     await monitor.close();
-    const slotAlerts = receiver.generic.filter((call) => call.body.labels.slot_name === slotName).map((call) => call.body.alertname);
+    const slotAlerts = receiver.generic
+      .filter((call) => call.body.labels.slot_name === slotName)
+      .map((call) => call.body.alertname);
     expect(slotAlerts).toEqual([]);
     expect(body).toMatch(new RegExp(`^slot_monitor_slot_present\\{slot_name="${slotName}"[^}]*\\} 1$`, 'm'));
     expect(body).not.toContain(`slot_monitor_slot_safe_wal_size_bytes{slot_name="${slotName}"`);

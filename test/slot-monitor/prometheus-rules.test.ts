@@ -14,7 +14,10 @@ const rulesDir = join(projectRoot, 'monitors', 'prometheus');
 
 function promtool(args: string[]): { status: number | null; output: string } {
   const result = spawnSync('promtool', args, { cwd: rulesDir, encoding: 'utf8' });
-  if (result.error) throw new Error(`promtool could not run (${result.error.message}); install it with: sudo apt-get install prometheus`);
+  if (result.error)
+    throw new Error(
+      `promtool could not run (${result.error.message}); install it with: sudo apt-get install prometheus`,
+    );
   return { status: result.status, output: `${result.stdout}${result.stderr}` };
 }
 

@@ -21,7 +21,9 @@ installLeakGuard();
 /** One sample of a metric from the monitor's /metrics, matched by name and a label fragment. */
 async function sample(url: string, name: string, ...labels: string[]): Promise<number | undefined> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  const line = text.split('\n').find((l) => (l.startsWith(`${name}{`) || l.startsWith(`${name} `)) && labels.every((label) => l.includes(label)));
+  const line = text
+    .split('\n')
+    .find((l) => (l.startsWith(`${name}{`) || l.startsWith(`${name} `)) && labels.every((label) => l.includes(label)));
   return line === undefined ? undefined : Number(line.split(' ').at(-1));
 }
 
@@ -32,8 +34,10 @@ describe('slot monitor with a standby: synchronized failover slots, and followin
   let pair: SynchronizedPair;
   let monitor: Awaited<ReturnType<typeof startMonitorInProcess>>;
   let url: string;
-  const onPrimary = (sql: string, params: unknown[] = []) => adminQuery(adminUrl(pair.primaryPort, database), sql, params);
-  const monitorUrl = (port: number) => `postgres://${MONITOR_ROLE.role}:${MONITOR_ROLE.password}@127.0.0.1:${port}/${database}`;
+  const onPrimary = (sql: string, params: unknown[] = []) =>
+    adminQuery(adminUrl(pair.primaryPort, database), sql, params);
+  const monitorUrl = (port: number) =>
+    `postgres://${MONITOR_ROLE.role}:${MONITOR_ROLE.password}@127.0.0.1:${port}/${database}`;
 
   beforeAll(async () => {
     pair = await startSynchronizedPair('standbymon');
@@ -46,8 +50,12 @@ describe('slot monitor with a standby: synchronized failover slots, and followin
       await client.end();
     }
     await onPrimary(/* sql */ `create table writes (id serial primary key, at timestamptz default now())`);
-    await onPrimary(/* sql */ `select pg_create_logical_replication_slot($1, 'test_decoding', false, false, true)`, [failoverSlot]);
-    await onPrimary(/* sql */ `select pg_create_logical_replication_slot($1, 'test_decoding', false, false, false)`, [plainSlot]);
+    await onPrimary(/* sql */ `select pg_create_logical_replication_slot($1, 'test_decoding', false, false, true)`, [
+      failoverSlot,
+    ]);
+    await onPrimary(/* sql */ `select pg_create_logical_replication_slot($1, 'test_decoding', false, false, false)`, [
+      plainSlot,
+    ]);
     monitor = await startMonitorInProcess({
       SLOT_MONITOR_DATABASE_URL: monitorUrl(pair.primaryPort),
       SLOT_MONITOR_STANDBY_URLS: monitorUrl(pair.standbyPort),
@@ -66,10 +74,23 @@ describe('slot monitor with a standby: synchronized failover slots, and followin
   });
 
   it('alerts StandbySlotNotSynchronized for a slot that is not a failover slot', async () => {
-    await waitFor(async () => (await sample(url, 'slot_monitor_standby_slot_synced', `slot_name="${plainSlot}"`)) === 0, { timeoutMs: 30_000, description: 'the plain slot reported not synchronized' });
-    await waitFor(async () => (await sample(url, 'slot_monitor_alerts_firing', 'alertname="StandbySlotNotSynchronized"', `slot_name="${plainSlot}"`)) === 1, {
-      timeoutMs: 30_000, description: 'StandbySlotNotSynchronized firing for the plain slot',
-    });
+    await waitFor(
+      async () => (await sample(url, 'slot_monitor_standby_slot_synced', `slot_name="${plainSlot}"`)) === 0,
+      { timeoutMs: 30_000, description: 'the plain slot reported not synchronized' },
+    );
+    await waitFor(
+      async () =>
+        (await sample(
+          url,
+          'slot_monitor_alerts_firing',
+          'alertname="StandbySlotNotSynchronized"',
+          `slot_name="${plainSlot}"`,
+        )) === 1,
+      {
+        timeoutMs: 30_000,
+        description: 'StandbySlotNotSynchronized firing for the plain slot',
+      },
+    );
   });
 
   it('reports the failover slot synchronized once its copy on the standby is sync-ready', async () => {
@@ -83,18 +104,35 @@ describe('slot monitor with a standby: synchronized failover slots, and followin
       },
       { timeoutMs: 120_000, intervalMs: 1000, description: 'the failover slot reported synchronized' },
     );
-    expect(await sample(url, 'slot_monitor_alerts_firing', 'alertname="StandbySlotNotSynchronized"', `slot_name="${failoverSlot}"`)).not.toBe(1);
+    expect(
+      await sample(
+        url,
+        'slot_monitor_alerts_firing',
+        'alertname="StandbySlotNotSynchronized"',
+        `slot_name="${failoverSlot}"`,
+      ),
+    ).not.toBe(1);
     expect(await sample(url, 'slot_monitor_primary_node', `node="${nodeLabel(monitorUrl(pair.primaryPort))}"`)).toBe(1);
   });
 
   it('after kill -9 of the primary and a promotion, watches the promoted standby, where the failover slot is', async () => {
     await pair.killPrimary();
     await adminQuery(adminUrl(pair.standbyPort), /* sql */ `select pg_promote(true, 60)`);
-    await waitFor(async () => (await sample(url, 'slot_monitor_primary_node', `node="${nodeLabel(monitorUrl(pair.standbyPort))}"`)) === 1, {
-      timeoutMs: 30_000, description: 'the monitor to watch the promoted standby as the primary',
+    await waitFor(
+      async () =>
+        (await sample(url, 'slot_monitor_primary_node', `node="${nodeLabel(monitorUrl(pair.standbyPort))}"`)) === 1,
+      {
+        timeoutMs: 30_000,
+        description: 'the monitor to watch the promoted standby as the primary',
+      },
+    );
+    await waitFor(async () => (await sample(url, 'slot_monitor_database_up')) === 1, {
+      timeoutMs: 30_000,
+      description: 'the monitor to read the new primary',
     });
-    await waitFor(async () => (await sample(url, 'slot_monitor_database_up')) === 1, { timeoutMs: 30_000, description: 'the monitor to read the new primary' });
     expect(await sample(url, 'slot_monitor_slot_present', `slot_name="${failoverSlot}"`)).toBe(1);
-    expect(await sample(url, 'slot_monitor_alerts_firing', 'alertname="SlotMissing"', `slot_name="${failoverSlot}"`)).not.toBe(1);
+    expect(
+      await sample(url, 'slot_monitor_alerts_firing', 'alertname="SlotMissing"', `slot_name="${failoverSlot}"`),
+    ).not.toBe(1);
   });
 });

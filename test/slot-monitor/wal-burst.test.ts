@@ -34,21 +34,44 @@ describe('fault drill: a WAL burst larger than the cap allows between confirmati
   beforeAll(async () => {
     cluster = await startSlotCluster();
     database = await cluster.createDatabase('walburst');
-    await cluster.admin(/* sql */ `create table outbox (id bigserial primary key, created_at timestamptz not null default now(), payload text)`, [], database);
-    await cluster.admin(/* sql */ `create publication ${pg.escapeIdentifier(`${slotName}_pub`)} for table outbox`, [], database);
+    await cluster.admin(
+      /* sql */ `create table outbox (id bigserial primary key, created_at timestamptz not null default now(), payload text)`,
+      [],
+      database,
+    );
+    await cluster.admin(
+      /* sql */ `create publication ${pg.escapeIdentifier(`${slotName}_pub`)} for table outbox`,
+      [],
+      database,
+    );
     // Checkpoints only when the test asks: the slot goes unreserved first, then lost at the checkpoint.
     await setClusterSettings(cluster, { max_slot_wal_keep_size: CAP, max_wal_size: '1GB', checkpoint_timeout: '1h' });
     traffic = await WalTraffic.connect(cluster.urlFor(database));
     receiver = await startWebhookReceiver();
-    await createOutboxConnector({ connectUrl, name: connector, cluster, database, slotName, publicationName: `${slotName}_pub`, topicPrefix: connector.replace(/_/g, '-') });
+    await createOutboxConnector({
+      connectUrl,
+      name: connector,
+      cluster,
+      database,
+      slotName,
+      publicationName: `${slotName}_pub`,
+      topicPrefix: connector.replace(/_/g, '-'),
+    });
     await waitForSlotActive(cluster, slotName, true);
   });
 
   afterAll(async () => {
     await deleteConnector(connectUrl, connector).catch(() => undefined);
     await traffic?.close();
-    await cluster?.admin(/* sql */ `select pg_drop_replication_slot(slot_name) from pg_replication_slots where slot_name = $1 and not active`, [slotName]).catch(() => undefined);
-    await cluster?.admin(/* sql */ `drop database if exists ${pg.escapeIdentifier(database)} with (force)`).catch(() => undefined);
+    await cluster
+      ?.admin(
+        /* sql */ `select pg_drop_replication_slot(slot_name) from pg_replication_slots where slot_name = $1 and not active`,
+        [slotName],
+      )
+      .catch(() => undefined);
+    await cluster
+      ?.admin(/* sql */ `drop database if exists ${pg.escapeIdentifier(database)} with (force)`)
+      .catch(() => undefined);
     await receiver?.close();
     await cluster?.stop();
   });
@@ -68,7 +91,8 @@ describe('fault drill: a WAL burst larger than the cap allows between confirmati
       SLOT_MONITOR_WEBHOOK_URL: receiver.genericUrl,
     });
     const polls = () => okPolls(monitor.http.url);
-    const starts = (name: string) => receiver.generic.findIndex((call) => call.body.alertname === name && call.body.status === 'firing');
+    const starts = (name: string) =>
+      receiver.generic.findIndex((call) => call.body.alertname === name && call.body.status === 'firing');
     const burstStartedAt = Date.now();
     try {
       // The burst: a few segments between two polls, again and again, until the slot is past the cap.
@@ -76,14 +100,21 @@ describe('fault drill: a WAL burst larger than the cap allows between confirmati
         async () => {
           const before = await polls();
           for (let i = 0; i < SEGMENTS_PER_POLL; i += 1) await traffic.step();
-          await waitFor(async () => (await polls()) > before, { timeoutMs: 10_000, intervalMs: 20, description: 'the monitor to poll once more' });
+          await waitFor(async () => (await polls()) > before, {
+            timeoutMs: 10_000,
+            intervalMs: 20,
+            description: 'the monitor to poll once more',
+          });
           return (await traffic.slotState(slotName))?.walStatus === 'unreserved';
         },
         { timeoutMs: 90_000, intervalMs: 0, description: `slot ${slotName} to go unreserved under the burst` },
       );
       expect((await traffic.slotState(slotName))?.active, 'the slot was read all along').toBe(true);
       await traffic.checkpoint();
-      await waitFor(() => starts('SlotLost') >= 0, { timeoutMs: 20_000, description: 'SlotLost at the webhook after the checkpoint' });
+      await waitFor(() => starts('SlotLost') >= 0, {
+        timeoutMs: 20_000,
+        description: 'SlotLost at the webhook after the checkpoint',
+      });
 
       const warning = receiver.generic[starts('SlotCapTooSmallForWalRate')];
       expect(starts('SlotCapTooSmallForWalRate')).toBeGreaterThanOrEqual(0);
@@ -94,9 +125,16 @@ describe('fault drill: a WAL burst larger than the cap allows between confirmati
 
       await setClusterSettings(cluster, { max_slot_wal_keep_size: '4GB' });
       const raisedAt = Date.now();
-      const resolved = await waitFor(() => receiver.generic.find((call) => call.body.alertname === 'SlotCapTooSmallForWalRate' && call.body.status === 'resolved'), {
-        timeoutMs: 20_000, description: 'SlotCapTooSmallForWalRate to resolve once the cap is raised',
-      });
+      const resolved = await waitFor(
+        () =>
+          receiver.generic.find(
+            (call) => call.body.alertname === 'SlotCapTooSmallForWalRate' && call.body.status === 'resolved',
+          ),
+        {
+          timeoutMs: 20_000,
+          description: 'SlotCapTooSmallForWalRate to resolve once the cap is raised',
+        },
+      );
       const after = (name: string) => (receiver.generic[starts(name)]?.receivedAt ?? NaN) - burstStartedAt;
       console.log('WAL burst drill (ms after the burst started; not asserted):', {
         SlotCapTooSmallForWalRate: after('SlotCapTooSmallForWalRate'),

@@ -11,7 +11,12 @@ import { waitFor } from '../../lib/wait.js';
 import { installLeakGuard } from '../support/leak-guard.js';
 import { requireStack, uniqueName } from '../support/stack.js';
 import { startAlertmanager, type AlertmanagerProcess } from './support/alertmanager-process.js';
-import { createOutboxConnector, deleteConnector, stopConnector, waitForSlotActive } from './support/debezium-connector.js';
+import {
+  createOutboxConnector,
+  deleteConnector,
+  stopConnector,
+  waitForSlotActive,
+} from './support/debezium-connector.js';
 import { startMonitorInProcess } from './support/monitor-under-test.js';
 import { monitorRoleUrl, setClusterSettings, startSlotCluster, type SlotCluster } from './support/slot-cluster.js';
 import { WalTraffic } from './support/wal-traffic.js';
@@ -37,14 +42,37 @@ describe('slot monitor: wal_status alerts through a real Alertmanager', () => {
     const connectors = [uniqueName(`${prefix}-a`), uniqueName(`${prefix}-b`)];
     cleanups.push(async () => {
       for (const name of connectors) await deleteConnector(connectUrl, name).catch(() => undefined);
-      await cluster.admin(/* sql */ `select pg_drop_replication_slot(slot_name) from pg_replication_slots where slot_name = $1 and not active`, [slotName]).catch(() => undefined);
-      await cluster.admin(/* sql */ `drop database if exists ${pg.escapeIdentifier(database)} with (force)`).catch(() => undefined);
+      await cluster
+        .admin(
+          /* sql */ `select pg_drop_replication_slot(slot_name) from pg_replication_slots where slot_name = $1 and not active`,
+          [slotName],
+        )
+        .catch(() => undefined);
+      await cluster
+        .admin(/* sql */ `drop database if exists ${pg.escapeIdentifier(database)} with (force)`)
+        .catch(() => undefined);
     });
-    await cluster.admin(/* sql */ `create table outbox (id bigserial primary key, created_at timestamptz not null default now(), payload text)`, [], database);
-    await cluster.admin(/* sql */ `create publication ${pg.escapeIdentifier(`${slotName}_pub`)} for table outbox`, [], database);
+    await cluster.admin(
+      /* sql */ `create table outbox (id bigserial primary key, created_at timestamptz not null default now(), payload text)`,
+      [],
+      database,
+    );
+    await cluster.admin(
+      /* sql */ `create publication ${pg.escapeIdentifier(`${slotName}_pub`)} for table outbox`,
+      [],
+      database,
+    );
     const traffic = await WalTraffic.connect(cluster.urlFor(database));
     const connect = async (name: string) => {
-      await createOutboxConnector({ connectUrl, name, cluster, database, slotName, publicationName: `${slotName}_pub`, topicPrefix: name.replace(/_/g, '-') });
+      await createOutboxConnector({
+        connectUrl,
+        name,
+        cluster,
+        database,
+        slotName,
+        publicationName: `${slotName}_pub`,
+        topicPrefix: name.replace(/_/g, '-'),
+      });
       await waitForSlotActive(cluster, slotName, true);
     };
     await connect(connectors[0] ?? '');
@@ -60,7 +88,8 @@ describe('slot monitor: wal_status alerts through a real Alertmanager', () => {
       SLOT_MONITOR_ALERTMANAGER_RESEND_MS: '1000',
       SLOT_MONITOR_WEBHOOK_URL: receiver.genericUrl,
     });
-    const mine = (alert: { labels: Record<string, string> }) => alert.labels.database?.endsWith(`/${database}`) === true;
+    const mine = (alert: { labels: Record<string, string> }) =>
+      alert.labels.database?.endsWith(`/${database}`) === true;
     /** Ends what the test started: its monitor, its connectors and its WAL connection. */
     const close = async () => {
       await monitor.close();
@@ -70,9 +99,16 @@ describe('slot monitor: wal_status alerts through a real Alertmanager', () => {
     return { database, slotName, connectors, traffic, connect, mine, close };
   }
 
-  async function alertArrival(name: string, status: 'firing' | 'resolved', slotName: string, changedAt: number): Promise<void> {
+  async function alertArrival(
+    name: string,
+    status: 'firing' | 'resolved',
+    slotName: string,
+    changedAt: number,
+  ): Promise<void> {
     const alert = await waitFor(() => received(receiver, name, status, slotName)[0], {
-      timeoutMs: 30_000, intervalMs: 20, description: `${name} ${status} at the Alertmanager webhook`,
+      timeoutMs: 30_000,
+      intervalMs: 20,
+      description: `${name} ${status} at the Alertmanager webhook`,
     });
     latencies[`${name} ${status}`] = alert.receivedAt - changedAt;
   }
@@ -80,7 +116,13 @@ describe('slot monitor: wal_status alerts through a real Alertmanager', () => {
   beforeAll(async () => {
     cluster = await startSlotCluster();
     // extended beyond 16 MB (max_wal_size), unreserved beyond 24 MB; checkpoints only when the test asks.
-    await setClusterSettings(cluster, { max_wal_size: '16MB', min_wal_size: '2MB', max_slot_wal_keep_size: '24MB', checkpoint_completion_target: '0', checkpoint_timeout: '1h' });
+    await setClusterSettings(cluster, {
+      max_wal_size: '16MB',
+      min_wal_size: '2MB',
+      max_slot_wal_keep_size: '24MB',
+      checkpoint_completion_target: '0',
+      checkpoint_timeout: '1h',
+    });
     receiver = await startWebhookReceiver();
     alertmanager = await startAlertmanager(receiver);
   });
@@ -90,24 +132,40 @@ describe('slot monitor: wal_status alerts through a real Alertmanager', () => {
     await alertmanager?.close();
     await receiver?.close();
     await cluster?.stop();
-    console.log('slot monitor alert latencies (ms from the change the test saw to the Alertmanager webhook; not asserted):', latencies);
+    console.log(
+      'slot monitor alert latencies (ms from the change the test saw to the Alertmanager webhook; not asserted):',
+      latencies,
+    );
   });
 
   it('alerts when retained WAL grows while the outbox gets no rows, and resolves once an outbox row moves the slot', async () => {
     const { database, slotName, traffic, mine, close } = await watchedSlot('slotgrow');
     try {
-      await waitFor(() => received(receiver, 'Watchdog', 'firing').some(mine), { timeoutMs: 10_000, description: 'this monitor\'s Watchdog at the dead man\'s switch' });
-      expect(receiver.alerts.filter((a) => a.labels.slot_name === slotName), 'a healthy slot raises nothing').toEqual([]);
+      await waitFor(() => received(receiver, 'Watchdog', 'firing').some(mine), {
+        timeoutMs: 10_000,
+        description: "this monitor's Watchdog at the dead man's switch",
+      });
+      expect(
+        receiver.alerts.filter((a) => a.labels.slot_name === slotName),
+        'a healthy slot raises nothing',
+      ).toEqual([]);
       await waitFor(
         async () => {
           await traffic.step();
           return received(receiver, 'SlotWalGrowingWithoutOutboxWrites', 'firing', slotName)[0];
         },
-        { timeoutMs: 30_000, intervalMs: 400, description: 'SlotWalGrowingWithoutOutboxWrites while the connector reads but the outbox is idle' },
+        {
+          timeoutMs: 30_000,
+          intervalMs: 400,
+          description: 'SlotWalGrowingWithoutOutboxWrites while the connector reads but the outbox is idle',
+        },
       );
       await cluster.admin(/* sql */ `insert into outbox (payload) values ('moves the slot')`, [], database);
       await waitFor(() => received(receiver, 'SlotWalGrowingWithoutOutboxWrites', 'resolved', slotName)[0], {
-        timeoutMs: 30_000, intervalMs: 100, description: 'SlotWalGrowingWithoutOutboxWrites to resolve after an outbox insert (at the next offset flush of Connect)',
+        timeoutMs: 30_000,
+        intervalMs: 100,
+        description:
+          'SlotWalGrowingWithoutOutboxWrites to resolve after an outbox insert (at the next offset flush of Connect)',
       });
     } finally {
       await close();
@@ -131,19 +189,31 @@ describe('slot monitor: wal_status alerts through a real Alertmanager', () => {
       await alertArrival('SlotWalUnreserved', 'firing', slotName, unreservedAt);
 
       await traffic.checkpoint();
-      const lostAt = await waitFor(async () => (await traffic.slotState(slotName))?.walStatus === 'lost' && Date.now(), {
-        timeoutMs: 10_000, intervalMs: 20, description: `slot ${slotName} to be lost after a checkpoint`,
-      });
+      const lostAt = await waitFor(
+        async () => (await traffic.slotState(slotName))?.walStatus === 'lost' && Date.now(),
+        {
+          timeoutMs: 10_000,
+          intervalMs: 20,
+          description: `slot ${slotName} to be lost after a checkpoint`,
+        },
+      );
       await alertArrival('SlotLost', 'firing', slotName, lostAt);
 
       const sequence = ['SlotWalExtended', 'SlotWalUnreserved', 'SlotLost'];
-      const firings = receiver.alerts.filter((a) => a.status === 'firing' && sequence.includes(a.name) && a.labels.slot_name === slotName);
+      const firings = receiver.alerts.filter(
+        (a) => a.status === 'firing' && sequence.includes(a.name) && a.labels.slot_name === slotName,
+      );
       expect(firings.map((a) => a.name)).toEqual(sequence);
       await waitFor(() => received(receiver, 'SlotInactive', 'firing', slotName).length === 1, {
-        timeoutMs: 10_000, intervalMs: 50, description: 'SlotInactive once the stopped connector left the slot idle for 3 s',
+        timeoutMs: 10_000,
+        intervalMs: 50,
+        description: 'SlotInactive once the stopped connector left the slot idle for 3 s',
       });
       expect(firings[2]?.annotations.runbook).toContain('pg_drop_replication_slot');
-      const generic = receiver.generic.filter((c) => c.body.status === 'firing' && sequence.includes(c.body.alertname) && c.body.labels.slot_name === slotName);
+      const generic = receiver.generic.filter(
+        (c) =>
+          c.body.status === 'firing' && sequence.includes(c.body.alertname) && c.body.labels.slot_name === slotName,
+      );
       expect(generic.map((c) => c.body.alertname)).toEqual(sequence);
       expect((await cluster.admin(/* sql */ `select 1 as up`)).rows).toEqual([{ up: 1 }]);
 
@@ -151,12 +221,27 @@ describe('slot monitor: wal_status alerts through a real Alertmanager', () => {
       await cluster.admin(/* sql */ `select pg_drop_replication_slot($1)`, [slotName]);
       await connect(connectors[1] ?? '');
       const replacedAt = Date.now();
-      const fired = [...new Set(receiver.alerts.filter((a) => a.status === 'firing' && a.labels.slot_name === slotName).map((a) => a.name))];
-      expect(fired).toEqual(expect.arrayContaining(['SlotWalExtended', 'SlotWalUnreserved', 'SlotLost', 'SlotInactive']));
+      const fired = [
+        ...new Set(
+          receiver.alerts.filter((a) => a.status === 'firing' && a.labels.slot_name === slotName).map((a) => a.name),
+        ),
+      ];
+      expect(fired).toEqual(
+        expect.arrayContaining(['SlotWalExtended', 'SlotWalUnreserved', 'SlotLost', 'SlotInactive']),
+      );
       for (const name of fired) {
-        await waitFor(() => received(receiver, name, 'resolved', slotName).length === 1, { timeoutMs: 15_000, intervalMs: 50, description: `${name} resolved once` });
+        await waitFor(() => received(receiver, name, 'resolved', slotName).length === 1, {
+          timeoutMs: 15_000,
+          intervalMs: 50,
+          description: `${name} resolved once`,
+        });
       }
-      latencies['all resolved after replacement'] = Math.max(...receiver.alerts.filter((a) => a.status === 'resolved' && a.labels.slot_name === slotName).map((a) => a.receivedAt)) - replacedAt;
+      latencies['all resolved after replacement'] =
+        Math.max(
+          ...receiver.alerts
+            .filter((a) => a.status === 'resolved' && a.labels.slot_name === slotName)
+            .map((a) => a.receivedAt),
+        ) - replacedAt;
       const stillActive = (await alertmanager.activeAlerts()).filter((a) => a.labels.slot_name === slotName);
       expect(stillActive).toEqual([]);
     } finally {

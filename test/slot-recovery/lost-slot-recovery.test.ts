@@ -23,7 +23,14 @@ import { WalTraffic } from '../slot-monitor/support/wal-traffic.js';
 import { installLeakGuard } from '../support/leak-guard.js';
 import { collectRecords, testLogger } from '../support/seat-pipeline.js';
 import { adminQuery, requireStack, uniqueName } from '../support/stack.js';
-import { allRecords, inboxIds, outboxIds, repeatedIds, seatStateDifferences, topicsStartingWith } from './support/delivery-checks.js';
+import {
+  allRecords,
+  inboxIds,
+  outboxIds,
+  repeatedIds,
+  seatStateDifferences,
+  topicsStartingWith,
+} from './support/delivery-checks.js';
 import { startLostSlotPipeline, type LostSlotPipeline } from './support/lost-slot-pipeline.js';
 import { createArena, holdOnly, sellInBackground, sellOrder } from './support/seat-sales.js';
 import { LOCAL_CONNECT_ENV } from '../../stack/config.js';
@@ -38,7 +45,10 @@ const RECOVERY = 'monitors/slot-recovery/main.ts';
 
 /** The recovery's JSON log line of one step. */
 function logLine(output: string, step: string): { since?: string; consumers?: { published: number }[] } {
-  return JSON.parse(output.split('\n').find((l) => l.includes(`"step":"${step}"`)) ?? '{}') as { since?: string; consumers?: { published: number }[] };
+  return JSON.parse(output.split('\n').find((l) => l.includes(`"step":"${step}"`)) ?? '{}') as {
+    since?: string;
+    consumers?: { published: number }[];
+  };
 }
 
 type Run = Awaited<ReturnType<typeof runChildProgram>>;
@@ -71,24 +81,43 @@ describe('lost-slot recovery: every outbox row within retention reaches every co
   let story: Story;
 
   const toolEnv = (): Record<string, string> => ({
-    CONNECT_URL: stack.connectUrl, ...LOCAL_CONNECT_ENV, CONNECTOR_NAME: name, SLOT_RECOVERY_SEAT_DB_URL: pipeline.debeziumUrl, RECONCILE_SEAT_DB_URL: pipeline.debeziumUrl,
-    RECONCILE_CONSUMER_DB_URL: inboxes.url, RECONCILE_CONSUMERS: `seat-availability=${groups.seats},sales-ledger=${groups.ledger}`,
-    RECONCILE_GRACE_MS: '0', SLOT_RECOVERY_VERIFY_TIMEOUT_MS: '120000', LOG_LEVEL: 'info',
+    CONNECT_URL: stack.connectUrl,
+    ...LOCAL_CONNECT_ENV,
+    CONNECTOR_NAME: name,
+    SLOT_RECOVERY_SEAT_DB_URL: pipeline.debeziumUrl,
+    RECONCILE_SEAT_DB_URL: pipeline.debeziumUrl,
+    RECONCILE_CONSUMER_DB_URL: inboxes.url,
+    RECONCILE_CONSUMERS: `seat-availability=${groups.seats},sales-ledger=${groups.ledger}`,
+    RECONCILE_GRACE_MS: '0',
+    SLOT_RECOVERY_VERIFY_TIMEOUT_MS: '120000',
+    LOG_LEVEL: 'info',
   });
   const consumerEnv = (group: string): Record<string, string> => ({
-    CONSUMER_DATABASE_URL: inboxes.url, KAFKA_BROKERS: stack.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: stack.registryUrl,
-    TOPIC_PREFIX: name, CONSUMER_GROUP_ID: group, METRICS_PORT: '0', LOG_LEVEL: 'warn',
+    CONSUMER_DATABASE_URL: inboxes.url,
+    KAFKA_BROKERS: stack.kafkaBrokers.join(','),
+    SCHEMA_REGISTRY_URL: stack.registryUrl,
+    TOPIC_PREFIX: name,
+    CONSUMER_GROUP_ID: group,
+    METRICS_PORT: '0',
+    LOG_LEVEL: 'warn',
   });
 
   /** Every outbox row of each consumer's types is in its inbox, and nothing else is. */
   async function inboxesMatchOutbox(): Promise<boolean> {
     const [seatRows, seatInbox, orderRows, ledgerInbox] = await Promise.all([
-      outboxIds(pipeline.adminUrl, SEAT_EVENTS), inboxIds(inboxes.pool, groups.seats), outboxIds(pipeline.adminUrl, ORDER_CONFIRMED), inboxIds(inboxes.pool, groups.ledger),
+      outboxIds(pipeline.adminUrl, SEAT_EVENTS),
+      inboxIds(inboxes.pool, groups.seats),
+      outboxIds(pipeline.adminUrl, ORDER_CONFIRMED),
+      inboxIds(inboxes.pool, groups.ledger),
     ]);
     return seatRows.join() === seatInbox.join() && orderRows.join() === ledgerInbox.join();
   }
 
-  const waitForInboxes = (what: string) => waitFor(inboxesMatchOutbox, { timeoutMs: 60_000, description: `both inboxes to hold every outbox row of their types${what}` });
+  const waitForInboxes = (what: string) =>
+    waitFor(inboxesMatchOutbox, {
+      timeoutMs: 60_000,
+      description: `both inboxes to hold every outbox row of their types${what}`,
+    });
 
   /** Sales while the slot is healthy; the consumers catch up; reconciliation. */
   async function streamWhileHealthy(): Promise<Run> {
@@ -101,7 +130,12 @@ describe('lost-slot recovery: every outbox row within retention reaches every co
   async function loseTheSlot(): Promise<Run> {
     await stopConnector(stack.connect, name);
     await waitForSlotActive(cluster, name, false);
-    await setClusterSettings(cluster, { max_wal_size: '16MB', min_wal_size: '2MB', max_slot_wal_keep_size: '4MB', checkpoint_timeout: '1h' });
+    await setClusterSettings(cluster, {
+      max_wal_size: '16MB',
+      min_wal_size: '2MB',
+      max_slot_wal_keep_size: '4MB',
+      checkpoint_timeout: '1h',
+    });
     for (let order = 5; order < 15; order += 1) {
       await sellOrder(pipeline.service, order);
       await traffic.step();
@@ -135,16 +169,31 @@ describe('lost-slot recovery: every outbox row within retention reaches every co
     pipeline = await startLostSlotPipeline(cluster, stack, name);
     await createArena(pipeline.service);
     inboxes = await consumerDatabase('recovery_inbox');
-    consumers = [startChildProgram('consumers/seat-availability/main.ts', consumerEnv(groups.seats)), startChildProgram('consumers/sales-ledger/main.ts', consumerEnv(groups.ledger))];
+    consumers = [
+      startChildProgram('consumers/seat-availability/main.ts', consumerEnv(groups.seats)),
+      startChildProgram('consumers/sales-ledger/main.ts', consumerEnv(groups.ledger)),
+    ];
     traffic = await WalTraffic.connect(pipeline.adminUrl);
 
     const healthyCheck = await streamWhileHealthy();
     const gapCheck = await loseTheSlot();
-    const oldestMissingMs = Math.min(...[...gapCheck.output.matchAll(/oldest missing created at (\S+)/g)].map((m) => new Date(m[1] ?? '').getTime()));
+    const oldestMissingMs = Math.min(
+      ...[...gapCheck.output.matchAll(/oldest missing created at (\S+)/g)].map((m) => new Date(m[1] ?? '').getTime()),
+    );
     const dry = await runChildProgram(RECOVERY, toolEnv(), ['--since', 'auto']);
-    const dryRun = { ...dry, slotAfter: (await traffic.slotState(name))?.walStatus, connectorAfter: await connectorState(stack.connect, name) };
+    const dryRun = {
+      ...dry,
+      slotAfter: (await traffic.slotState(name))?.walStatus,
+      connectorAfter: await connectorState(stack.connect, name),
+    };
     const recovery = await recover();
-    story = { healthyCheck, gapCheck, oldestMissingMs, dryRun, recovery: { ...recovery, slotAfter: (await traffic.slotState(name))?.walStatus } };
+    story = {
+      healthyCheck,
+      gapCheck,
+      oldestMissingMs,
+      dryRun,
+      recovery: { ...recovery, slotAfter: (await traffic.slotState(name))?.walStatus },
+    };
   }, 600_000);
 
   afterAll(async () => {
@@ -164,7 +213,9 @@ describe('lost-slot recovery: every outbox row within retention reaches every co
   it('loses the slot while the connector is stopped and sales go on; reconciliation reports the gap', () => {
     const check = story.gapCheck;
     expect(check.code, check.output).toBe(3);
-    expect(check.output).toContain(`${groups.seats} (seat-availability): published ${20 + 13 * 4 + 3}, handled 20, missing ${13 * 4 + 3}`);
+    expect(check.output).toContain(
+      `${groups.seats} (seat-availability): published ${20 + 13 * 4 + 3}, handled 20, missing ${13 * 4 + 3}`,
+    );
     expect(check.output).toContain(`${groups.ledger} (sales-ledger): published 18, handled 5, missing 13`);
     expect(Number.isFinite(story.oldestMissingMs)).toBe(true);
   });
@@ -186,17 +237,34 @@ describe('lost-slot recovery: every outbox row within retention reaches every co
     // --since auto: the oldest row some inbox lacked, minus the default safety margin (5 minutes).
     expect(logLine(recovery.output, 'start-time').since).toBe(new Date(story.oldestMissingMs - 300_000).toISOString());
     // The connector was stopped by the test already (Debezium would otherwise retry the lost slot).
-    for (const step of ['connector already stopped', 'lost slot dropped', 'connector offsets reset', 'connector running on a fresh slot', 'incremental snapshot of the outbox requested', 'no gaps since the start time']) {
+    for (const step of [
+      'connector already stopped',
+      'lost slot dropped',
+      'connector offsets reset',
+      'connector running on a fresh slot',
+      'incremental snapshot of the outbox requested',
+      'no gaps since the start time',
+    ]) {
       expect(recovery.output).toContain(step);
     }
     expect(recovery.slotAfter).toBe('reserved');
 
     await waitForInboxes(', sales during the recovery included');
-    const seatPool = createPool({ connectionString: pipeline.adminUrl, applicationName: 'test-ledger', logger: testLogger, max: 1 });
+    const seatPool = createPool({
+      connectionString: pipeline.adminUrl,
+      applicationName: 'test-ledger',
+      logger: testLogger,
+      max: 1,
+    });
     try {
-      await waitFor(async () => compareTotals(await totalsFromLedger(inboxes.pool), await totalsFromSeatDatabase(seatPool)).length === 0, {
-        timeoutMs: 30_000, description: 'the sales ledger totals to equal the seat database (no sale lost or counted twice)',
-      });
+      await waitFor(
+        async () =>
+          compareTotals(await totalsFromLedger(inboxes.pool), await totalsFromSeatDatabase(seatPool)).length === 0,
+        {
+          timeoutMs: 30_000,
+          description: 'the sales ledger totals to equal the seat database (no sale lost or counted twice)',
+        },
+      );
     } finally {
       await seatPool.end();
     }
@@ -219,11 +287,21 @@ describe('lost-slot recovery: every outbox row within retention reaches every co
       measured.reEmittedDuplicates = records.length - delivered.size;
       expect(repeated.size).toBeGreaterThan(0);
       // Signal and watermark inserts are dropped by the Filter transform: no <prefix>.public.* topic.
-      expect(await topicsStartingWith(`${name}.`)).toEqual([`${name}.order`, `${name}.order.dlq`, `${name}.seat`, `${name}.seat.dlq`]);
+      expect(await topicsStartingWith(`${name}.`)).toEqual([
+        `${name}.order`,
+        `${name}.order.dlq`,
+        `${name}.seat`,
+        `${name}.seat.dlq`,
+      ]);
       for (const copies of repeated.values()) {
         const [first, ...others] = copies;
         for (const copy of others) {
-          expect({ key: copy.key, topic: copy.topic, type: copy.headers.ce_type, partition: copy.partition }).toEqual({ key: first?.key, topic: first?.topic, type: first?.headers.ce_type, partition: first?.partition });
+          expect({ key: copy.key, topic: copy.topic, type: copy.headers.ce_type, partition: copy.partition }).toEqual({
+            key: first?.key,
+            topic: first?.topic,
+            type: first?.headers.ce_type,
+            partition: first?.partition,
+          });
           expect(copy.value.equals(first?.value ?? Buffer.alloc(0))).toBe(true);
         }
       }
@@ -240,7 +318,10 @@ describe('lost-slot recovery: every outbox row within retention reaches every co
     expect(again.code, again.output).toBe(0);
     expect(again.output).toContain('nothing to re-emit');
     expect(again.output).not.toContain('lost slot dropped');
-    const { rows } = await adminQuery(pipeline.adminUrl, /* sql */ `select id from debezium_signal where type = 'execute-snapshot'`);
+    const { rows } = await adminQuery(
+      pipeline.adminUrl,
+      /* sql */ `select id from debezium_signal where type = 'execute-snapshot'`,
+    );
     expect(rows).toHaveLength(1);
     expect(await connectorState(stack.connect, name)).toBe('RUNNING');
   });

@@ -3,7 +3,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { basicAuthorization, connectFetch } from '../../connectors/connect-client.js';
 import { createKafka } from '../../lib/kafka.js';
-import { createSchemaRegistry, decodeWithSchema, encodeWithSchema, registerAvroSchema } from '../../lib/schema-registry.js';
+import {
+  createSchemaRegistry,
+  decodeWithSchema,
+  encodeWithSchema,
+  registerAvroSchema,
+} from '../../lib/schema-registry.js';
 import { LOCAL_CONNECT_USER, localConnectApi, projectRoot } from '../../stack/config.js';
 import { installLeakGuard } from '../support/leak-guard.js';
 import { testLogger } from '../support/seat-pipeline.js';
@@ -14,7 +19,10 @@ installLeakGuard();
 
 describe('every component of the native stack answers its own protocol', () => {
   it('Postgres runs SQL, with logical decoding on', async () => {
-    const { rows } = await adminQuery(stack.postgresAdminUrl, "select current_setting('wal_level') as wal_level, version()");
+    const { rows } = await adminQuery(
+      stack.postgresAdminUrl,
+      "select current_setting('wal_level') as wal_level, version()",
+    );
     expect(rows[0].wal_level).toBe('logical');
     expect(rows[0].version).toMatch(/PostgreSQL 1[5-9]/);
   });
@@ -32,7 +40,9 @@ describe('every component of the native stack answers its own protocol', () => {
   });
 
   it('Connect lists the Debezium Postgres connector and the Outbox Event Router', async () => {
-    const plugins = (await (await connectFetch(stack.connect, '/connector-plugins?connectorsOnly=false')).json()) as { class: string }[];
+    const plugins = (await (await connectFetch(stack.connect, '/connector-plugins?connectorsOnly=false')).json()) as {
+      class: string;
+    }[];
     const classes = plugins.map((p) => p.class);
     expect(classes).toContain('io.debezium.connector.postgresql.PostgresConnector');
     expect(classes).toContain('io.debezium.transforms.outbox.EventRouter');
@@ -42,7 +52,14 @@ describe('every component of the native stack answers its own protocol', () => {
   it("Connect's REST API refuses a request without credentials or with a wrong password (401), on every worker of the stack", async () => {
     for (const url of stack.connectUrls) {
       expect((await fetch(`${url}/connectors`)).status, `${url} without credentials`).toBe(401);
-      expect((await fetch(`${url}/connectors`, { headers: { authorization: basicAuthorization(LOCAL_CONNECT_USER.username, 'wrong') } })).status, `${url} with a wrong password`).toBe(401);
+      expect(
+        (
+          await fetch(`${url}/connectors`, {
+            headers: { authorization: basicAuthorization(LOCAL_CONNECT_USER.username, 'wrong') },
+          })
+        ).status,
+        `${url} with a wrong password`,
+      ).toBe(401);
       expect((await connectFetch(localConnectApi(url), '/connectors')).status, `${url} with the local user`).toBe(200);
     }
   });

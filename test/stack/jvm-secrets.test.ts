@@ -36,7 +36,7 @@ function environ(pid: number): Map<string, string> {
 }
 
 describe('a JVM started by launchJvm', () => {
-  it('inherits none of the launcher\'s secrets, only the allowlisted variables and its own', async () => {
+  it("inherits none of the launcher's secrets, only the allowlisted variables and its own", async () => {
     process.env[PLANTED] = 'launcher-only-secret';
     try {
       launchJvm(layout, {
@@ -52,7 +52,11 @@ describe('a JVM started by launchJvm', () => {
     }
     const pid = readPid(jvmPidFile(layout, 'planted'));
     expect(pid).toBeDefined();
-    await waitFor(async () => commandLine(pid).includes('ConsoleConsumer'), { timeoutMs: 10_000, intervalMs: 100, description: 'the JVM running' });
+    await waitFor(async () => commandLine(pid).includes('ConsoleConsumer'), {
+      timeoutMs: 10_000,
+      intervalMs: 100,
+      description: 'the JVM running',
+    });
     const env = environ(pid ?? 0);
     expect(env.has(PLANTED)).toBe(false);
     expect([...env.values()].join('\n')).not.toContain('launcher-only-secret');
@@ -61,11 +65,15 @@ describe('a JVM started by launchJvm', () => {
   });
 });
 
-describe('the running stack\'s JVMs', () => {
+describe("the running stack's JVMs", () => {
   it('have no password on their command line', () => {
-    const jvms = stackComponents(shared).filter((c) => ['kafka', 'registry', 'connect'].some((name) => c.name.startsWith(name)));
+    const jvms = stackComponents(shared).filter((c) =>
+      ['kafka', 'registry', 'connect'].some((name) => c.name.startsWith(name)),
+    );
     // By the pid files (the stack's home may be reached through a symbolic link, so not c.pid()).
-    const lines = jvms.map((c) => ({ name: c.name, line: commandLine(readPid(jvmPidFile(shared, c.name))) })).filter((j) => j.line.includes('java'));
+    const lines = jvms
+      .map((c) => ({ name: c.name, line: commandLine(readPid(jvmPidFile(shared, c.name))) }))
+      .filter((j) => j.line.includes('java'));
     expect(lines.map((j) => j.name)).toContain('registry');
     for (const { name, line } of lines) expect(line, name).not.toMatch(/password/i);
   });

@@ -34,12 +34,16 @@ const HOLDS_PER_SECOND = 10;
 /** The ce_ids written to Kafka more than once, each with the partition/offset of every copy. */
 function doubled(records: readonly CollectedRecord[]): string[] {
   const seen = new Map<string, string[]>();
-  for (const r of records) seen.set(r.headers.ce_id ?? '', [...(seen.get(r.headers.ce_id ?? '') ?? []), `${r.partition}/${r.offset}`]);
+  for (const r of records)
+    seen.set(r.headers.ce_id ?? '', [...(seen.get(r.headers.ce_id ?? '') ?? []), `${r.partition}/${r.offset}`]);
   return [...seen].filter(([, at]) => at.length > 1).map(([id, at]) => `${id} at ${at.join(', ')}`);
 }
 
 /** Replicas and min.insync.replicas of each topic, as the cluster reports them. */
-async function replication(admin: Admin, topics: string[]): Promise<Record<string, { replicas: number[]; isr: number[]; minInsync: string | undefined }>> {
+async function replication(
+  admin: Admin,
+  topics: string[],
+): Promise<Record<string, { replicas: number[]; isr: number[]; minInsync: string | undefined }>> {
   const metadata = await admin.fetchTopicMetadata({ topics });
   const configs = await admin.describeConfigs({
     includeSynonyms: false,
@@ -47,7 +51,9 @@ async function replication(admin: Admin, topics: string[]): Promise<Record<strin
   });
   const result: Record<string, { replicas: number[]; isr: number[]; minInsync: string | undefined }> = {};
   for (const topic of metadata.topics) {
-    const minInsync = configs.resources.find((r) => r.resourceName === topic.name)?.configEntries.find((e) => e.configName === 'min.insync.replicas')?.configValue;
+    const minInsync = configs.resources
+      .find((r) => r.resourceName === topic.name)
+      ?.configEntries.find((e) => e.configName === 'min.insync.replicas')?.configValue;
     result[topic.name] = {
       replicas: [...new Set(topic.partitions.map((p) => p.replicas.length))],
       isr: [...new Set(topic.partitions.map((p) => p.isr.length))],
@@ -63,18 +69,24 @@ describe('a three-broker Kafka cluster loses nothing when a broker is killed wit
   beforeAll(async () => {
     const started = Date.now();
     cluster = await startKafkaCluster('kdrill', { brokers: 3, kafkaHeapMb: 320, connectHeapMb: 384 });
-    console.info(`kafka cluster drill: three nodes and a Connect worker healthy after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    console.info(
+      `kafka cluster drill: three nodes and a Connect worker healthy after ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
   }, 240_000);
   afterAll(async () => cluster?.stop(), 60_000);
   const kafkaCluster = (): OwnKafkaCluster => {
     if (cluster === undefined) throw new Error('the Kafka cluster of this file did not start (see its beforeAll)');
     return cluster;
   };
-  const pipeline = useSeatPipeline(show, { section: SECTION, rows: ROWS, seatsPerRow: SEATS_PER_ROW, priceCents: 4000 }, () => ({
-    CONNECT_URL: kafkaCluster().connectUrl,
-    ...LOCAL_CONNECT_ENV,
-    KAFKA_BROKERS: kafkaCluster().brokers.join(','),
-  }));
+  const pipeline = useSeatPipeline(
+    show,
+    { section: SECTION, rows: ROWS, seatsPerRow: SEATS_PER_ROW, priceCents: 4000 },
+    () => ({
+      CONNECT_URL: kafkaCluster().connectUrl,
+      ...LOCAL_CONNECT_ENV,
+      KAFKA_BROKERS: kafkaCluster().brokers.join(','),
+    }),
+  );
 
   let inboxes: Awaited<ReturnType<typeof consumerDatabase>> | undefined;
   let consumer: ChildConsumer | undefined;
@@ -82,8 +94,14 @@ describe('a three-broker Kafka cluster loses nothing when a broker is killed wit
   beforeAll(async () => {
     inboxes = await consumerDatabase('kdrill_inbox');
     consumer = startChildProgram('consumers/seat-availability/main.ts', {
-      CONSUMER_DATABASE_URL: inboxes.url, KAFKA_BROKERS: kafkaCluster().brokers.join(','), SCHEMA_REGISTRY_URL: stack.registryUrl,
-      TOPIC_PREFIX: pipeline().connector.topicPrefix, CONSUMER_GROUP_ID: group, CONSUMER_SESSION_TIMEOUT_MS: '10000', METRICS_PORT: '0', LOG_LEVEL: 'warn',
+      CONSUMER_DATABASE_URL: inboxes.url,
+      KAFKA_BROKERS: kafkaCluster().brokers.join(','),
+      SCHEMA_REGISTRY_URL: stack.registryUrl,
+      TOPIC_PREFIX: pipeline().connector.topicPrefix,
+      CONSUMER_GROUP_ID: group,
+      CONSUMER_SESSION_TIMEOUT_MS: '10000',
+      METRICS_PORT: '0',
+      LOG_LEVEL: 'warn',
     });
   }, 60_000);
   afterAll(async () => {
@@ -95,7 +113,11 @@ describe('a three-broker Kafka cluster loses nothing when a broker is killed wit
     const { topics, connector, adminUrl } = pipeline();
     const handled = async () => (inboxes === undefined ? 0 : (await inboxIds(inboxes.pool, group)).length);
     const collector = await collectRecords([topics.seat], kafkaCluster().brokers);
-    const admin = createKafka({ brokers: kafkaCluster().brokers, clientId: 'kdrill-admin', logger: testLogger }).admin();
+    const admin = createKafka({
+      brokers: kafkaCluster().brokers,
+      clientId: 'kdrill-admin',
+      logger: testLogger,
+    }).admin();
     await admin.connect();
     let holding = true;
     let held = 0;
@@ -116,7 +138,11 @@ describe('a three-broker Kafka cluster loses nothing when a broker is killed wit
       const began = Date.now();
       const phases: string[] = [];
       const phase = (what: string) => phases.push(`${what} ${((Date.now() - began) / 1000).toFixed(1)} s`);
-      await waitFor(async () => (await handled()) >= 30, { timeoutMs: 120_000, intervalMs: 500, description: 'the consumer to handle the first events' });
+      await waitFor(async () => (await handled()) >= 30, {
+        timeoutMs: 120_000,
+        intervalMs: 500,
+        description: 'the consumer to handle the first events',
+      });
 
       // The victim leads partitions of the seat topic (the first one's leader).
       const [seatTopic] = (await admin.fetchTopicMetadata({ topics: [topics.seat] })).topics;
@@ -128,19 +154,31 @@ describe('a three-broker Kafka cluster loses nothing when a broker is killed wit
       const heldAtKill = held;
       // With the node dead: sales go on and the consumer keeps handling them (leaders moved to the other two).
       await waitFor(async () => (await handled()) >= handledAtKill + 50 && held >= heldAtKill + 50, {
-        timeoutMs: 120_000, intervalMs: 500, description: 'the consumer to handle 50 more events while the node is down',
+        timeoutMs: 120_000,
+        intervalMs: 500,
+        description: 'the consumer to handle 50 more events while the node is down',
       });
       phase('50 more handled');
       expect(isAlive(killedPid), 'the killed node stayed dead meanwhile').toBe(false);
       await kafkaCluster().restartNode(victim);
       phase('node back');
       // Back in every in-sync replica set, under load.
-      await waitFor(async () => Object.values(await replication(admin, [topics.seat])).every((t) => t.isr.length === 1 && t.isr[0] === 3), {
-        timeoutMs: 120_000, intervalMs: 1000, description: `node ${victim} back in the in-sync replicas of ${topics.seat}`,
-      });
+      await waitFor(
+        async () =>
+          Object.values(await replication(admin, [topics.seat])).every((t) => t.isr.length === 1 && t.isr[0] === 3),
+        {
+          timeoutMs: 120_000,
+          intervalMs: 1000,
+          description: `node ${victim} back in the in-sync replicas of ${topics.seat}`,
+        },
+      );
       phase('in sync again');
       const heldAtReturn = held;
-      await waitFor(() => held >= heldAtReturn + 30, { timeoutMs: 60_000, intervalMs: 250, description: 'sales after the node came back' });
+      await waitFor(() => held >= heldAtReturn + 30, {
+        timeoutMs: 60_000,
+        intervalMs: 250,
+        description: 'sales after the node came back',
+      });
       holding = false;
       await load;
       phase('load stopped');
@@ -148,29 +186,51 @@ describe('a three-broker Kafka cluster loses nothing when a broker is killed wit
       // Nothing lost: every outbox row on Kafka and in the consumer's inbox, exactly once.
       const ids = await outboxIds(adminUrl, 'com.stagefront.seat.');
       expect(ids).toHaveLength(held);
-      await waitFor(() => {
-        const seen = new Set(collector.records.map((r) => r.headers.ce_id));
-        return ids.every((id) => seen.has(id));
-      }, { timeoutMs: 120_000, intervalMs: 500, description: 'every outbox row on Kafka' });
-      await waitFor(async () => (await handled()) >= ids.length, { timeoutMs: 120_000, intervalMs: 500, description: 'every outbox row in the inbox' });
+      await waitFor(
+        () => {
+          const seen = new Set(collector.records.map((r) => r.headers.ce_id));
+          return ids.every((id) => seen.has(id));
+        },
+        { timeoutMs: 120_000, intervalMs: 500, description: 'every outbox row on Kafka' },
+      );
+      await waitFor(async () => (await handled()) >= ids.length, {
+        timeoutMs: 120_000,
+        intervalMs: 500,
+        description: 'every outbox row in the inbox',
+      });
       expect(inboxes === undefined ? [] : await inboxIds(inboxes.pool, group)).toEqual([...ids].sort());
       // Nothing doubled: idempotent producers write a retried batch once (Connect was never restarted).
       expect(doubled(collector.records)).toEqual([]);
       const reconciled = await runChildProgram('monitors/reconciliation/main.ts', {
-        RECONCILE_SEAT_DB_URL: adminUrl, RECONCILE_CONSUMER_DB_URL: inboxes?.url ?? '', RECONCILE_CONSUMERS: `seat-availability=${group}`, RECONCILE_GRACE_MS: '0', LOG_LEVEL: 'warn',
+        RECONCILE_SEAT_DB_URL: adminUrl,
+        RECONCILE_CONSUMER_DB_URL: inboxes?.url ?? '',
+        RECONCILE_CONSUMERS: `seat-availability=${group}`,
+        RECONCILE_GRACE_MS: '0',
+        LOG_LEVEL: 'warn',
       });
       expect(reconciled.code, reconciled.output).toBe(0);
 
       // Connect and the consumer carried on: same worker process, task RUNNING; consumer process alive.
       expect(kafkaCluster().connectPid()).toBe(connectPid);
-      expect(isRunning(await connectorStatus(localConnectApi(kafkaCluster().connectUrl), connector.connectorName))).toBe(true);
+      expect(
+        isRunning(await connectorStatus(localConnectApi(kafkaCluster().connectUrl), connector.connectorName)),
+      ).toBe(true);
       expect(consumer?.process.exitCode, consumer?.output()).toBeNull();
 
       // Replication from the one setting: three replicas everywhere, two in sync required.
-      const checked = [topics.seat, topics.order, deadLetterTopicFor(topics.seat), '__consumer_offsets', ...kafkaCluster().connectTopics];
+      const checked = [
+        topics.seat,
+        topics.order,
+        deadLetterTopicFor(topics.seat),
+        '__consumer_offsets',
+        ...kafkaCluster().connectTopics,
+      ];
       const described = await replication(admin, checked);
-      for (const topic of checked) expect({ topic, ...described[topic] }).toEqual({ topic, replicas: [3], isr: [3], minInsync: '2' });
-      console.info(`kafka cluster drill: node ${victim} killed under ${HOLDS_PER_SECOND} holds/s; ${ids.length} events, ${collector.records.length} records on Kafka; ${phases.join(', ')}`);
+      for (const topic of checked)
+        expect({ topic, ...described[topic] }).toEqual({ topic, replicas: [3], isr: [3], minInsync: '2' });
+      console.info(
+        `kafka cluster drill: node ${victim} killed under ${HOLDS_PER_SECOND} holds/s; ${ids.length} events, ${collector.records.length} records on Kafka; ${phases.join(', ')}`,
+      );
     } finally {
       holding = false;
       await load.catch(() => undefined);

@@ -2,7 +2,12 @@ import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSchemaRegistry, decodeWithSchema, encodeWithSchema, registerAvroSchema } from '../../lib/schema-registry.js';
+import {
+  createSchemaRegistry,
+  decodeWithSchema,
+  encodeWithSchema,
+  registerAvroSchema,
+} from '../../lib/schema-registry.js';
 import { projectRoot, stackEndpoints, stackLayout, stackSettings } from '../../stack/config.js';
 import { stackComponents, stackStatus, type ComponentStatus } from '../../stack/launcher.js';
 import { postgresHome } from '../../stack/postgres.js';
@@ -18,7 +23,11 @@ requireStack();
  * stopping and killing never disturbs the stack the other tests use. Driven through the CLI.
  */
 const mainLayout = stackLayout();
-const env: NodeJS.ProcessEnv = { ...process.env, STACK_HOME: join(mainLayout.home, 'lifecycle-test'), STACK_DIST: mainLayout.dist };
+const env: NodeJS.ProcessEnv = {
+  ...process.env,
+  STACK_HOME: join(mainLayout.home, 'lifecycle-test'),
+  STACK_DIST: mainLayout.dist,
+};
 for (const setting of Object.values(stackSettings.settings)) {
   if (setting.env.endsWith('_PORT')) env[setting.env] = String(await freePort());
 }
@@ -30,8 +39,14 @@ function removeStackFolders(): void {
 }
 
 function stackCommand(command: 'start' | 'stop'): void {
-  const result = spawnSync('npx', ['tsx', 'stack/cli.ts', command], { cwd: projectRoot, env, encoding: 'utf8', timeout: 400_000 });
-  if (result.status !== 0) throw new Error(`stack ${command} exited ${result.status}:\n${result.stdout}\n${result.stderr}`.slice(-4000));
+  const result = spawnSync('npx', ['tsx', 'stack/cli.ts', command], {
+    cwd: projectRoot,
+    env,
+    encoding: 'utf8',
+    timeout: 400_000,
+  });
+  if (result.status !== 0)
+    throw new Error(`stack ${command} exited ${result.status}:\n${result.stdout}\n${result.stderr}`.slice(-4000));
 }
 
 const pids = (rows: ComponentStatus[]) => Object.fromEntries(rows.map((r) => [r.name, r.pid]));
@@ -76,7 +91,11 @@ describe('native stack lifecycle (a second stack on other ports)', () => {
 
     const registryUrl = stackEndpoints(layout).registryUrl;
     const probe = createSchemaRegistry(registryUrl);
-    const schemaId = await registerAvroSchema(probe, 'lifecycle.Probe', JSON.stringify({ type: 'record', name: 'Probe', fields: [{ name: 'n', type: 'int' }] }));
+    const schemaId = await registerAvroSchema(
+      probe,
+      'lifecycle.Probe',
+      JSON.stringify({ type: 'record', name: 'Probe', fields: [{ name: 'n', type: 'int' }] }),
+    );
     const encoded = await encodeWithSchema(probe, schemaId, { n: 7 });
     const registry = first.find((c) => c.name === 'registry');
     process.kill(registry?.pid ?? -1, 'SIGKILL');

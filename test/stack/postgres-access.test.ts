@@ -41,26 +41,45 @@ const INITDB_HBA = [
 ].join('\n');
 
 const home = mkdtempSync(join(tmpdir(), 'pg-access-'));
-const layout = stackLayout({ ...process.env, STACK_HOME: home, STACK_POSTGRES_PORT: String(PORT), STACK_POSTGRES_STANDBY: 'no' });
+const layout = stackLayout({
+  ...process.env,
+  STACK_HOME: home,
+  STACK_POSTGRES_PORT: String(PORT),
+  STACK_POSTGRES_STANDBY: 'no',
+});
 const component = postgresComponent(layout);
 const adminUrl = (database: string) => `postgres://postgres:postgres@127.0.0.1:${PORT}/${database}`;
 
 beforeAll(async () => {
   await component.launch();
-  await waitFor(() => component.healthy(), { timeoutMs: 60_000, intervalMs: 200, description: `own Postgres on ${PORT}` });
+  await waitFor(() => component.healthy(), {
+    timeoutMs: 60_000,
+    intervalMs: 200,
+    description: `own Postgres on ${PORT}`,
+  });
   const dataDir = join(postgresHome(layout), 'data');
   writeFileSync(join(dataDir, 'pg_hba.conf'), INITDB_HBA);
   chownToServerUser(join(dataDir, 'pg_hba.conf'));
   await adminQuery(adminUrl('postgres'), 'select pg_reload_conf()');
   for (const database of [SEAT, REGISTRY_DATABASE, CONSUMERS]) await ensureDatabase(adminUrl('postgres'), database);
-  const seat = createPool({ connectionString: adminUrl(SEAT), applicationName: 'test-access', logger: testLogger, max: 1 });
+  const seat = createPool({
+    connectionString: adminUrl(SEAT),
+    applicationName: 'test-access',
+    logger: testLogger,
+    max: 1,
+  });
   try {
     await migrateSeatDatabase(seat, testLogger);
     await setupRoles(seat, LOCAL_ROLE_PASSWORDS);
   } finally {
     await seat.end();
   }
-  const consumers = createPool({ connectionString: adminUrl(CONSUMERS), applicationName: 'test-access', logger: testLogger, max: 1 });
+  const consumers = createPool({
+    connectionString: adminUrl(CONSUMERS),
+    applicationName: 'test-access',
+    logger: testLogger,
+    max: 1,
+  });
   try {
     await ensureConsumerRole(consumers, { role: 'stagefront_consumer', password: LOCAL_ROLE_PASSWORDS.consumer });
   } finally {
@@ -77,8 +96,21 @@ afterAll(async () => {
 }, 120_000);
 
 /** Opens a connection (replication: 'true' physical, 'database' logical), runs `sql`, returns its rows or the error. */
-async function attempt(role: { user: string; password: string }, database: string, sql: string, replication?: 'true' | 'database'): Promise<{ rows?: Record<string, unknown>[]; error?: string }> {
-  const config = { host: '127.0.0.1', port: PORT, user: role.user, password: role.password, database, connectionTimeoutMillis: 5000, ...(replication ? { replication } : {}) };
+async function attempt(
+  role: { user: string; password: string },
+  database: string,
+  sql: string,
+  replication?: 'true' | 'database',
+): Promise<{ rows?: Record<string, unknown>[]; error?: string }> {
+  const config = {
+    host: '127.0.0.1',
+    port: PORT,
+    user: role.user,
+    password: role.password,
+    database,
+    connectionTimeoutMillis: 5000,
+    ...(replication ? { replication } : {}),
+  };
   const client = new pg.Client(config as pg.ClientConfig);
   client.on('error', () => undefined);
   try {
@@ -95,10 +127,27 @@ describe('the Debezium role', () => {
   it('takes no base backup: pg_basebackup is refused', () => {
     const target = mkdtempSync(join(tmpdir(), 'pg-access-backup-'));
     try {
-      const result = spawnSync(pgBin(layout, 'pg_basebackup'), ['-h', '127.0.0.1', '-p', String(PORT), '-U', DEBEZIUM.user, '-D', join(target, 'copy'), '-X', 'none', '--no-sync', '--checkpoint=fast'], {
-        encoding: 'utf8',
-        env: { ...process.env, PGPASSWORD: DEBEZIUM.password },
-      });
+      const result = spawnSync(
+        pgBin(layout, 'pg_basebackup'),
+        [
+          '-h',
+          '127.0.0.1',
+          '-p',
+          String(PORT),
+          '-U',
+          DEBEZIUM.user,
+          '-D',
+          join(target, 'copy'),
+          '-X',
+          'none',
+          '--no-sync',
+          '--checkpoint=fast',
+        ],
+        {
+          encoding: 'utf8',
+          env: { ...process.env, PGPASSWORD: DEBEZIUM.password },
+        },
+      );
       expect(result.status, result.stdout).not.toBe(0);
       expect(result.stderr).toMatch(/no pg_hba\.conf entry for replication connection.*stagefront_debezium/);
     } finally {
@@ -126,7 +175,12 @@ describe('the Debezium role', () => {
     const identified = await attempt(DEBEZIUM, SEAT, 'IDENTIFY_SYSTEM', 'database');
     expect(identified.error).toBeUndefined();
     expect(identified.rows?.[0]?.dbname).toBe(SEAT);
-    const slot = await attempt(DEBEZIUM, SEAT, 'CREATE_REPLICATION_SLOT access_probe TEMPORARY LOGICAL pgoutput', 'database');
+    const slot = await attempt(
+      DEBEZIUM,
+      SEAT,
+      'CREATE_REPLICATION_SLOT access_probe TEMPORARY LOGICAL pgoutput',
+      'database',
+    );
     expect(slot.error).toBeUndefined();
     expect(slot.rows?.[0]?.slot_name).toBe('access_probe');
   });

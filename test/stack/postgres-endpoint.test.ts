@@ -23,7 +23,14 @@ let endpoint: PostgresEndpoint;
 beforeAll(async () => {
   pair = await startSynchronizedPair('endpoint');
   // No caching: every new connection asks the nodes, so each step below sees the state it made.
-  endpoint = await startPostgresEndpoint({ listenPort: 0, nodePorts: [pair.primaryPort, pair.standbyPort], checkUser: 'postgres', checkPassword: 'postgres', logger: testLogger, cacheMs: 0 });
+  endpoint = await startPostgresEndpoint({
+    listenPort: 0,
+    nodePorts: [pair.primaryPort, pair.standbyPort],
+    checkUser: 'postgres',
+    checkPassword: 'postgres',
+    logger: testLogger,
+    cacheMs: 0,
+  });
 }, 180_000);
 
 afterAll(async () => {
@@ -32,7 +39,14 @@ afterAll(async () => {
 }, 120_000);
 
 async function connect(): Promise<pg.Client> {
-  const client = new pg.Client({ host: '127.0.0.1', port: endpoint.port, user: 'postgres', password: 'postgres', database: 'postgres', connectionTimeoutMillis: 5000 });
+  const client = new pg.Client({
+    host: '127.0.0.1',
+    port: endpoint.port,
+    user: 'postgres',
+    password: 'postgres',
+    database: 'postgres',
+    connectionTimeoutMillis: 5000,
+  });
   client.on('error', () => undefined);
   await client.connect();
   return client;
@@ -42,7 +56,9 @@ async function connect(): Promise<pg.Client> {
 async function landsOn(): Promise<{ port: number; recovering: boolean }> {
   const client = await connect();
   try {
-    const { rows } = await client.query<{ port: number; recovering: boolean }>('select current_setting(\'port\')::int as port, pg_is_in_recovery() as recovering');
+    const { rows } = await client.query<{ port: number; recovering: boolean }>(
+      "select current_setting('port')::int as port, pg_is_in_recovery() as recovering",
+    );
     return rows[0] as { port: number; recovering: boolean };
   } finally {
     await client.end().catch(() => undefined);
@@ -62,20 +78,31 @@ describe('the primary endpoint', () => {
     await expect(landsOn()).rejects.toThrow();
 
     await adminQuery(adminUrl(pair.standbyPort), /* sql */ `select pg_promote(true, 60)`);
-    await waitFor(async () => (await endpoint.route()).kind === 'primary', { timeoutMs: 60_000, intervalMs: 200, description: 'the promoted standby to be the route' });
+    await waitFor(async () => (await endpoint.route()).kind === 'primary', {
+      timeoutMs: 60_000,
+      intervalMs: 200,
+      description: 'the promoted standby to be the route',
+    });
     expect(await landsOn()).toEqual({ port: pair.standbyPort, recovering: false });
 
     // The old primary started again as a primary: two writable nodes, so nobody gets a connection.
     const oldPrimary = postgresComponent(pair.layout);
-    await waitFor(async () => {
-      try {
-        await oldPrimary.launch();
-        return true;
-      } catch {
-        return false; // its orphaned backends may still hold the shared memory for a moment
-      }
-    }, { timeoutMs: 60_000, intervalMs: 1000, description: 'the old primary to start again' });
-    await waitFor(() => oldPrimary.healthy(), { timeoutMs: 60_000, intervalMs: 200, description: 'the old primary to answer' });
+    await waitFor(
+      async () => {
+        try {
+          await oldPrimary.launch();
+          return true;
+        } catch {
+          return false; // its orphaned backends may still hold the shared memory for a moment
+        }
+      },
+      { timeoutMs: 60_000, intervalMs: 1000, description: 'the old primary to start again' },
+    );
+    await waitFor(() => oldPrimary.healthy(), {
+      timeoutMs: 60_000,
+      intervalMs: 200,
+      description: 'the old primary to answer',
+    });
     expect(await endpoint.route()).toEqual({ kind: 'split-brain', ports: [pair.primaryPort, pair.standbyPort] });
     await expect(landsOn()).rejects.toThrow();
 

@@ -28,32 +28,46 @@ installLeakGuard();
 const rulesDir = join(projectRoot, 'monitors', 'prometheus');
 const ruleFiles = readdirSync(rulesDir).filter((file) => file.endsWith('.rules.yml'));
 
-interface RulesApi { data: { groups: { name: string; file: string }[] } }
-interface TargetsApi { data: { activeTargets: { labels: Record<string, string>; scrapeUrl: string }[] } }
+interface RulesApi {
+  data: { groups: { name: string; file: string }[] };
+}
+interface TargetsApi {
+  data: { activeTargets: { labels: Record<string, string>; scrapeUrl: string }[] };
+}
 
-describe('the stack\'s Prometheus', () => {
-  it('loads every rules file of monitors/prometheus and sends to the stack\'s Alertmanager', async () => {
+describe("the stack's Prometheus", () => {
+  it("loads every rules file of monitors/prometheus and sends to the stack's Alertmanager", async () => {
     const rules = (await (await fetch(`${stack.prometheusUrl}/api/v1/rules`)).json()) as RulesApi;
     expect(new Set(rules.data.groups.map((group) => group.file.split('/').pop()))).toEqual(new Set(ruleFiles));
     expect(ruleFiles.length).toBeGreaterThanOrEqual(3);
-    const alertmanagers = await waitFor(async () => {
-      const body = (await (await fetch(`${stack.prometheusUrl}/api/v1/alertmanagers`)).json()) as { data: { activeAlertmanagers: { url: string }[] } };
-      return body.data.activeAlertmanagers.length > 0 && body.data.activeAlertmanagers;
-    }, { timeoutMs: 15_000, description: 'Prometheus to discover its Alertmanager' });
+    const alertmanagers = await waitFor(
+      async () => {
+        const body = (await (await fetch(`${stack.prometheusUrl}/api/v1/alertmanagers`)).json()) as {
+          data: { activeAlertmanagers: { url: string }[] };
+        };
+        return body.data.activeAlertmanagers.length > 0 && body.data.activeAlertmanagers;
+      },
+      { timeoutMs: 15_000, description: 'Prometheus to discover its Alertmanager' },
+    );
     expect(alertmanagers.map((am) => am.url)).toEqual([`${stack.alertmanagerUrl}/api/v2/alerts`]);
   });
 
   it('scrapes the slot monitor, job watchdog, hold sweeper and consumers on their default metrics ports', async () => {
     const targets = (await (await fetch(`${stack.prometheusUrl}/api/v1/targets`)).json()) as TargetsApi;
     const scraped = targets.data.activeTargets.map((target) => `${target.labels.job} ${target.scrapeUrl}`).sort();
-    const expected = Object.entries(SCRAPE_PORTS).flatMap(([job, ports]) => ports.map((port) => `${job} http://127.0.0.1:${port}/metrics`)).sort();
+    const expected = Object.entries(SCRAPE_PORTS)
+      .flatMap(([job, ports]) => ports.map((port) => `${job} http://127.0.0.1:${port}/metrics`))
+      .sort();
     expect(scraped).toEqual(expected);
-    const defaults = (settings: { metricsPort: { default: string | undefined } }) => Number(settings.metricsPort.default);
+    const defaults = (settings: { metricsPort: { default: string | undefined } }) =>
+      Number(settings.metricsPort.default);
     expect(SCRAPE_PORTS).toEqual({
       'slot-monitor': [defaults(slotMonitorSettings.settings)],
       'job-watchdog': [defaults(jobWatchdogSettings.settings)],
       'hold-sweeper': [defaults(holdSweeperSettings.settings)],
-      consumers: [seatAvailabilitySettings, confirmationEmailSettings, salesLedgerSettings].map((def) => defaults(def.settings)),
+      consumers: [seatAvailabilitySettings, confirmationEmailSettings, salesLedgerSettings].map((def) =>
+        defaults(def.settings),
+      ),
     });
   });
 });
@@ -76,19 +90,30 @@ describe('a rule evaluated by a real Prometheus reaches Alertmanager', () => {
 
   /** A consumer's metrics endpoint that answers, on `port`. */
   async function serveMetrics(port: number): Promise<() => Promise<void>> {
-    const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('consumer_lag_records{consumer="seat-availability",topic="t",partition="0"} 0\n'));
+    const server = createServer((_req, res) =>
+      res
+        .writeHead(200, { 'content-type': 'text/plain' })
+        .end('consumer_lag_records{consumer="seat-availability",topic="t",partition="0"} 0\n'),
+    );
     await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-    return track('fake consumer metrics', () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }));
+    return track(
+      'fake consumer metrics',
+      () =>
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        }),
+    );
   }
 
   it('ConsumerDown fires for a consumer that does not answer, and resolves when it does', async () => {
     const consumerPort = await freePort();
     const prometheus = await startPrometheus((dir) => {
       // The real rules file, with its `for:` durations shortened so the test takes seconds, not minutes.
-      const rules = readFileSync(join(rulesDir, 'consumer-alerts.rules.yml'), 'utf8').replace(/^(\s+)for: \S+$/gm, '$1for: 1s');
+      const rules = readFileSync(join(rulesDir, 'consumer-alerts.rules.yml'), 'utf8').replace(
+        /^(\s+)for: \S+$/gm,
+        '$1for: 1s',
+      );
       writeFileSync(join(dir, 'consumer-alerts.rules.yml'), rules);
       return prometheusConfig({
         targetHost: '127.0.0.1',
@@ -100,17 +125,27 @@ describe('a rule evaluated by a real Prometheus reaches Alertmanager', () => {
       });
     });
     const startedAt = Date.now();
-    const [down] = await waitFor(() => received(receiver, 'ConsumerDown', 'firing').length > 0 && received(receiver, 'ConsumerDown', 'firing'), {
-      timeoutMs: 30_000,
-      description: 'ConsumerDown from Prometheus to reach the webhook through Alertmanager',
-    });
+    const [down] = await waitFor(
+      () => received(receiver, 'ConsumerDown', 'firing').length > 0 && received(receiver, 'ConsumerDown', 'firing'),
+      {
+        timeoutMs: 30_000,
+        description: 'ConsumerDown from Prometheus to reach the webhook through Alertmanager',
+      },
+    );
     timings.consumerDownFromPrometheusStart = (down?.receivedAt ?? 0) - startedAt;
-    expect(down?.labels).toMatchObject({ severity: 'critical', job: 'consumers', instance: `127.0.0.1:${consumerPort}` });
+    expect(down?.labels).toMatchObject({
+      severity: 'critical',
+      job: 'consumers',
+      instance: `127.0.0.1:${consumerPort}`,
+    });
     expect(down?.annotations.runbook_url).toBe('docs/operations.md#consumerdown');
 
     const upAt = Date.now();
     const stopServing = await serveMetrics(consumerPort);
-    await waitFor(() => received(receiver, 'ConsumerDown', 'resolved').length > 0, { timeoutMs: 30_000, description: 'ConsumerDown to resolve' });
+    await waitFor(() => received(receiver, 'ConsumerDown', 'resolved').length > 0, {
+      timeoutMs: 30_000,
+      description: 'ConsumerDown to resolve',
+    });
     timings.consumerDownResolvedAfterUp = (received(receiver, 'ConsumerDown', 'resolved')[0]?.receivedAt ?? 0) - upAt;
     await stopServing();
     await prometheus.close();

@@ -39,13 +39,20 @@ describe('smoke pipeline', () => {
       await waitUntilRunning(stack.connect, name, 60_000);
       const topic = `${name}.public.scratch`;
       await adminQuery(database.url, "insert into scratch values (1, 'hello from the WAL')");
-      await waitFor(async () => (await listTopics(stack.kafkaBrokers)).includes(topic), { timeoutMs: 30_000, description: `topic ${topic}` });
+      await waitFor(async () => (await listTopics(stack.kafkaBrokers)).includes(topic), {
+        timeoutMs: 30_000,
+        description: `topic ${topic}`,
+      });
       const collector = await collectRecords([topic]);
       try {
         const records = await waitFor(() => (collector.records.length > 0 ? collector.records : undefined), {
-          timeoutMs: 30_000, description: 'the inserted row on the topic',
+          timeoutMs: 30_000,
+          description: 'the inserted row on the topic',
         });
-        const value = JSON.parse(records[0]?.value.toString('utf8') ?? '{}') as { after?: { id: number; note: string }; op?: string };
+        const value = JSON.parse(records[0]?.value.toString('utf8') ?? '{}') as {
+          after?: { id: number; note: string };
+          op?: string;
+        };
         expect(value.op).toBe('c');
         expect(value.after).toEqual({ id: 1, note: 'hello from the WAL' });
       } finally {

@@ -37,9 +37,21 @@ describe('docker compose and the native stack run the same versions (stack/versi
     const dist = distPaths(stackLayout());
     expect(existsSync(join(dist.kafkaLibs, `kafka_${versions.scala}-${versions.kafka}.jar`))).toBe(true);
     expect(existsSync(join(dist.kafkaLibs, `connect-runtime-${versions.kafka}.jar`))).toBe(true);
-    expect(existsSync(join(dist.connectPlugins, 'debezium-connector-postgres', `debezium-connector-postgres-${versions.debezium}.jar`))).toBe(true);
-    expect(existsSync(join(dist.registryApp, '..', 'app', `apicurio-registry-app-${versions.apicurio}.jar`))).toBe(true);
-    const postgres = spawnSync('sh', ['-c', 'ls /usr/lib/postgresql'], { encoding: 'utf8' }).stdout.split('\n').map(Number);
+    expect(
+      existsSync(
+        join(
+          dist.connectPlugins,
+          'debezium-connector-postgres',
+          `debezium-connector-postgres-${versions.debezium}.jar`,
+        ),
+      ),
+    ).toBe(true);
+    expect(existsSync(join(dist.registryApp, '..', 'app', `apicurio-registry-app-${versions.apicurio}.jar`))).toBe(
+      true,
+    );
+    const postgres = spawnSync('sh', ['-c', 'ls /usr/lib/postgresql'], { encoding: 'utf8' })
+      .stdout.split('\n')
+      .map(Number);
     expect(postgres.some((major) => major >= Number(versions.postgres))).toBe(true);
     const alertmanager = spawnSync(alertmanagerBinary() ?? 'alertmanager', ['--version'], { encoding: 'utf8' });
     expect(`${alertmanager.stdout}${alertmanager.stderr}`).toContain(`version ${versions.alertmanager}`);
@@ -48,7 +60,11 @@ describe('docker compose and the native stack run the same versions (stack/versi
   });
 
   it('docker compose mounts the Alertmanager configuration the native stack writes (monitors/alertmanager/alertmanager.yml)', () => {
-    expect(readFileSync(join(projectRoot, 'monitors/alertmanager/alertmanager.yml'), 'utf8')).toBe(alertmanagerConfig());
-    expect(readFileSync(join(projectRoot, 'docker-compose.yml'), 'utf8')).toContain('./monitors/alertmanager/alertmanager.yml:/etc/alertmanager/alertmanager.yml');
+    expect(readFileSync(join(projectRoot, 'monitors/alertmanager/alertmanager.yml'), 'utf8')).toBe(
+      alertmanagerConfig(),
+    );
+    expect(readFileSync(join(projectRoot, 'docker-compose.yml'), 'utf8')).toContain(
+      './monitors/alertmanager/alertmanager.yml:/etc/alertmanager/alertmanager.yml',
+    );
   });
 });

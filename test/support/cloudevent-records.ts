@@ -27,7 +27,13 @@ export function registerTestSchema(registry: Registry, subject: string, schemaTe
 }
 
 /** The router's headers for one event. */
-export function routerHeaders(event: { id: string; type: string; key: string; time: string; source?: string }): IHeaders {
+export function routerHeaders(event: {
+  id: string;
+  type: string;
+  key: string;
+  time: string;
+  source?: string;
+}): IHeaders {
   return {
     id: event.id,
     ce_id: event.id,
@@ -41,19 +47,35 @@ export function routerHeaders(event: { id: string; type: string; key: string; ti
 }
 
 /** The Kafka message the router would publish for `event` (the value encoded through the registry). */
-export async function cloudEventMessage(registry: Registry, event: CloudEventRecord): Promise<Message & { headers: IHeaders }> {
+export async function cloudEventMessage(
+  registry: Registry,
+  event: CloudEventRecord,
+): Promise<Message & { headers: IHeaders }> {
   const id = event.id ?? randomUUID();
   const time = event.time ?? new Date().toISOString();
   return {
     key: event.key,
     value: await encodeWithSchema(registry, event.schemaId, event.payload),
-    headers: routerHeaders({ id, type: event.type, key: event.key, time, ...(event.source ? { source: event.source } : {}) }),
+    headers: routerHeaders({
+      id,
+      type: event.type,
+      key: event.key,
+      time,
+      ...(event.source ? { source: event.source } : {}),
+    }),
   };
 }
 
 /** Produces the events in order (per key order is the order given); returns their ce_ids. */
-export async function produceCloudEvents(producer: Producer, registry: Registry, topic: string, events: readonly CloudEventRecord[]): Promise<string[]> {
-  const messages = await Promise.all(events.map((event) => cloudEventMessage(registry, { ...event, id: event.id ?? randomUUID() })));
+export async function produceCloudEvents(
+  producer: Producer,
+  registry: Registry,
+  topic: string,
+  events: readonly CloudEventRecord[],
+): Promise<string[]> {
+  const messages = await Promise.all(
+    events.map((event) => cloudEventMessage(registry, { ...event, id: event.id ?? randomUUID() })),
+  );
   await producer.send({ topic, acks: -1, messages });
   return messages.map((m) => String(m.headers.ce_id));
 }

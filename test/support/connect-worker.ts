@@ -50,22 +50,40 @@ async function workerProcess(name: string, cluster: ConnectCluster, heapMb: numb
   const shared = stackLayout();
   const home = mkdtempSync(join(tmpdir(), `stagefront-${name}-`));
   const port = await freePort();
-  const layout = stackLayout({ ...process.env, STACK_HOME: home, STACK_DIST: shared.dist, STACK_CONNECT_PORT: String(port), STACK_CONNECT_HEAP_MB: String(heapMb) });
+  const layout = stackLayout({
+    ...process.env,
+    STACK_HOME: home,
+    STACK_DIST: shared.dist,
+    STACK_CONNECT_PORT: String(port),
+    STACK_CONNECT_HEAP_MB: String(heapMb),
+  });
   const component = connectComponent(layout, cluster, secretEnv);
   const launch = async () => {
     await component.launch();
-    const outcome = await waitFor(async () => (component.pid() === undefined ? 'exited' : (await component.healthy()) && 'healthy'), {
-      timeoutMs: READY_TIMEOUT_MS,
-      intervalMs: 500,
-      description: `Connect worker ${name} on port ${port} to answer with the Debezium plugin (log: ${component.logFile})`,
-    });
-    if (outcome === 'exited') throw new Error(`Connect worker ${name} exited during start-up; last log lines:\n${tailFile(component.logFile)}`);
+    const outcome = await waitFor(
+      async () => (component.pid() === undefined ? 'exited' : (await component.healthy()) && 'healthy'),
+      {
+        timeoutMs: READY_TIMEOUT_MS,
+        intervalMs: 500,
+        description: `Connect worker ${name} on port ${port} to answer with the Debezium plugin (log: ${component.logFile})`,
+      },
+    );
+    if (outcome === 'exited')
+      throw new Error(`Connect worker ${name} exited during start-up; last log lines:\n${tailFile(component.logFile)}`);
   };
   const remove = async () => {
     await component.stop();
     rmSync(home, { recursive: true, force: true });
   };
-  return { url: `http://127.0.0.1:${port}`, workerId: `127.0.0.1:${port}`, home, logFile: component.logFile, pid: () => component.pid(), launch, remove };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    workerId: `127.0.0.1:${port}`,
+    home,
+    logFile: component.logFile,
+    pid: () => component.pid(),
+    launch,
+    remove,
+  };
 }
 
 const storageTopics = (prefix: string) => [`${prefix}-configs`, `${prefix}-offsets`, `${prefix}-status`];
@@ -89,7 +107,16 @@ export async function startConnectWorker(prefix: string, heapMb = 384, secretEnv
     await stop();
     throw error;
   }
-  return { url: worker.url, workerId: worker.workerId, configTopic: `${storageTopicPrefix}-configs`, home: worker.home, logFile: worker.logFile, pid: worker.pid, restart: worker.launch, stop };
+  return {
+    url: worker.url,
+    workerId: worker.workerId,
+    configTopic: `${storageTopicPrefix}-configs`,
+    home: worker.home,
+    logFile: worker.logFile,
+    pid: worker.pid,
+    restart: worker.launch,
+    stop,
+  };
 }
 
 /**
@@ -97,11 +124,18 @@ export async function startConnectWorker(prefix: string, heapMb = 384, secretEnv
  * with its own home, REST port and log, a small heap), at once, and waits until each answers. Any
  * worker may be killed and restarted; `stop` of one worker leaves the others and the topics.
  */
-export async function startConnectCluster(prefix: string, count = 2, heapMb = 320, secretEnv?: SecretEnv): Promise<ConnectWorkerCluster> {
+export async function startConnectCluster(
+  prefix: string,
+  count = 2,
+  heapMb = 320,
+  secretEnv?: SecretEnv,
+): Promise<ConnectWorkerCluster> {
   const name = uniqueName(prefix).toLowerCase();
   const storageTopicPrefix = `_${name}`;
   const cluster: ConnectCluster = { groupId: name, storageTopicPrefix };
-  const processes = await Promise.all(Array.from({ length: count }, (_, i) => workerProcess(`${name}-${i + 1}`, cluster, heapMb, secretEnv)));
+  const processes = await Promise.all(
+    Array.from({ length: count }, (_, i) => workerProcess(`${name}-${i + 1}`, cluster, heapMb, secretEnv)),
+  );
   const stop = track(`Connect cluster ${name} (${count} workers)`, async () => {
     await Promise.all(processes.map((worker) => worker.remove()));
     await deleteTopics(storageTopics(storageTopicPrefix));
@@ -114,7 +148,16 @@ export async function startConnectCluster(prefix: string, count = 2, heapMb = 32
   }
   const configTopic = `${storageTopicPrefix}-configs`;
   return {
-    workers: processes.map((w) => ({ url: w.url, workerId: w.workerId, configTopic, home: w.home, logFile: w.logFile, pid: w.pid, restart: w.launch, stop: w.remove })),
+    workers: processes.map((w) => ({
+      url: w.url,
+      workerId: w.workerId,
+      configTopic,
+      home: w.home,
+      logFile: w.logFile,
+      pid: w.pid,
+      restart: w.launch,
+      stop: w.remove,
+    })),
     groupId: name,
     connectUrl: processes.map((w) => w.url).join(','),
     configTopic,
@@ -123,7 +166,11 @@ export async function startConnectCluster(prefix: string, count = 2, heapMb = 32
 }
 
 async function deleteTopics(topics: string[]): Promise<void> {
-  const admin = createKafka({ brokers: endpoints().kafkaBrokers, clientId: 'test-connect-worker', logger: testLogger }).admin();
+  const admin = createKafka({
+    brokers: endpoints().kafkaBrokers,
+    clientId: 'test-connect-worker',
+    logger: testLogger,
+  }).admin();
   await admin.connect();
   try {
     const existing = new Set(await admin.listTopics());

@@ -66,25 +66,36 @@ async function freePortRun(count: number): Promise<number> {
 /** Launches a component and waits until it answers; its exit during start-up fails with its last log lines. */
 export async function startComponent(component: Component): Promise<void> {
   await component.launch();
-  const outcome = await waitFor(async () => (component.pid() === undefined ? 'exited' : (await component.healthy()) && 'healthy'), {
-    timeoutMs: READY_TIMEOUT_MS,
-    intervalMs: 500,
-    description: `${component.name} on port ${component.port} to be healthy (log: ${component.logFile})`,
-  });
-  if (outcome === 'exited') throw new Error(`${component.name} exited during start-up; last log lines:\n${tailFile(component.logFile)}`);
+  const outcome = await waitFor(
+    async () => (component.pid() === undefined ? 'exited' : (await component.healthy()) && 'healthy'),
+    {
+      timeoutMs: READY_TIMEOUT_MS,
+      intervalMs: 500,
+      description: `${component.name} on port ${component.port} to be healthy (log: ${component.logFile})`,
+    },
+  );
+  if (outcome === 'exited')
+    throw new Error(`${component.name} exited during start-up; last log lines:\n${tailFile(component.logFile)}`);
 }
 
 export async function killHard(pid: number | undefined): Promise<void> {
   if (pid === undefined || !isAlive(pid)) return;
   process.kill(pid, 'SIGKILL');
-  await waitFor(() => !isAlive(pid), { timeoutMs: 15_000, intervalMs: 100, description: `process ${pid} to be gone after SIGKILL` });
+  await waitFor(() => !isAlive(pid), {
+    timeoutMs: 15_000,
+    intervalMs: 100,
+    description: `process ${pid} to be gone after SIGKILL`,
+  });
 }
 
 /**
  * Starts `brokers` Kafka nodes (replication from the stack's settings: auto gives min(3, brokers)
  * replicas and one less in sync) and a Connect worker on them, each JVM with a small heap.
  */
-export async function startKafkaCluster(prefix: string, options: { brokers: number; kafkaHeapMb: number; connectHeapMb: number }): Promise<OwnKafkaCluster> {
+export async function startKafkaCluster(
+  prefix: string,
+  options: { brokers: number; kafkaHeapMb: number; connectHeapMb: number },
+): Promise<OwnKafkaCluster> {
   const shared = stackLayout();
   const name = uniqueName(prefix).toLowerCase();
   const home = mkdtempSync(join(tmpdir(), `stagefront-${name}-`));
@@ -128,7 +139,11 @@ export async function startKafkaCluster(prefix: string, options: { brokers: numb
   return {
     layout,
     brokers: stackEndpoints(layout).kafkaBrokers,
-    nodes: nodes.map((component, i) => ({ nodeId: i + 1, broker: `127.0.0.1:${component.port}`, pid: () => component.pid() })),
+    nodes: nodes.map((component, i) => ({
+      nodeId: i + 1,
+      broker: `127.0.0.1:${component.port}`,
+      pid: () => component.pid(),
+    })),
     connectUrl: `http://127.0.0.1:${connectPort}`,
     connectPid: () => connect.pid(),
     connectTopics: ['configs', 'offsets', 'status'].map((kind) => `${storageTopicPrefix}-${kind}`),

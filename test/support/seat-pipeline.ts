@@ -17,7 +17,10 @@ import { LOCAL_CONNECT_ENV, LOCAL_ROLE_PASSWORDS } from '../../stack/config.js';
 import { track } from './leak-guard.js';
 import { adminQuery, createTestDatabase, endpoints, uniqueName } from './stack.js';
 
-export const testLogger: Logger = createLogger({ name: 'test', level: (process.env.TEST_LOG_LEVEL as 'info' | undefined) ?? 'warn' });
+export const testLogger: Logger = createLogger({
+  name: 'test',
+  level: (process.env.TEST_LOG_LEVEL as 'info' | undefined) ?? 'warn',
+});
 
 export interface SeatPipeline {
   databaseUrl: string;
@@ -33,7 +36,12 @@ export interface SeatPipeline {
 export async function startSeatPipeline(prefix: string, overrides: Record<string, string> = {}): Promise<SeatPipeline> {
   const stack = endpoints();
   const database = await createTestDatabase(prefix);
-  const adminPool = createPool({ connectionString: database.url, applicationName: 'test-migrate', logger: testLogger, max: 1 });
+  const adminPool = createPool({
+    connectionString: database.url,
+    applicationName: 'test-migrate',
+    logger: testLogger,
+    max: 1,
+  });
   try {
     await migrateSeatDatabase(adminPool, testLogger);
     await setupRoles(adminPool, LOCAL_ROLE_PASSWORDS);
@@ -42,7 +50,8 @@ export async function startSeatPipeline(prefix: string, overrides: Record<string
   }
   const name = uniqueName(prefix).toLowerCase();
   const connector = parseSettings(connectorSettings, {
-    CONNECT_URL: stack.connectUrl, ...LOCAL_CONNECT_ENV,
+    CONNECT_URL: stack.connectUrl,
+    ...LOCAL_CONNECT_ENV,
     CONNECTOR_NAME: name,
     KAFKA_BROKERS: stack.kafkaBrokers.join(','),
     SEAT_DB_PORT: String(stack.postgresPort),
@@ -57,8 +66,12 @@ export async function startSeatPipeline(prefix: string, overrides: Record<string
   await applyOutboxConnector(connector, testLogger);
   const serviceUrl = database.url.replace('postgres:postgres@', `stagefront_service:${LOCAL_ROLE_PASSWORDS.service}@`);
   const serviceConfig = parseSettings(seatServiceSettings, {
-    SEAT_DB_URL: serviceUrl, SEAT_DB_ADMIN_URL: database.url, SCHEMA_REGISTRY_URL: stack.registryUrl, HOLD_TTL_MS: '60000',
-    SEAT_SERVICE_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.service, DEBEZIUM_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.debezium,
+    SEAT_DB_URL: serviceUrl,
+    SEAT_DB_ADMIN_URL: database.url,
+    SCHEMA_REGISTRY_URL: stack.registryUrl,
+    HOLD_TTL_MS: '60000',
+    SEAT_SERVICE_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.service,
+    DEBEZIUM_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.debezium,
   });
   const service = await openSeatService(serviceConfig, testLogger);
   const close = track(`seat pipeline ${name}`, async () => {
@@ -82,7 +95,9 @@ export async function startSeatPipeline(prefix: string, overrides: Record<string
 export async function dropSlot(adminUrl: string, slot: string): Promise<void> {
   await waitFor(
     async () => {
-      const { rows } = await adminQuery(adminUrl, 'select active from pg_replication_slots where slot_name = $1', [slot]);
+      const { rows } = await adminQuery(adminUrl, 'select active from pg_replication_slots where slot_name = $1', [
+        slot,
+      ]);
       if (rows.length === 0) return true;
       if (rows[0].active) return false;
       await adminQuery(adminUrl, 'select pg_drop_replication_slot($1)', [slot]);
@@ -115,7 +130,12 @@ export async function collectRecords(
   brokers: string[] = endpoints().kafkaBrokers,
   security?: KafkaClientSecurity,
 ): Promise<{ records: CollectedRecord[]; stop: () => Promise<void> }> {
-  const kafka = createKafka({ brokers, clientId: 'test-collector', logger: testLogger, ...(security === undefined ? {} : { security }) });
+  const kafka = createKafka({
+    brokers,
+    clientId: 'test-collector',
+    logger: testLogger,
+    ...(security === undefined ? {} : { security }),
+  });
   const consumer = kafka.consumer({ groupId: uniqueName('collector'), maxWaitTimeInMs: 100 });
   const records: CollectedRecord[] = [];
   const positions = new Set<string>();
@@ -128,8 +148,17 @@ export async function collectRecords(
       if (positions.has(position)) return;
       positions.add(position);
       const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(message.headers ?? {})) headers[k] = Buffer.isBuffer(v) ? v.toString('utf8') : String(v);
-      records.push({ topic, partition, offset: message.offset, key: message.key?.toString('utf8') ?? '', headers, value: message.value ?? Buffer.alloc(0), message });
+      for (const [k, v] of Object.entries(message.headers ?? {}))
+        headers[k] = Buffer.isBuffer(v) ? v.toString('utf8') : String(v);
+      records.push({
+        topic,
+        partition,
+        offset: message.offset,
+        key: message.key?.toString('utf8') ?? '',
+        headers,
+        value: message.value ?? Buffer.alloc(0),
+        message,
+      });
     },
   });
   return { records, stop };
@@ -147,12 +176,20 @@ export async function adminClient(url: string): Promise<pg.Client> {
  * (connector settings) is read when the pipeline starts, e.g. the URL of a Connect worker that
  * an earlier beforeAll started.
  */
-export function useSeatPipeline(show: string, section: SectionPlan, overrides: () => Record<string, string> = () => ({})): () => SeatPipeline {
+export function useSeatPipeline(
+  show: string,
+  section: SectionPlan,
+  overrides: () => Record<string, string> = () => ({}),
+): () => SeatPipeline {
   let pipeline: SeatPipeline | undefined;
   beforeAll(async () => {
     pipeline = await startSeatPipeline(show, overrides());
     await createShow(pipeline.service.pool, {
-      showId: show, title: `${show} night`, startsAt: new Date('2027-06-01T20:00:00Z'), onSaleAt: new Date('2026-12-01T10:00:00Z'), sections: [section],
+      showId: show,
+      title: `${show} night`,
+      startsAt: new Date('2027-06-01T20:00:00Z'),
+      onSaleAt: new Date('2026-12-01T10:00:00Z'),
+      sections: [section],
     });
   });
   afterAll(async () => pipeline?.teardown());

@@ -32,7 +32,9 @@ export function uniqueName(prefix: string): string {
 }
 
 /** Creates a fresh database on the stack's cluster; returns its URL and a function that drops it. */
-export async function createTestDatabase(prefix: string): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
+export async function createTestDatabase(
+  prefix: string,
+): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
   const { postgresAdminUrl } = endpoints();
   const name = uniqueName(prefix).toLowerCase();
   await adminQuery(postgresAdminUrl, `create database ${pg.escapeIdentifier(name)}`);

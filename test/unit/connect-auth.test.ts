@@ -6,26 +6,45 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { basicAuthorization, connectFetch, connectUnauthorized, connectorStatus } from '../../connectors/connect-client.js';
+import {
+  basicAuthorization,
+  connectFetch,
+  connectUnauthorized,
+  connectorStatus,
+} from '../../connectors/connect-client.js';
 import { connectorSettings } from '../../connectors/settings.js';
 import { PipelineError } from '../../lib/errors.js';
 import { ConfigError, parseSettings } from '../../lib/settings.js';
 import { slotRecoverySettings } from '../../monitors/slot-recovery/settings.js';
 import { LOCAL_CONNECT_USER, localStackProgramEnv, stackLayout } from '../../stack/config.js';
-import { REST_AUTH_EXTENSION_CLASS, REST_LOGIN_MODULE_CLASS, restJaasConfig, restUsersFile, workerProperties } from '../../stack/connect.js';
+import {
+  REST_AUTH_EXTENSION_CLASS,
+  REST_LOGIN_MODULE_CLASS,
+  restJaasConfig,
+  restUsersFile,
+  workerProperties,
+} from '../../stack/connect.js';
 
 const SECRET = 'pa:ss wörd\\x';
 
 /** A local HTTP server answering every request with `status`; it records the request headers. */
-async function answering(status: number): Promise<{ url: string; seen: IncomingHttpHeaders[]; close: () => Promise<void> }> {
+async function answering(
+  status: number,
+): Promise<{ url: string; seen: IncomingHttpHeaders[]; close: () => Promise<void> }> {
   const seen: IncomingHttpHeaders[] = [];
   const server = createServer((request, response) => {
     seen.push(request.headers);
-    response.writeHead(status, { 'content-type': 'text/plain' }).end(status === 401 ? 'User cannot access the resource.' : '{}');
+    response
+      .writeHead(status, { 'content-type': 'text/plain' })
+      .end(status === 401 ? 'User cannot access the resource.' : '{}');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, seen, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    seen,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
 describe('the Connect client signs in with basic authentication', () => {
@@ -39,7 +58,10 @@ describe('the Connect client signs in with basic authentication', () => {
     const server = await answering(401);
     try {
       const api = { connectUrl: server.url, connectUsername: 'ops-user', connectPassword: SECRET };
-      const error = await connectorStatus(api, 'seat-outbox').then(() => undefined, (e: unknown) => e);
+      const error = await connectorStatus(api, 'seat-outbox').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(server.seen[0]?.authorization).toBe(basicAuthorization('ops-user', SECRET));
       expect(error).toBeInstanceOf(PipelineError);
       expect((error as PipelineError).code).toBe('connect_unauthorized');
@@ -59,8 +81,12 @@ describe('the Connect client signs in with basic authentication', () => {
       await connectFetch({ connectUrl: server.url, connectUsername: '', connectPassword: '' }, '/connectors');
       expect(server.seen).toHaveLength(1);
       expect(server.seen[0]?.authorization).toBeUndefined();
-      await expect(connectFetch({ connectUrl: server.url, connectUsername: 'ops-user', connectPassword: '' }, '/connectors')).rejects.toThrow(/CONNECT_USERNAME and CONNECT_PASSWORD go together/);
-      await expect(connectFetch({ connectUrl: server.url, connectUsername: '', connectPassword: SECRET }, '/connectors')).rejects.toThrow(/set both/);
+      await expect(
+        connectFetch({ connectUrl: server.url, connectUsername: 'ops-user', connectPassword: '' }, '/connectors'),
+      ).rejects.toThrow(/CONNECT_USERNAME and CONNECT_PASSWORD go together/);
+      await expect(
+        connectFetch({ connectUrl: server.url, connectUsername: '', connectPassword: SECRET }, '/connectors'),
+      ).rejects.toThrow(/set both/);
       expect(server.seen).toHaveLength(1);
     } finally {
       await server.close();
@@ -81,7 +107,11 @@ describe('the Connect client signs in with basic authentication', () => {
 });
 
 describe('CONNECT_USERNAME and CONNECT_PASSWORD', () => {
-  const base = { CONNECTOR_SEAT_DB_URL: 'postgres://x:y@127.0.0.1:1/z', SLOT_RECOVERY_SEAT_DB_URL: 'postgres://x:y@127.0.0.1:1/z', RECONCILE_CONSUMER_DB_URL: 'postgres://x:y@127.0.0.1:1/z' };
+  const base = {
+    CONNECTOR_SEAT_DB_URL: 'postgres://x:y@127.0.0.1:1/z',
+    SLOT_RECOVERY_SEAT_DB_URL: 'postgres://x:y@127.0.0.1:1/z',
+    RECONCILE_CONSUMER_DB_URL: 'postgres://x:y@127.0.0.1:1/z',
+  };
   const problems = (def: Parameters<typeof parseSettings>[0], env: Record<string, string>) => {
     try {
       parseSettings(def, env);
@@ -96,14 +126,22 @@ describe('CONNECT_USERNAME and CONNECT_PASSWORD', () => {
       expect(def.settings.connectPassword.secret).toBe(true);
       expect(problems(def, { ...base, CONNECT_USERNAME: 'ops-user', CONNECT_PASSWORD: SECRET })).toEqual([]);
     }
-    expect(problems(connectorSettings, { ...base, CONNECT_USERNAME: 'a:b', CONNECT_PASSWORD: SECRET }).join('\n')).toContain('CONNECT_USERNAME="a:b" is not valid: expected a user name without colons or spaces');
+    expect(
+      problems(connectorSettings, { ...base, CONNECT_USERNAME: 'a:b', CONNECT_PASSWORD: SECRET }).join('\n'),
+    ).toContain('CONNECT_USERNAME="a:b" is not valid: expected a user name without colons or spaces');
   });
 
-  it('the local stack passes the local user, the one the launcher writes into the workers\' users file', () => {
+  it("the local stack passes the local user, the one the launcher writes into the workers' users file", () => {
     const env = localStackProgramEnv(stackLayout({}));
-    expect({ user: env.CONNECT_USERNAME, password: env.CONNECT_PASSWORD }).toEqual({ user: LOCAL_CONNECT_USER.username, password: LOCAL_CONNECT_USER.password });
+    expect({ user: env.CONNECT_USERNAME, password: env.CONNECT_PASSWORD }).toEqual({
+      user: LOCAL_CONNECT_USER.username,
+      password: LOCAL_CONNECT_USER.password,
+    });
     const config = parseSettings(connectorSettings, env);
-    expect({ connectUsername: config.connectUsername, connectPassword: config.connectPassword }).toEqual({ connectUsername: LOCAL_CONNECT_USER.username, connectPassword: LOCAL_CONNECT_USER.password });
+    expect({ connectUsername: config.connectUsername, connectPassword: config.connectPassword }).toEqual({
+      connectUsername: LOCAL_CONNECT_USER.username,
+      connectPassword: LOCAL_CONNECT_USER.password,
+    });
   });
 });
 
@@ -120,7 +158,12 @@ describe("the workers' REST authentication", () => {
   });
 
   it('the users file holds one properties line per user, escaped; no user or an empty password is refused (an empty file lets everyone in)', () => {
-    expect(restUsersFile([{ username: 'stagefront-connect', password: 'secret' }, { username: 'ops', password: ' a\\b' }])).toBe('stagefront-connect: secret\nops: \\ a\\\\b\n');
+    expect(
+      restUsersFile([
+        { username: 'stagefront-connect', password: 'secret' },
+        { username: 'ops', password: ' a\\b' },
+      ]),
+    ).toBe('stagefront-connect: secret\nops: \\ a\\\\b\n');
     expect(restUsersFile([{ username: 'a=b c', password: 'x' }])).toBe('a\\=b\\ c: x\n');
     expect(() => restUsersFile([])).toThrow(/an empty file lets every request in/);
     expect(() => restUsersFile([{ username: 'ops', password: '' }])).toThrow(/needs a user name and a password/);

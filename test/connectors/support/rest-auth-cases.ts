@@ -23,15 +23,24 @@ const WRONG_PASSWORD = 'not-the-password-4711';
 const RIGHT = basicAuthorization(LOCAL_CONNECT_USER.username, LOCAL_CONNECT_USER.password);
 
 const get = (url: string, authorization?: string) =>
-  fetch(`${url}/connectors`, { headers: authorization === undefined ? {} : { authorization }, signal: AbortSignal.timeout(10_000) });
+  fetch(`${url}/connectors`, {
+    headers: authorization === undefined ? {} : { authorization },
+    signal: AbortSignal.timeout(10_000),
+  });
 
 /** The cases, on `connect()`'s two workers, whose outbox connector `pipeline()` applied. */
 export function restAuthCases(connect: () => ConnectWorkerCluster, pipeline: () => SeatPipeline): void {
   it('every worker refuses a request without credentials, with a wrong password or an unknown user (401), and takes the right ones', async () => {
     for (const worker of connect().workers) {
       expect((await get(worker.url)).status, worker.url).toBe(401);
-      expect((await get(worker.url, basicAuthorization(LOCAL_CONNECT_USER.username, WRONG_PASSWORD))).status, worker.url).toBe(401);
-      expect((await get(worker.url, basicAuthorization('somebody-else', LOCAL_CONNECT_USER.password))).status, worker.url).toBe(401);
+      expect(
+        (await get(worker.url, basicAuthorization(LOCAL_CONNECT_USER.username, WRONG_PASSWORD))).status,
+        worker.url,
+      ).toBe(401);
+      expect(
+        (await get(worker.url, basicAuthorization('somebody-else', LOCAL_CONNECT_USER.password))).status,
+        worker.url,
+      ).toBe(401);
       expect((await get(worker.url, RIGHT)).status, worker.url).toBe(200);
     }
   });
@@ -40,7 +49,8 @@ export function restAuthCases(connect: () => ConnectWorkerCluster, pipeline: () 
     for (const worker of connect().workers) {
       const layout = stackLayout({ ...process.env, STACK_HOME: worker.home });
       const files = restAuthFiles(layout);
-      for (const file of [files.users, files.jaas]) expect({ file, mode: (statSync(file).mode & 0o777).toString(8) }).toEqual({ file, mode: '600' });
+      for (const file of [files.users, files.jaas])
+        expect({ file, mode: (statSync(file).mode & 0o777).toString(8) }).toEqual({ file, mode: '600' });
       expect(readFileSync(files.jaas, 'utf8')).toContain(`file="${files.users}"`);
       const pid = worker.pid();
       if (pid === undefined) throw new Error(`worker ${worker.url} is not running`);
@@ -68,25 +78,51 @@ export function restAuthCases(connect: () => ConnectWorkerCluster, pipeline: () 
       expect(response.status, `${worker.url}: ${await response.text()}`).toBe(200);
       // Every worker reads the change from the config topic; the task is restarted with it.
       for (const other of connect().workers) {
-        await waitFor(async () => (await liveConnectorConfig(localConnectApi(other.url), connectorName))['heartbeat.interval.ms'] === heartbeat, {
-          timeoutMs: 30_000, description: `${other.url} to show heartbeat.interval.ms=${heartbeat}`,
-        });
+        await waitFor(
+          async () =>
+            (await liveConnectorConfig(localConnectApi(other.url), connectorName))['heartbeat.interval.ms'] ===
+            heartbeat,
+          {
+            timeoutMs: 30_000,
+            description: `${other.url} to show heartbeat.interval.ms=${heartbeat}`,
+          },
+        );
       }
-      await waitFor(async () => {
-        const tasks = (await (await fetch(`${worker.url}/connectors/${encodeURIComponent(connectorName)}/tasks`, { headers: { authorization: RIGHT } })).json()) as { config: Record<string, string> }[];
-        return tasks[0]?.config['heartbeat.interval.ms'] === heartbeat;
-      }, { timeoutMs: 60_000, description: `the task configuration to carry heartbeat.interval.ms=${heartbeat}` });
+      await waitFor(
+        async () => {
+          const tasks = (await (
+            await fetch(`${worker.url}/connectors/${encodeURIComponent(connectorName)}/tasks`, {
+              headers: { authorization: RIGHT },
+            })
+          ).json()) as { config: Record<string, string> }[];
+          return tasks[0]?.config['heartbeat.interval.ms'] === heartbeat;
+        },
+        { timeoutMs: 60_000, description: `the task configuration to carry heartbeat.interval.ms=${heartbeat}` },
+      );
     }
-    await waitFor(async () => isRunning(await connectorStatus(localConnectApi(connect().connectUrl), connectorName)), { timeoutMs: 60_000, description: `connector ${connectorName} RUNNING after the changes` });
+    await waitFor(async () => isRunning(await connectorStatus(localConnectApi(connect().connectUrl), connectorName)), {
+      timeoutMs: 60_000,
+      description: `connector ${connectorName} RUNNING after the changes`,
+    });
   });
 
   const connectorEnv = (overrides: Record<string, string> = {}) => ({
-    CONNECT_URL: connect().connectUrl, ...LOCAL_CONNECT_ENV, CONNECTOR_NAME: pipeline().connector.connectorName, SLOT_NAME: pipeline().connector.slotName,
-    CONNECTOR_SEAT_DB_URL: pipeline().adminUrl, LOG_LEVEL: 'warn', ...overrides,
+    CONNECT_URL: connect().connectUrl,
+    ...LOCAL_CONNECT_ENV,
+    CONNECTOR_NAME: pipeline().connector.connectorName,
+    SLOT_NAME: pipeline().connector.slotName,
+    CONNECTOR_SEAT_DB_URL: pipeline().adminUrl,
+    LOG_LEVEL: 'warn',
+    ...overrides,
   });
   const recoveryEnv = (overrides: Record<string, string> = {}) => ({
-    CONNECT_URL: connect().connectUrl, ...LOCAL_CONNECT_ENV, CONNECTOR_NAME: pipeline().connector.connectorName, SLOT_RECOVERY_SEAT_DB_URL: pipeline().adminUrl,
-    RECONCILE_CONSUMER_DB_URL: pipeline().adminUrl, LOG_LEVEL: 'warn', ...overrides,
+    CONNECT_URL: connect().connectUrl,
+    ...LOCAL_CONNECT_ENV,
+    CONNECTOR_NAME: pipeline().connector.connectorName,
+    SLOT_RECOVERY_SEAT_DB_URL: pipeline().adminUrl,
+    RECONCILE_CONSUMER_DB_URL: pipeline().adminUrl,
+    LOG_LEVEL: 'warn',
+    ...overrides,
   });
   const since = ['--since', '2026-12-01T00:00:00Z'];
 
@@ -102,13 +138,19 @@ export function restAuthCases(connect: () => ConnectWorkerCluster, pipeline: () 
   it('the connector command works with the right credentials and fails with wrong ones with the error that names the settings', async () => {
     const right = await runChildProgram('connectors/cli.ts', connectorEnv(), ['status']);
     expect(right.code, right.output).toBe(0);
-    expectUnauthorized(await runChildProgram('connectors/cli.ts', connectorEnv({ CONNECT_PASSWORD: WRONG_PASSWORD }), ['status']));
-    expectUnauthorized(await runChildProgram('connectors/cli.ts', connectorEnv({ CONNECT_USERNAME: 'somebody-else' }), ['apply']));
+    expectUnauthorized(
+      await runChildProgram('connectors/cli.ts', connectorEnv({ CONNECT_PASSWORD: WRONG_PASSWORD }), ['status']),
+    );
+    expectUnauthorized(
+      await runChildProgram('connectors/cli.ts', connectorEnv({ CONNECT_USERNAME: 'somebody-else' }), ['apply']),
+    );
   });
 
   it('slot recovery works with the right credentials and fails with wrong ones with the error that names the settings', async () => {
     const right = await runChildProgram('monitors/slot-recovery/main.ts', recoveryEnv(), since);
     expect(right.code, right.output).toBe(0);
-    expectUnauthorized(await runChildProgram('monitors/slot-recovery/main.ts', recoveryEnv({ CONNECT_PASSWORD: WRONG_PASSWORD }), since));
+    expectUnauthorized(
+      await runChildProgram('monitors/slot-recovery/main.ts', recoveryEnv({ CONNECT_PASSWORD: WRONG_PASSWORD }), since),
+    );
   });
 }

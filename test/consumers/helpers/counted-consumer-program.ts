@@ -32,10 +32,21 @@ const running = await startConsumer({
   registry: createSchemaRegistry(required('SCHEMA_REGISTRY_URL')),
   pool,
   logger,
-  policy: { deadlineMs: 300_000, lateRetryWindowMs: 5_000, deliveryLimit: Number(required('DELIVERY_LIMIT')), retryBaseMs: 100, retryCapMs: 1_000 },
+  policy: {
+    deadlineMs: 300_000,
+    lateRetryWindowMs: 5_000,
+    deliveryLimit: Number(required('DELIVERY_LIMIT')),
+    retryBaseMs: 100,
+    retryCapMs: 1_000,
+  },
   sessionTimeoutMs: 6_000,
-  decodeLimits: process.env.CONSUMER_MAX_COLLECTION_ITEMS ? { maxCollectionItems: Number(process.env.CONSUMER_MAX_COLLECTION_ITEMS) } : {},
+  decodeLimits: process.env.CONSUMER_MAX_COLLECTION_ITEMS
+    ? { maxCollectionItems: Number(process.env.CONSUMER_MAX_COLLECTION_ITEMS) }
+    : {},
 });
 process.once('SIGTERM', () => {
-  void running.stop().then(() => pool.end()).then(() => process.exit(0));
+  void running
+    .stop()
+    .then(() => pool.end())
+    .then(() => process.exit(0));
 });

@@ -45,7 +45,12 @@ export async function createAppliedEventsTable(pool: Pool): Promise<void> {
     )`);
 }
 
-async function applyCounted(client: PoolClient, consumer: string, events: readonly ConsumedEvent[], transientSeen: Set<string>): Promise<void> {
+async function applyCounted(
+  client: PoolClient,
+  consumer: string,
+  events: readonly ConsumedEvent[],
+  transientSeen: Set<string>,
+): Promise<void> {
   for (const event of events) {
     const payload = event.payload as CountedPayload;
     // A data error on this record's values, as Postgres raises it (SQLSTATE 22012): poison.
@@ -79,7 +84,12 @@ export function countedConsumer(name: string, topics: string[], options: Counted
     name,
     topics,
     eventTypes: {
-      [COUNTED_TYPE]: { whenLate, ...(deadlineMs === undefined ? {} : { deadlineMs }), ...(readerSchema ? { readerSchema } : {}), parse: (payload) => countedPayload.parse(payload) },
+      [COUNTED_TYPE]: {
+        whenLate,
+        ...(deadlineMs === undefined ? {} : { deadlineMs }),
+        ...(readerSchema ? { readerSchema } : {}),
+        parse: (payload) => countedPayload.parse(payload),
+      },
     },
     effects: { kind: 'transactional', apply: (client, events) => applyCounted(client, name, events, transientSeen) },
   };
@@ -105,7 +115,8 @@ export function assertKeyOrder(rows: readonly AppliedRow[]): void {
   const lastSeq = new Map<string, number>();
   for (const row of rows) {
     const previous = lastSeq.get(row.key);
-    if (previous !== undefined && row.seq <= previous) throw new Error(`key ${row.key}: seq ${row.seq} applied after ${previous}`);
+    if (previous !== undefined && row.seq <= previous)
+      throw new Error(`key ${row.key}: seq ${row.seq} applied after ${previous}`);
     lastSeq.set(row.key, row.seq);
   }
 }

@@ -23,8 +23,24 @@ import type { ConsumerDefinition, DeliveryPolicy } from '../../../consumers/runt
 import { type CloudEventRecord, cloudEventMessage, registerTestSchema } from '../../support/cloudevent-records.js';
 import { track } from '../../support/leak-guard.js';
 import { type StackEndpoints, adminQuery, uniqueName } from '../../support/stack.js';
-import { COUNTED_TYPE, type CountedOptions, type CountedPayload, appliedRows, assertKeyOrder, countedConsumer, countedSchemaV1, createAppliedEventsTable } from './counted-events.js';
-import { connectedProducer, createTopics, startTrackedConsumer, testKafka, testLogger, testRegistry } from './stack-fixture.js';
+import {
+  COUNTED_TYPE,
+  type CountedOptions,
+  type CountedPayload,
+  appliedRows,
+  assertKeyOrder,
+  countedConsumer,
+  countedSchemaV1,
+  createAppliedEventsTable,
+} from './counted-events.js';
+import {
+  connectedProducer,
+  createTopics,
+  startTrackedConsumer,
+  testKafka,
+  testLogger,
+  testRegistry,
+} from './stack-fixture.js';
 
 /** A database owned by a role of its own (no superuser), on the cluster behind `adminUrl`. */
 export interface RoleDatabase {
@@ -89,7 +105,8 @@ export async function serveFailureSeries(consumer: string, events: RuntimeEvents
   const scrape = async () => (await fetch(`${http.url}/metrics`)).text();
   return {
     metricsUrl: `${http.url}/metrics`,
-    failingCodes: async () => seriesOf(await scrape(), 'consumer_failing_event_age_seconds').map((s) => s.labels.error ?? ''),
+    failingCodes: async () =>
+      seriesOf(await scrape(), 'consumer_failing_event_age_seconds').map((s) => s.labels.error ?? ''),
     pastDeadline: async () => seriesOf(await scrape(), 'consumer_failing_past_deadline').some((s) => s.value === 1),
     close,
   };
@@ -149,7 +166,13 @@ export async function startDrill(options: DrillOptions): Promise<Drill> {
   const registry = testRegistry(stack);
   await createTopics(kafka, [topic], options.partitions ?? 3);
   const db = await createRoleDatabase(options.adminUrl ?? stack.postgresAdminUrl, prefix);
-  const pool = createPool({ connectionString: db.roleUrl, applicationName: name, logger: testLogger('pool'), max: 5, connectionTimeoutMs: 2_000 });
+  const pool = createPool({
+    connectionString: db.roleUrl,
+    applicationName: name,
+    logger: testLogger('pool'),
+    max: 5,
+    connectionTimeoutMs: 2_000,
+  });
   const closePool = track(`drill database ${db.name}`, async () => {
     await pool.end();
     await db.drop();
@@ -165,7 +188,16 @@ export async function startDrill(options: DrillOptions): Promise<Drill> {
   const consumers: { close: () => Promise<void> }[] = [];
 
   const drill: Drill = {
-    name, topic, kafka, registry, producer, db, pool, schemaId, events, definition,
+    name,
+    topic,
+    kafka,
+    registry,
+    producer,
+    db,
+    pool,
+    schemaId,
+    events,
+    definition,
     metricsUrl: series.metricsUrl,
     failingCodes: series.failingCodes,
     pastDeadline: series.pastDeadline,
@@ -174,7 +206,13 @@ export async function startDrill(options: DrillOptions): Promise<Drill> {
         const key = KEYS[index % KEYS.length]!;
         const seq = (seqs.get(key) ?? 0) + 1;
         seqs.set(key, seq);
-        return { type: COUNTED_TYPE, key, schemaId, payload: { key, seq, behaviour }, ...(time ? { time: time.toISOString() } : {}) };
+        return {
+          type: COUNTED_TYPE,
+          key,
+          schemaId,
+          payload: { key, seq, behaviour },
+          ...(time ? { time: time.toISOString() } : {}),
+        };
       }),
     load: async (records, durationMs) => {
       const messages = await Promise.all(records.map((record) => cloudEventMessage(registry, record)));
@@ -191,14 +229,27 @@ export async function startDrill(options: DrillOptions): Promise<Drill> {
       return messages.map((m) => String(m.headers.ce_id));
     },
     startConsumer: async () => {
-      const running = await startTrackedConsumer({ definition, kafka, groupId: name, registry, pool, logger: testLogger(name), policy, events, sessionTimeoutMs: 6_000 });
+      const running = await startTrackedConsumer({
+        definition,
+        kafka,
+        groupId: name,
+        registry,
+        pool,
+        logger: testLogger(name),
+        policy,
+        events,
+        sessionTimeoutMs: 6_000,
+      });
       consumers.push(running);
       await waitFor(() => running.isReady(), { timeoutMs: 60_000, description: `${name} joined its group` });
       return running;
     },
     deadLetters: () => readDeadLetters(kafka, deadLetterTopicFor(topic)),
     expectAllAppliedOnce: async (ids, deadLetters = 0) => {
-      await waitFor(async () => (await appliedRows(pool, name)).length >= ids.length, { timeoutMs: 120_000, description: `all ${ids.length} events applied` });
+      await waitFor(async () => (await appliedRows(pool, name)).length >= ids.length, {
+        timeoutMs: 120_000,
+        description: `all ${ids.length} events applied`,
+      });
       const rows = await appliedRows(pool, name);
       expect(rows.length).toBe(ids.length);
       expect(new Set(rows.map((r) => r.event_id))).toEqual(new Set(ids));
@@ -217,14 +268,23 @@ export async function startDrill(options: DrillOptions): Promise<Drill> {
  * Runs `fault` for `holdMs` while load arrives, then `repair`; checks the failure series with
  * `expectedCode` was raised during the fault and is gone after, and that every event applied once.
  */
-export async function runFaultDrill(drill: Drill, fault: { expectedCode: RegExp; holdMs: number; start(): Promise<void>; repair(): Promise<void> }): Promise<void> {
+export async function runFaultDrill(
+  drill: Drill,
+  fault: { expectedCode: RegExp; holdMs: number; start(): Promise<void>; repair(): Promise<void> },
+): Promise<void> {
   await drill.startConsumer();
   const before = await drill.load(drill.nextEvents(30), 1_000);
-  await waitFor(async () => (await appliedRows(drill.pool, drill.name)).length === before.length, { timeoutMs: 60_000, description: 'the warm-up events applied' });
+  await waitFor(async () => (await appliedRows(drill.pool, drill.name)).length === before.length, {
+    timeoutMs: 60_000,
+    description: 'the warm-up events applied',
+  });
   const faultAt = Date.now();
   await fault.start();
   const during = drill.load(drill.nextEvents(200), fault.holdMs);
-  const raised = await waitFor(async () => (await drill.failingCodes()).find((code) => fault.expectedCode.test(code)), { timeoutMs: fault.holdMs + 30_000, description: `the failure alert series (${fault.expectedCode})` });
+  const raised = await waitFor(async () => (await drill.failingCodes()).find((code) => fault.expectedCode.test(code)), {
+    timeoutMs: fault.holdMs + 30_000,
+    description: `the failure alert series (${fault.expectedCode})`,
+  });
   const raisedAfterMs = Date.now() - faultAt;
   expect(raised).toMatch(fault.expectedCode);
   const sent = await during;
@@ -232,7 +292,12 @@ export async function runFaultDrill(drill: Drill, fault: { expectedCode: RegExp;
   await fault.repair();
   const after = await drill.load(drill.nextEvents(30), 1_000);
   await drill.expectAllAppliedOnce([...before, ...sent, ...after]);
-  await waitFor(async () => (await drill.failingCodes()).length === 0, { timeoutMs: 30_000, description: 'the failure alert series resolved' });
+  await waitFor(async () => (await drill.failingCodes()).length === 0, {
+    timeoutMs: 30_000,
+    description: 'the failure alert series resolved',
+  });
   // For the record (the bench's business, never asserted): how long the drill's alert series took.
-  console.info(`${drill.name}: failure series ${raised} ${raisedAfterMs} ms after the fault; resolved and all ${before.length + sent.length + after.length} applied ${Date.now() - repairAt} ms after the repair`);
+  console.info(
+    `${drill.name}: failure series ${raised} ${raisedAfterMs} ms after the fault; resolved and all ${before.length + sent.length + after.length} applied ${Date.now() - repairAt} ms after the repair`,
+  );
 }

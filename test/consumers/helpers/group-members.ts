@@ -23,8 +23,13 @@ export async function describeGroup(kafka: Kafka, groupId: string, topic: string
     const group = groups[0];
     if (group === undefined) return { state: 'Dead', members: [] };
     const members = group.members.map((member) => {
-      const assignment = member.memberAssignment.length === 0 ? null : AssignerProtocol.MemberAssignment.decode(member.memberAssignment);
-      return { memberId: member.memberId, clientId: member.clientId, partitions: [...(assignment?.assignment[topic] ?? [])].sort((a, b) => a - b) };
+      const assignment =
+        member.memberAssignment.length === 0 ? null : AssignerProtocol.MemberAssignment.decode(member.memberAssignment);
+      return {
+        memberId: member.memberId,
+        clientId: member.clientId,
+        partitions: [...(assignment?.assignment[topic] ?? [])].sort((a, b) => a - b),
+      };
     });
     return { state: group.state, members };
   } finally {
@@ -35,18 +40,32 @@ export async function describeGroup(kafka: Kafka, groupId: string, topic: string
 /** True when the group is stable and its members own each of the topic's `partitions` exactly once, every member at least one. */
 export function ownsAllPartitions(group: GroupState, partitions: number): boolean {
   const owned = group.members.flatMap((m) => m.partitions).sort((a, b) => a - b);
-  return group.state === 'Stable' && owned.length === partitions && owned.every((p, i) => p === i) && group.members.every((m) => m.partitions.length > 0);
+  return (
+    group.state === 'Stable' &&
+    owned.length === partitions &&
+    owned.every((p, i) => p === i) &&
+    group.members.every((m) => m.partitions.length > 0)
+  );
 }
 
 /** Waits until `members` members own all `partitions` partitions of `topic`; returns the group. */
-export async function waitForGroup(kafka: Kafka, groupId: string, topic: string, expected: { members: number; partitions: number; timeoutMs?: number }): Promise<GroupState> {
+export async function waitForGroup(
+  kafka: Kafka,
+  groupId: string,
+  topic: string,
+  expected: { members: number; partitions: number; timeoutMs?: number },
+): Promise<GroupState> {
   let last: GroupState = { state: 'unknown', members: [] };
   await waitFor(
     async () => {
       last = await describeGroup(kafka, groupId, topic);
       return last.members.length === expected.members && ownsAllPartitions(last, expected.partitions);
     },
-    { timeoutMs: expected.timeoutMs ?? 60_000, intervalMs: 250, description: `${expected.members} members of ${groupId} owning all ${expected.partitions} partitions` },
+    {
+      timeoutMs: expected.timeoutMs ?? 60_000,
+      intervalMs: 250,
+      description: `${expected.members} members of ${groupId} owning all ${expected.partitions} partitions`,
+    },
   );
   return last;
 }

@@ -6,7 +6,12 @@ import avro from 'avsc';
 
 /** A record type with one array of nulls: each item takes no bytes, so a count alone makes the array. */
 export function arrayBombSchema(namespace: string): string {
-  return JSON.stringify({ type: 'record', name: 'Bomb', namespace, fields: [{ name: 'items', type: { type: 'array', items: 'null' } }] });
+  return JSON.stringify({
+    type: 'record',
+    name: 'Bomb',
+    namespace,
+    fields: [{ name: 'items', type: { type: 'array', items: 'null' } }],
+  });
 }
 
 /**

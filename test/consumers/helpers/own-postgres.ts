@@ -17,7 +17,9 @@ export interface OwnPostgres {
 }
 
 export function ownPostgres(): OwnPostgres {
-  const component = postgresComponent(stackLayout({ ...process.env, STACK_HOME: '.stack/consumer-db-test', STACK_POSTGRES_PORT: PORT }));
+  const component = postgresComponent(
+    stackLayout({ ...process.env, STACK_HOME: '.stack/consumer-db-test', STACK_POSTGRES_PORT: PORT }),
+  );
   const adminUrl = `postgres://postgres:postgres@127.0.0.1:${PORT}/postgres`;
   return {
     adminUrl,

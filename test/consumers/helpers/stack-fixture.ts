@@ -18,7 +18,12 @@ export function testLogger(name: string): Logger {
 
 /** A client of the stack's Kafka; `security` (kafkaClientSecurity) reaches a secured one, without it plaintext. */
 export function testKafka(stack: StackEndpoints, clientId: string, security?: KafkaClientSecurity): Kafka {
-  return createKafka({ brokers: stack.kafkaBrokers, clientId, logger: testLogger('kafkajs'), ...(security === undefined ? {} : { security }) });
+  return createKafka({
+    brokers: stack.kafkaBrokers,
+    clientId,
+    logger: testLogger('kafkajs'),
+    ...(security === undefined ? {} : { security }),
+  });
 }
 
 export function testRegistry(stack: StackEndpoints): Registry {
@@ -29,7 +34,10 @@ export async function createTopics(kafka: Kafka, topics: string[], numPartitions
   const admin = kafka.admin();
   await admin.connect();
   try {
-    await ensureTopics(admin, topics.map((topic) => ({ topic, numPartitions })));
+    await ensureTopics(
+      admin,
+      topics.map((topic) => ({ topic, numPartitions })),
+    );
   } finally {
     await admin.disconnect();
   }
@@ -42,7 +50,9 @@ export async function connectedProducer(kafka: Kafka): Promise<{ producer: Produ
 }
 
 /** A fresh consumer database with the consumer migrations applied; dropped by the returned cleanup. */
-export async function consumerDatabase(prefix: string): Promise<{ url: string; pool: Pool; close: () => Promise<void> }> {
+export async function consumerDatabase(
+  prefix: string,
+): Promise<{ url: string; pool: Pool; close: () => Promise<void> }> {
   const db = await createTestDatabase(prefix);
   const pool = createPool({ connectionString: db.url, applicationName: prefix, logger: testLogger('pool'), max: 5 });
   await runMigrations({ pool, folder: CONSUMER_MIGRATIONS });
@@ -53,10 +63,18 @@ export async function consumerDatabase(prefix: string): Promise<{ url: string; p
   return { url: db.url, pool, close };
 }
 
-export const FAST_POLICY: DeliveryPolicy = { deadlineMs: 60_000, lateRetryWindowMs: 5_000, deliveryLimit: 3, retryBaseMs: 50, retryCapMs: 500 };
+export const FAST_POLICY: DeliveryPolicy = {
+  deadlineMs: 60_000,
+  lateRetryWindowMs: 5_000,
+  deliveryLimit: 3,
+  retryBaseMs: 50,
+  retryCapMs: 500,
+};
 
 /** Starts a runtime consumer in this process, tracked by the leak guard. */
-export async function startTrackedConsumer(options: StartConsumerOptions): Promise<RunningConsumer & { close: () => Promise<void> }> {
+export async function startTrackedConsumer(
+  options: StartConsumerOptions,
+): Promise<RunningConsumer & { close: () => Promise<void> }> {
   const running = await startConsumer(options);
   const close = track(`consumer ${options.definition.name}`, () => running.stop());
   return { ...running, close };

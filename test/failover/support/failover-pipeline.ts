@@ -32,10 +32,19 @@ export interface FailoverPipeline {
   teardown(): Promise<void>;
 }
 
-export async function startFailoverPipeline(pair: ReplicatedPair, stack: StackEndpoints, name: string): Promise<FailoverPipeline> {
+export async function startFailoverPipeline(
+  pair: ReplicatedPair,
+  stack: StackEndpoints,
+  name: string,
+): Promise<FailoverPipeline> {
   const database = await pair.createDatabase(name);
   const adminUrl = (member: PairMember) => member.urlFor(database);
-  const adminPool = createPool({ connectionString: adminUrl(pair.primary), applicationName: 'test-migrate', logger: testLogger, max: 1 });
+  const adminPool = createPool({
+    connectionString: adminUrl(pair.primary),
+    applicationName: 'test-migrate',
+    logger: testLogger,
+    max: 1,
+  });
   try {
     await migrateSeatDatabase(adminPool, testLogger);
     await setupRoles(adminPool, LOCAL_ROLE_PASSWORDS);
@@ -44,8 +53,17 @@ export async function startFailoverPipeline(pair: ReplicatedPair, stack: StackEn
   }
   await applyOutboxConnector(
     parseSettings(connectorSettings, {
-      CONNECT_URL: stack.connectUrl, ...LOCAL_CONNECT_ENV, CONNECTOR_NAME: name, KAFKA_BROKERS: stack.kafkaBrokers.join(','), SEAT_DB_PORT: String(pair.primary.port),
-      SEAT_DB_NAME: database, CONNECTOR_SEAT_DB_URL: adminUrl(pair.primary), SLOT_NAME: name, TOPIC_PREFIX: name, TOPIC_PARTITIONS: '3', HEARTBEAT_INTERVAL_MS: '2000',
+      CONNECT_URL: stack.connectUrl,
+      ...LOCAL_CONNECT_ENV,
+      CONNECTOR_NAME: name,
+      KAFKA_BROKERS: stack.kafkaBrokers.join(','),
+      SEAT_DB_PORT: String(pair.primary.port),
+      SEAT_DB_NAME: database,
+      CONNECTOR_SEAT_DB_URL: adminUrl(pair.primary),
+      SLOT_NAME: name,
+      TOPIC_PREFIX: name,
+      TOPIC_PARTITIONS: '3',
+      HEARTBEAT_INTERVAL_MS: '2000',
     }),
     testLogger,
   );
@@ -53,9 +71,12 @@ export async function startFailoverPipeline(pair: ReplicatedPair, stack: StackEn
   const openService = async (member: PairMember) => {
     const service = await openSeatService(
       parseSettings(seatServiceSettings, {
-        SEAT_DB_URL: member.urlFor(database, 'stagefront_service', LOCAL_ROLE_PASSWORDS.service), SEAT_DB_ADMIN_URL: adminUrl(member),
-        SCHEMA_REGISTRY_URL: stack.registryUrl, HOLD_TTL_MS: '600000',
-        SEAT_SERVICE_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.service, DEBEZIUM_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.debezium,
+        SEAT_DB_URL: member.urlFor(database, 'stagefront_service', LOCAL_ROLE_PASSWORDS.service),
+        SEAT_DB_ADMIN_URL: adminUrl(member),
+        SCHEMA_REGISTRY_URL: stack.registryUrl,
+        HOLD_TTL_MS: '600000',
+        SEAT_SERVICE_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.service,
+        DEBEZIUM_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.debezium,
       }),
       testLogger,
     );
@@ -67,7 +88,12 @@ export async function startFailoverPipeline(pair: ReplicatedPair, stack: StackEn
     await deleteConnector(stack.connect, name);
   });
   return {
-    name, database, topics: { seat: `${name}.seat`, order: `${name}.order` }, adminUrl,
-    debeziumUrl: (member) => member.urlFor(database, DEBEZIUM_ROLE.user, DEBEZIUM_ROLE.password), openService, teardown,
+    name,
+    database,
+    topics: { seat: `${name}.seat`, order: `${name}.order` },
+    adminUrl,
+    debeziumUrl: (member) => member.urlFor(database, DEBEZIUM_ROLE.user, DEBEZIUM_ROLE.password),
+    openService,
+    teardown,
   };
 }

@@ -12,7 +12,10 @@ export const ROWS = 60;
 
 export async function createFailoverShow(service: SeatService, show: string): Promise<void> {
   await createShow(service.pool, {
-    showId: show, title: `${show} night`, startsAt: new Date('2027-06-01T20:00:00Z'), onSaleAt: new Date('2026-12-01T10:00:00Z'),
+    showId: show,
+    title: `${show} night`,
+    startsAt: new Date('2027-06-01T20:00:00Z'),
+    onSaleAt: new Date('2026-12-01T10:00:00Z'),
     sections: [{ section: 'A', rows: ROWS, seatsPerRow: SEATS_PER_ROW, priceCents: 4500 }],
   });
 }
@@ -34,7 +37,11 @@ export function sellAtPace(first: SeatService, show: string, paceMs: number): Pa
   const confirmed: string[] = [];
   const seat = (n: number) => seatId(show, 'A', Math.floor(n / SEATS_PER_ROW) + 1, (n % SEATS_PER_ROW) + 1);
   const sellOne = async (order: number) => {
-    const held = await service.hold({ showId: show, seatIds: [seat(2 * order), seat(2 * order + 1)], buyerId: `buyer-${order}` });
+    const held = await service.hold({
+      showId: show,
+      seatIds: [seat(2 * order), seat(2 * order + 1)],
+      buyerId: `buyer-${order}`,
+    });
     if (held.status !== 'held') throw new Error(`order ${order}: hold refused (${held.status})`);
     const done = await service.confirm({ holdId: held.holdId, buyerEmail: `buyer-${order}@example.test` });
     if (done.status !== 'confirmed') throw new Error(`order ${order}: confirm refused (${done.status})`);
@@ -55,7 +62,8 @@ export function sellAtPace(first: SeatService, show: string, paceMs: number): Pa
       while (confirmed.length < target) {
         if (stopping) throw new Error('sales stopped');
         await Promise.race([loop, sleep(50)]);
-        if (2 * (confirmed.length + failed) + 1 >= ROWS * SEATS_PER_ROW && confirmed.length < target) throw new Error('the show sold out before the orders were confirmed');
+        if (2 * (confirmed.length + failed) + 1 >= ROWS * SEATS_PER_ROW && confirmed.length < target)
+          throw new Error('the show sold out before the orders were confirmed');
       }
     },
     stop: async () => {

@@ -58,7 +58,12 @@ function layoutFor(home: string, port: number) {
 function member(component: ReturnType<typeof postgresComponent>, port: number): PairMember {
   const urlFor = (database: string, user = 'postgres', password = 'postgres') =>
     `postgres://${encodeURIComponent(user)}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
-  return { port, urlFor, admin: (sql, params = [], database = 'postgres') => adminQuery(urlFor(database), sql, params), pid: () => component.pid() };
+  return {
+    port,
+    urlFor,
+    admin: (sql, params = [], database = 'postgres') => adminQuery(urlFor(database), sql, params),
+    pid: () => component.pid(),
+  };
 }
 
 /** Postgres refuses to run as root: its tools run as the postgres OS user then (as the launcher does). */
@@ -98,11 +103,28 @@ export async function startReplicatedPair(prefix = 'failover'): Promise<Replicat
     const standbyData = join(postgresHome(standbyLayout), 'data');
     rmSync(postgresHome(standbyLayout), { recursive: true, force: true });
     runCommand('mkdir', ['-p', postgresHome(standbyLayout)]);
-    if (process.getuid?.() === 0) runCommand('chown', [process.env.STACK_POSTGRES_OS_USER ?? 'postgres', postgresHome(standbyLayout)]);
-    asServerUser(pgTool('pg_basebackup'), ['-d', `postgres://${ADMIN}@127.0.0.1:${primaryPort}/postgres`, '-D', standbyData, '-R', '-X', 'stream', '-C', '-S', STANDBY_SLOT, '--checkpoint=fast']);
+    if (process.getuid?.() === 0)
+      runCommand('chown', [process.env.STACK_POSTGRES_OS_USER ?? 'postgres', postgresHome(standbyLayout)]);
+    asServerUser(pgTool('pg_basebackup'), [
+      '-d',
+      `postgres://${ADMIN}@127.0.0.1:${primaryPort}/postgres`,
+      '-D',
+      standbyData,
+      '-R',
+      '-X',
+      'stream',
+      '-C',
+      '-S',
+      STANDBY_SLOT,
+      '--checkpoint=fast',
+    ]);
     await standbyComponent.launch();
     await waitUntil(`the standby on ${standbyPort}`, () => standbyComponent.healthy());
-    await waitUntil('the standby to stream from the primary', async () => (await standby.admin(/* sql */ `select status from pg_stat_wal_receiver`)).rows[0]?.status === 'streaming');
+    await waitUntil(
+      'the standby to stream from the primary',
+      async () =>
+        (await standby.admin(/* sql */ `select status from pg_stat_wal_receiver`)).rows[0]?.status === 'streaming',
+    );
   } catch (error) {
     await remove();
     throw error;
@@ -114,21 +136,30 @@ export async function startReplicatedPair(prefix = 'failover'): Promise<Replicat
     async createDatabase(name) {
       const database = uniqueName(name).toLowerCase();
       await primary.admin(/* sql */ `create database ${pg.escapeIdentifier(database)}`);
-      await waitUntil(`database ${database} on the standby`, async () => (await standby.admin(/* sql */ `select 1 from pg_database where datname = $1`, [database])).rowCount === 1);
+      await waitUntil(
+        `database ${database} on the standby`,
+        async () =>
+          (await standby.admin(/* sql */ `select 1 from pg_database where datname = $1`, [database])).rowCount === 1,
+      );
       return database;
     },
     async waitForStandbyCaughtUp() {
       const { rows } = await primary.admin(/* sql */ `select pg_current_wal_lsn()::text as lsn`);
       const target = (rows[0] as { lsn: string }).lsn;
       await waitUntil(`the standby to replay up to ${target}`, async () => {
-        const replayed = await standby.admin(/* sql */ `select pg_last_wal_replay_lsn() >= $1::pg_lsn as done`, [target]);
+        const replayed = await standby.admin(/* sql */ `select pg_last_wal_replay_lsn() >= $1::pg_lsn as done`, [
+          target,
+        ]);
         return (replayed.rows[0] as { done: boolean }).done;
       });
     },
     async holdReplication() {
       await standby.admin(/* sql */ `alter system set primary_conninfo = ''`);
       await standby.admin(/* sql */ `select pg_reload_conf()`);
-      await waitUntil('the standby to stop receiving WAL', async () => (await standby.admin(/* sql */ `select 1 from pg_stat_wal_receiver`)).rowCount === 0);
+      await waitUntil(
+        'the standby to stop receiving WAL',
+        async () => (await standby.admin(/* sql */ `select 1 from pg_stat_wal_receiver`)).rowCount === 0,
+      );
     },
     async killPrimary() {
       const pid = primaryComponent.pid();
@@ -139,7 +170,10 @@ export async function startReplicatedPair(prefix = 'failover'): Promise<Replicat
     },
     async promoteStandby() {
       await standby.admin(/* sql */ `select pg_promote(true, 60)`);
-      await waitUntil('the standby to leave recovery', async () => (await standby.admin(/* sql */ `select pg_is_in_recovery() as r`)).rows[0]?.r === false);
+      await waitUntil(
+        'the standby to leave recovery',
+        async () => (await standby.admin(/* sql */ `select pg_is_in_recovery() as r`)).rows[0]?.r === false,
+      );
     },
     remove,
   };

@@ -25,21 +25,28 @@ export interface SynchronizedPair {
   remove(): Promise<void>;
 }
 
-const waitUntil = (description: string, check: () => Promise<boolean>) => waitFor(check, { timeoutMs: 90_000, intervalMs: 200, description });
+const waitUntil = (description: string, check: () => Promise<boolean>) =>
+  waitFor(check, { timeoutMs: 90_000, intervalMs: 200, description });
 
 export async function startSynchronizedPair(prefix: string): Promise<SynchronizedPair> {
   const shared = stackLayout();
   const home = join(shared.home, 'failover-test', uniqueName(prefix).toLowerCase());
   const [primaryPort, standbyPort] = [await freePort(), await freePort()];
   const layout = stackLayout({
-    ...process.env, STACK_HOME: home, STACK_DIST: shared.dist, STACK_POSTGRES_PORT: String(primaryPort),
-    STACK_POSTGRES_STANDBY: 'yes', STACK_POSTGRES_STANDBY_PORT: String(standbyPort), STACK_POSTGRES_BINARIES: 'auto',
+    ...process.env,
+    STACK_HOME: home,
+    STACK_DIST: shared.dist,
+    STACK_POSTGRES_PORT: String(primaryPort),
+    STACK_POSTGRES_STANDBY: 'yes',
+    STACK_POSTGRES_STANDBY_PORT: String(standbyPort),
+    STACK_POSTGRES_BINARIES: 'auto',
   });
   const primary = postgresComponent(layout);
   const standby = postgresStandbyComponent(layout);
   const remove = track(`synchronized pair ${home}`, async () => {
     for (const component of [standby, primary]) await component.stop().catch(() => undefined);
-    for (const folder of [standbyHome(layout), postgresHome(layout), home]) rmSync(folder, { recursive: true, force: true });
+    for (const folder of [standbyHome(layout), postgresHome(layout), home])
+      rmSync(folder, { recursive: true, force: true });
   });
   try {
     await ensurePostgresBinaries(layout, testLogger);

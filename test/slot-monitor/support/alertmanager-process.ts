@@ -43,16 +43,21 @@ export async function startAlertmanager(urls: NotificationUrls): Promise<Alertma
   if (!binary) throw new Error('Alertmanager is not installed: sudo apt-get install prometheus-alertmanager');
   const dir = mkdtempSync(join(tmpdir(), 'slot-monitor-am-'));
   const configFile = join(dir, 'alertmanager.yml');
-  writeFileSync(configFile, alertmanagerConfig({
-    webhookUrl: urls.alertmanagerUrl,
-    deadMansSwitchUrl: urls.deadMansSwitchUrl,
-    groupWait: `${GROUP_WAIT_MS}ms`,
-    groupInterval: '1s',
-    repeatInterval: '1h',
-    deadMansSwitchRepeat: DEAD_MANS_SWITCH_REPEAT,
-  }));
+  writeFileSync(
+    configFile,
+    alertmanagerConfig({
+      webhookUrl: urls.alertmanagerUrl,
+      deadMansSwitchUrl: urls.deadMansSwitchUrl,
+      groupWait: `${GROUP_WAIT_MS}ms`,
+      groupInterval: '1s',
+      repeatInterval: '1h',
+      deadMansSwitchRepeat: DEAD_MANS_SWITCH_REPEAT,
+    }),
+  );
   const port = await freePort();
-  const child = spawn(binary, alertmanagerArgs({ configFile, storagePath: join(dir, 'data'), port }), { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(binary, alertmanagerArgs({ configFile, storagePath: join(dir, 'data'), port }), {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let output = '';
   child.stderr.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -33,7 +33,11 @@ export function outboxTopic(topicPrefix: string): string {
 
 /** Deletes the outbox topic a connector made with createTopic, if it exists. */
 export async function deleteOutboxTopic(topicPrefix: string): Promise<void> {
-  const admin = createKafka({ brokers: endpoints().kafkaBrokers, clientId: 'slot-monitor-test', logger: testLogger }).admin();
+  const admin = createKafka({
+    brokers: endpoints().kafkaBrokers,
+    clientId: 'slot-monitor-test',
+    logger: testLogger,
+  }).admin();
   await admin.connect();
   try {
     const topic = outboxTopic(topicPrefix);
@@ -46,10 +50,14 @@ export async function deleteOutboxTopic(topicPrefix: string): Promise<void> {
 async function connectRequest(url: string, method: string, body?: unknown): Promise<Response> {
   const response = await fetch(url, {
     method,
-    headers: { 'content-type': 'application/json', authorization: basicAuthorization(LOCAL_CONNECT_USER.username, LOCAL_CONNECT_USER.password) },
+    headers: {
+      'content-type': 'application/json',
+      authorization: basicAuthorization(LOCAL_CONNECT_USER.username, LOCAL_CONNECT_USER.password),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  if (!response.ok && response.status !== 404) throw new Error(`${method} ${url} answered ${response.status}: ${await response.text()}`);
+  if (!response.ok && response.status !== 404)
+    throw new Error(`${method} ${url} answered ${response.status}: ${await response.text()}`);
   return response;
 }
 
@@ -70,7 +78,9 @@ export async function createOutboxConnector(options: OutboxConnectorOptions): Pr
     'publication.autocreate.mode': 'disabled',
     'table.include.list': 'public.outbox',
     'snapshot.mode': 'no_data',
-    ...(options.createTopic ? { 'topic.creation.default.partitions': '1', 'topic.creation.default.replication.factor': '-1' } : {}),
+    ...(options.createTopic
+      ? { 'topic.creation.default.partitions': '1', 'topic.creation.default.replication.factor': '-1' }
+      : {}),
   });
 }
 
@@ -91,7 +101,9 @@ export async function deleteConnector(connectUrl: string, name: string): Promise
 export async function waitForSlotActive(cluster: SlotCluster, slotName: string, active: boolean): Promise<void> {
   await waitFor(
     async () => {
-      const { rows } = await cluster.admin(/* sql */ `select active from pg_replication_slots where slot_name = $1`, [slotName]);
+      const { rows } = await cluster.admin(/* sql */ `select active from pg_replication_slots where slot_name = $1`, [
+        slotName,
+      ]);
       return (rows[0] as { active: boolean } | undefined)?.active === active;
     },
     { timeoutMs: 90_000, intervalMs: 250, description: `slot ${slotName} to be ${active ? 'active' : 'inactive'}` },

@@ -27,10 +27,15 @@ export async function okPolls(url: string): Promise<number> {
 }
 
 /** Starts the monitor in this process, registered with the leak guard. SLOT_MONITOR_TEST_LOG_LEVEL=info shows its log. */
-export async function startMonitorInProcess(env: MonitorEnv): Promise<RunningSlotMonitor & { close: () => Promise<void> }> {
+export async function startMonitorInProcess(
+  env: MonitorEnv,
+): Promise<RunningSlotMonitor & { close: () => Promise<void> }> {
   const config = parseSlotMonitorConfig({ SLOT_MONITOR_METRICS_PORT: '0', ...env });
   const level = process.env.SLOT_MONITOR_TEST_LOG_LEVEL;
-  const logger = createLogger({ name: 'slot-monitor-test', level: level !== undefined && isLogLevel(level) ? level : 'fatal' });
+  const logger = createLogger({
+    name: 'slot-monitor-test',
+    level: level !== undefined && isLogLevel(level) ? level : 'fatal',
+  });
   const running = await startSlotMonitor(config, logger);
   const close = track('in-process slot monitor', () => running.stop());
   return { ...running, close };

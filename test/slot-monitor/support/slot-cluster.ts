@@ -36,7 +36,8 @@ function testCluster(layout: ReturnType<typeof clusterLayout>): SlotCluster {
   const port = layout.settings.postgresPort;
   const urlFor = (database: string, user = 'postgres', password = 'postgres') =>
     `postgres://${encodeURIComponent(user)}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
-  const admin = (sql: string, params: unknown[] = [], database = 'postgres') => adminQuery(urlFor(database), sql, params);
+  const admin = (sql: string, params: unknown[] = [], database = 'postgres') =>
+    adminQuery(urlFor(database), sql, params);
   return {
     adminUrl: urlFor('postgres'),
     port,
@@ -50,10 +51,16 @@ function testCluster(layout: ReturnType<typeof clusterLayout>): SlotCluster {
     async start() {
       if (await component.healthy()) {
         if (component.pid() !== undefined) return;
-        throw new Error(`port ${port} answers, but not with the cluster of ${layout.home} (another checkout's tests?): stop that one, or wait for it`);
+        throw new Error(
+          `port ${port} answers, but not with the cluster of ${layout.home} (another checkout's tests?): stop that one, or wait for it`,
+        );
       }
       if (component.pid() === undefined) await component.launch();
-      await waitFor(() => component.healthy(), { timeoutMs: 60_000, intervalMs: 200, description: `test Postgres on ${port}` });
+      await waitFor(() => component.healthy(), {
+        timeoutMs: 60_000,
+        intervalMs: 200,
+        description: `test Postgres on ${port}`,
+      });
     },
     stop: () => component.stop(),
   };
@@ -61,14 +68,21 @@ function testCluster(layout: ReturnType<typeof clusterLayout>): SlotCluster {
 
 /** Starts (or reuses) the slot-test cluster (1 MB WAL segments, no cap in its file) with every ALTER SYSTEM setting reset. */
 export async function startSlotCluster(): Promise<SlotCluster> {
-  const cluster = testCluster(clusterLayout('.stack/slot-test', SLOT_CLUSTER_PORT, { STACK_POSTGRES_WAL_SEGMENT_MB: '1', STACK_POSTGRES_MAX_SLOT_WAL_KEEP_SIZE: '-1' }));
+  const cluster = testCluster(
+    clusterLayout('.stack/slot-test', SLOT_CLUSTER_PORT, {
+      STACK_POSTGRES_WAL_SEGMENT_MB: '1',
+      STACK_POSTGRES_MAX_SLOT_WAL_KEEP_SIZE: '-1',
+    }),
+  );
   await cluster.start();
   await dropLeftovers(cluster.admin);
   await cluster.admin(/* sql */ `alter system reset all`);
   await cluster.admin(/* sql */ `select pg_reload_conf()`);
   const segment = (await cluster.admin(/* sql */ `show wal_segment_size`)).rows[0] as { wal_segment_size: string };
   if (segment.wal_segment_size !== '1MB') {
-    throw new Error(`the slot-test cluster has ${segment.wal_segment_size} WAL segments, not 1MB: delete .stack/slot-test and run again`);
+    throw new Error(
+      `the slot-test cluster has ${segment.wal_segment_size} WAL segments, not 1MB: delete .stack/slot-test and run again`,
+    );
   }
   return cluster;
 }
@@ -92,9 +106,13 @@ export async function startFreshStackCluster(): Promise<SlotCluster & { remove()
 /** A run that crashed may have left slots and databases behind on this test-only cluster: drop them. */
 async function dropLeftovers(admin: (sql: string) => Promise<pg.QueryResult>): Promise<void> {
   await admin(/* sql */ `select pg_drop_replication_slot(slot_name) from pg_replication_slots where not active`);
-  const { rows } = await admin(/* sql */ `select datname from pg_database where not datistemplate and datname <> 'postgres'`);
+  const { rows } = await admin(
+    /* sql */ `select datname from pg_database where not datistemplate and datname <> 'postgres'`,
+  );
   for (const { datname } of rows as { datname: string }[]) {
-    await admin(/* sql */ `drop database if exists ${pg.escapeIdentifier(datname)} with (force)`).catch(() => undefined);
+    await admin(/* sql */ `drop database if exists ${pg.escapeIdentifier(datname)} with (force)`).catch(
+      () => undefined,
+    );
   }
 }
 

@@ -22,7 +22,9 @@ export class WalTraffic {
   static async connect(url: string): Promise<WalTraffic> {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
-    await client.query(/* sql */ `create table if not exists wal_filler (id bigserial primary key, note text not null)`);
+    await client.query(
+      /* sql */ `create table if not exists wal_filler (id bigserial primary key, note text not null)`,
+    );
     return new WalTraffic(client);
   }
 
@@ -42,7 +44,8 @@ export class WalTraffic {
                    from pg_replication_slots where slot_name = $1`,
       [slotName],
     );
-    const row = rows[0] as { wal_status: WalStatus | null; active: boolean; safe: string | null; retained: string | null } | undefined;
+    const row = rows[0] as
+      { wal_status: WalStatus | null; active: boolean; safe: string | null; retained: string | null } | undefined;
     if (!row) return undefined;
     return {
       walStatus: row.wal_status,
@@ -56,7 +59,12 @@ export class WalTraffic {
    * Steps until the slot reaches `status` (at most `maxSteps`); returns when the test first saw it.
    * `beforeStep` may checkpoint to keep WAL-triggered checkpoints away.
    */
-  async stepUntil(slotName: string, status: WalStatus, maxSteps: number, beforeStep?: (step: number, state: SlotState | undefined) => Promise<void>): Promise<number> {
+  async stepUntil(
+    slotName: string,
+    status: WalStatus,
+    maxSteps: number,
+    beforeStep?: (step: number, state: SlotState | undefined) => Promise<void>,
+  ): Promise<number> {
     for (let step = 0; step < maxSteps; step += 1) {
       const state = await this.slotState(slotName);
       if (state?.walStatus === status) return Date.now();
@@ -65,7 +73,9 @@ export class WalTraffic {
     }
     const state = await this.slotState(slotName);
     if (state?.walStatus === status) return Date.now();
-    throw new Error(`slot ${slotName} did not reach ${status} within ${maxSteps} WAL segments; it is ${JSON.stringify(state)}`);
+    throw new Error(
+      `slot ${slotName} did not reach ${status} within ${maxSteps} WAL segments; it is ${JSON.stringify(state)}`,
+    );
   }
 
   async close(): Promise<void> {

@@ -20,7 +20,14 @@ export interface ReceivedAlert {
 
 export interface GenericWebhookCall {
   receivedAt: number;
-  body: { status: string; alertname: string; summary: string; description: string; labels: Record<string, string>; runbook: string[] };
+  body: {
+    status: string;
+    alertname: string;
+    summary: string;
+    description: string;
+    labels: Record<string, string>;
+    runbook: string[];
+  };
 }
 
 export interface WebhookReceiver {
@@ -35,7 +42,13 @@ export interface WebhookReceiver {
 
 interface AlertmanagerPayload {
   receiver: string;
-  alerts: { status: 'firing' | 'resolved'; labels: Record<string, string>; annotations: Record<string, string>; endsAt: string; generatorURL: string }[];
+  alerts: {
+    status: 'firing' | 'resolved';
+    labels: Record<string, string>;
+    annotations: Record<string, string>;
+    endsAt: string;
+    generatorURL: string;
+  }[];
 }
 
 export async function startWebhookReceiver(): Promise<WebhookReceiver> {
@@ -52,7 +65,16 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
         const payload = body as AlertmanagerPayload;
         for (const alert of payload.alerts) {
           const { status, labels, annotations, endsAt, generatorURL } = alert;
-          alerts.push({ receivedAt, receiver: payload.receiver, status, name: labels.alertname ?? '', labels, annotations, endsAt, generatorURL });
+          alerts.push({
+            receivedAt,
+            receiver: payload.receiver,
+            status,
+            name: labels.alertname ?? '',
+            labels,
+            annotations,
+            endsAt,
+            generatorURL,
+          });
         }
       } else {
         generic.push({ receivedAt, body: body as GenericWebhookCall['body'] });
@@ -77,6 +99,13 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
 }
 
 /** The alerts received with this name and status (optionally for one slot). */
-export function received(receiver: WebhookReceiver, name: string, status: 'firing' | 'resolved', slot?: string): ReceivedAlert[] {
-  return receiver.alerts.filter((a) => a.name === name && a.status === status && (slot === undefined || a.labels.slot_name === slot));
+export function received(
+  receiver: WebhookReceiver,
+  name: string,
+  status: 'firing' | 'resolved',
+  slot?: string,
+): ReceivedAlert[] {
+  return receiver.alerts.filter(
+    (a) => a.name === name && a.status === status && (slot === undefined || a.labels.slot_name === slot),
+  );
 }

@@ -34,7 +34,12 @@ export interface LostSlotPipeline {
 }
 
 async function prepareSeatDatabase(adminUrl: string): Promise<void> {
-  const adminPool = createPool({ connectionString: adminUrl, applicationName: 'test-migrate', logger: testLogger, max: 1 });
+  const adminPool = createPool({
+    connectionString: adminUrl,
+    applicationName: 'test-migrate',
+    logger: testLogger,
+    max: 1,
+  });
   try {
     await migrateSeatDatabase(adminPool, testLogger);
     await setupRoles(adminPool, LOCAL_ROLE_PASSWORDS);
@@ -43,20 +48,37 @@ async function prepareSeatDatabase(adminUrl: string): Promise<void> {
   }
 }
 
-export async function startLostSlotPipeline(cluster: SlotCluster, stack: StackEndpoints, name: string): Promise<LostSlotPipeline> {
+export async function startLostSlotPipeline(
+  cluster: SlotCluster,
+  stack: StackEndpoints,
+  name: string,
+): Promise<LostSlotPipeline> {
   const database = await cluster.createDatabase(name);
   const adminUrl = cluster.urlFor(database);
   await prepareSeatDatabase(adminUrl);
   const connector = parseSettings(connectorSettings, {
-    CONNECT_URL: stack.connectUrl, ...LOCAL_CONNECT_ENV, CONNECTOR_NAME: name, KAFKA_BROKERS: stack.kafkaBrokers.join(','), SEAT_DB_PORT: String(cluster.port),
-    SEAT_DB_NAME: database, CONNECTOR_SEAT_DB_URL: adminUrl, SLOT_NAME: name, TOPIC_PREFIX: name, TOPIC_PARTITIONS: '3', HEARTBEAT_INTERVAL_MS: '2000',
+    CONNECT_URL: stack.connectUrl,
+    ...LOCAL_CONNECT_ENV,
+    CONNECTOR_NAME: name,
+    KAFKA_BROKERS: stack.kafkaBrokers.join(','),
+    SEAT_DB_PORT: String(cluster.port),
+    SEAT_DB_NAME: database,
+    CONNECTOR_SEAT_DB_URL: adminUrl,
+    SLOT_NAME: name,
+    TOPIC_PREFIX: name,
+    TOPIC_PARTITIONS: '3',
+    HEARTBEAT_INTERVAL_MS: '2000',
   });
   await applyOutboxConnector(connector, testLogger);
   const serviceUrl = cluster.urlFor(database, 'stagefront_service', LOCAL_ROLE_PASSWORDS.service);
   const service = await openSeatService(
     parseSettings(seatServiceSettings, {
-      SEAT_DB_URL: serviceUrl, SEAT_DB_ADMIN_URL: adminUrl, SCHEMA_REGISTRY_URL: stack.registryUrl, HOLD_TTL_MS: '600000',
-      SEAT_SERVICE_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.service, DEBEZIUM_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.debezium,
+      SEAT_DB_URL: serviceUrl,
+      SEAT_DB_ADMIN_URL: adminUrl,
+      SCHEMA_REGISTRY_URL: stack.registryUrl,
+      HOLD_TTL_MS: '600000',
+      SEAT_SERVICE_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.service,
+      DEBEZIUM_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.debezium,
     }),
     testLogger,
   );
@@ -67,7 +89,13 @@ export async function startLostSlotPipeline(cluster: SlotCluster, stack: StackEn
     await cluster.admin(/* sql */ `drop database if exists ${pg.escapeIdentifier(database)} with (force)`);
   });
   return {
-    name, database, adminUrl, debeziumUrl: cluster.urlFor(database, DEBEZIUM_ROLE.user, DEBEZIUM_ROLE.password),
-    connector, service, topics: { seat: `${name}.seat`, order: `${name}.order` }, teardown,
+    name,
+    database,
+    adminUrl,
+    debeziumUrl: cluster.urlFor(database, DEBEZIUM_ROLE.user, DEBEZIUM_ROLE.password),
+    connector,
+    service,
+    topics: { seat: `${name}.seat`, order: `${name}.order` },
+    teardown,
   };
 }

@@ -8,7 +8,10 @@ const SEATS_PER_ROW = 10;
 
 export async function createArena(service: SeatService): Promise<void> {
   await createShow(service.pool, {
-    showId: SHOW, title: 'Arena night', startsAt: new Date('2027-06-01T20:00:00Z'), onSaleAt: new Date('2026-12-01T10:00:00Z'),
+    showId: SHOW,
+    title: 'Arena night',
+    startsAt: new Date('2027-06-01T20:00:00Z'),
+    onSaleAt: new Date('2026-12-01T10:00:00Z'),
     sections: [{ section: 'A', rows: 12, seatsPerRow: SEATS_PER_ROW, priceCents: 4500 }],
   });
 }
@@ -20,7 +23,11 @@ function seat(n: number): string {
 
 /** Order number `order` takes seats 2·order and 2·order+1: seat.held ×2, seat.sold ×2, order.confirmed. */
 export async function sellOrder(service: SeatService, order: number): Promise<void> {
-  const held = await service.hold({ showId: SHOW, seatIds: [seat(2 * order), seat(2 * order + 1)], buyerId: `buyer-${order}` });
+  const held = await service.hold({
+    showId: SHOW,
+    seatIds: [seat(2 * order), seat(2 * order + 1)],
+    buyerId: `buyer-${order}`,
+  });
   if (held.status !== 'held') throw new Error(`order ${order}: hold refused (${held.status})`);
   const confirmed = await service.confirm({ holdId: held.holdId, buyerEmail: `buyer-${order}@example.test` });
   if (confirmed.status !== 'confirmed') throw new Error(`order ${order}: confirm refused (${confirmed.status})`);
@@ -33,7 +40,11 @@ export async function holdOnly(service: SeatService, n: number): Promise<void> {
 }
 
 /** Sells orders one after another until stopped (or `max` orders): traffic while the recovery runs. */
-export function sellInBackground(service: SeatService, firstOrder: number, max: number): { stop: () => Promise<number> } {
+export function sellInBackground(
+  service: SeatService,
+  firstOrder: number,
+  max: number,
+): { stop: () => Promise<number> } {
   let stopping = false;
   let sold = 0;
   const loop = (async () => {

@@ -24,7 +24,10 @@ export async function startPrometheus(writeConfig: (dir: string) => string): Pro
   const configFile = join(dir, 'prometheus.yml');
   writeFileSync(configFile, writeConfig(dir));
   const port = await freePort();
-  const child = spawn('prometheus', prometheusArgs({ configFile, dataDir: join(dir, 'data'), port }), { env: PROMETHEUS_ENV, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn('prometheus', prometheusArgs({ configFile, dataDir: join(dir, 'data'), port }), {
+    env: PROMETHEUS_ENV,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let output = '';
   child.stderr.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

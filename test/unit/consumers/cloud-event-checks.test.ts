@@ -49,13 +49,22 @@ describe('a ce_type that names an inherited member of a plain object', () => {
   const registry = createSchemaRegistry('http://127.0.0.1:9/apis/ccompat/v7');
   const eventTypes = { 'com.stagefront.seat.held': { whenLate: 'keep-retrying' as const, parse: (p: unknown) => p } };
 
-  it.each(['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'])('%s is a type the consumer does not handle: skipped, not poison', async (type) => {
-    await expect(decodeCloudEvent(registry, record(headers({ ce_type: type })), eventTypes)).resolves.toBeUndefined();
-  });
+  it.each(['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'])(
+    '%s is a type the consumer does not handle: skipped, not poison',
+    async (type) => {
+      await expect(decodeCloudEvent(registry, record(headers({ ce_type: type })), eventTypes)).resolves.toBeUndefined();
+    },
+  );
 
-  it('has no deadline of its own in latenessOf: the consumer\'s applies', () => {
+  it("has no deadline of its own in latenessOf: the consumer's applies", () => {
     const definition = { name: 'c', topics: ['t'], eventTypes } as unknown as ConsumerDefinition;
-    const policy: DeliveryPolicy = { deadlineMs: 60_000, lateRetryWindowMs: 5_000, deliveryLimit: 3, retryBaseMs: 50, retryCapMs: 500 };
+    const policy: DeliveryPolicy = {
+      deadlineMs: 60_000,
+      lateRetryWindowMs: 5_000,
+      deliveryLimit: 3,
+      retryBaseMs: 50,
+      retryCapMs: 500,
+    };
     const now = Date.parse('2026-12-01T10:00:30.000Z');
     const unknown = latenessOf(definition, policy, [record(headers({ ce_type: 'com.example.unknown' }))], now, now);
     for (const type of ['constructor', '__proto__', 'toString']) {
@@ -75,18 +84,25 @@ describe('a repeated attribute header is ambiguous: poison, naming the header', 
   it.each(['ce_type', 'ce_id', 'ce_time', 'content-type'])('%s twice', (name) => {
     const h = headers();
     const value = h[name] as string;
-    const message = notACloudEvent({ ...h, [name]: [Buffer.from(value), Buffer.from(value === ID ? '0190b3a4-5c6d-7e8f-9a0b-000000000000' : `${value}x`)] });
+    const message = notACloudEvent({
+      ...h,
+      [name]: [Buffer.from(value), Buffer.from(value === ID ? '0190b3a4-5c6d-7e8f-9a0b-000000000000' : `${value}x`)],
+    });
     expect(message).toContain(`header ${name} appears 2 times`);
   });
 
   it('the same value twice is refused too, and a repeated header that is not an attribute is not', () => {
-    expect(notACloudEvent({ ...headers(), ce_type: [Buffer.from('a.b'), Buffer.from('a.b')] })).toContain('header ce_type appears 2 times');
-    expect(parseCloudEvent(record({ ...headers(), traceparent_x: [Buffer.from('a'), Buffer.from('b')] })).type).toBe('com.stagefront.seat.held');
+    expect(notACloudEvent({ ...headers(), ce_type: [Buffer.from('a.b'), Buffer.from('a.b')] })).toContain(
+      'header ce_type appears 2 times',
+    );
+    expect(parseCloudEvent(record({ ...headers(), traceparent_x: [Buffer.from('a'), Buffer.from('b')] })).type).toBe(
+      'com.stagefront.seat.held',
+    );
   });
 });
 
 describe('the attributes the contract fixes', () => {
-  it('accepts the seat service\'s record', () => {
+  it("accepts the seat service's record", () => {
     const event = parseCloudEvent(record(headers()));
     expect([event.id, event.specversion, event.source]).toEqual([ID, '1.0', '/stagefront/seat-service']);
   });
@@ -96,23 +112,41 @@ describe('the attributes the contract fixes', () => {
     expect(notACloudEvent(headers({ ce_specversion: null }))).toContain('ce_specversion is missing');
   });
 
-  it.each(['not-a-uuid', ID.toUpperCase(), `${ID}0`, '', '{0190b3a4-5c6d-7e8f-9a0b-1c2d3e4f5a6b}'])('ce_id %j is not the outbox id', (id) => {
-    const message = notACloudEvent(headers({ ce_id: id }));
-    expect(message).toMatch(id === '' ? /ce_id/ : /ce_id .* is not the outbox id/);
-  });
+  it.each(['not-a-uuid', ID.toUpperCase(), `${ID}0`, '', '{0190b3a4-5c6d-7e8f-9a0b-1c2d3e4f5a6b}'])(
+    'ce_id %j is not the outbox id',
+    (id) => {
+      const message = notACloudEvent(headers({ ce_id: id }));
+      expect(message).toMatch(id === '' ? /ce_id/ : /ce_id .* is not the outbox id/);
+    },
+  );
 
-  it.each(['', 'has spaces', 'http://[bad', '1http://x', 'a\u001b[2Jb'])('ce_source %j is not a non-empty URI-reference', (source) => {
-    expect(notACloudEvent(headers({ ce_source: source }))).toMatch(/ce_source (is missing or empty|.* is not a URI-reference|must match format "uri-reference")/);
-  });
+  it.each(['', 'has spaces', 'http://[bad', '1http://x', 'a\u001b[2Jb'])(
+    'ce_source %j is not a non-empty URI-reference',
+    (source) => {
+      expect(notACloudEvent(headers({ ce_source: source }))).toMatch(
+        /ce_source (is missing or empty|.* is not a URI-reference|must match format "uri-reference")/,
+      );
+    },
+  );
 
   it('a bad ce_time is named by its header', () => {
-    expect(notACloudEvent(headers({ ce_time: 'yesterday' }))).toContain('ce_time "yesterday" is not an RFC 3339 timestamp');
+    expect(notACloudEvent(headers({ ce_time: 'yesterday' }))).toContain(
+      'ce_time "yesterday" is not an RFC 3339 timestamp',
+    );
     expect(notACloudEvent(headers({ ce_time: '2026-13-45T99:00:00Z' }))).toContain('is not an RFC 3339 timestamp');
     expect(parseCloudEvent(record(headers({ ce_time: '2026-12-01T10:00:00.123456Z' }))).time).toBeDefined();
   });
 
   it('knows a URI-reference', () => {
-    for (const good of ['/stagefront/seat-service', 'urn:stagefront:seat', 'https://example.test/a?b=c#d', 'relative/path', '//host/x', 'a%20b']) expect(isUriReference(good), good).toBe(true);
+    for (const good of [
+      '/stagefront/seat-service',
+      'urn:stagefront:seat',
+      'https://example.test/a?b=c#d',
+      'relative/path',
+      '//host/x',
+      'a%20b',
+    ])
+      expect(isUriReference(good), good).toBe(true);
     for (const bad of ['has spaces', '%zz', 'é', '1abc:x', ':x']) expect(isUriReference(bad), bad).toBe(false);
   });
 });

@@ -2,7 +2,16 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Lateness } from '../../../consumers/runtime/delivery.js';
 import type { Failure } from '../../../consumers/runtime/failures.js';
-import { type Hold, type PartitionState, PartitionStates, afterGroupFailure, afterRecordFailure, countStands, crashedBefore, nextStep } from '../../../consumers/runtime/partition-state.js';
+import {
+  type Hold,
+  type PartitionState,
+  PartitionStates,
+  afterGroupFailure,
+  afterRecordFailure,
+  countStands,
+  crashedBefore,
+  nextStep,
+} from '../../../consumers/runtime/partition-state.js';
 
 const infrastructure: Failure = { kind: 'infrastructure', code: '25006', message: 'read-only' };
 const poison: Failure = { kind: 'poison', reason: 'undecodable', message: 'bad bytes' };
@@ -15,9 +24,24 @@ function hold(unit: Hold['unit'], offset: string, more: Partial<Hold> = {}): Hol
 
 describe('nextStep: what to do with the first record not done', () => {
   const facts = { reason: 'crashed the consumer' as const, error: 'ended', attempts: 3 };
-  const cases: { name: string; state: Pick<PartitionState, 'committed' | 'alone' | 'hold'>; offset: string; expected: unknown }[] = [
-    { name: 'a fresh partition: a group, counted first (it may be a redelivery)', state: { committed: false }, offset: '5', expected: { kind: 'group', hold: undefined, count: true } },
-    { name: 'committed since the join: a group, not counted', state: { committed: true }, offset: '5', expected: { kind: 'group', hold: undefined, count: false } },
+  const cases: {
+    name: string;
+    state: Pick<PartitionState, 'committed' | 'alone' | 'hold'>;
+    offset: string;
+    expected: unknown;
+  }[] = [
+    {
+      name: 'a fresh partition: a group, counted first (it may be a redelivery)',
+      state: { committed: false },
+      offset: '5',
+      expected: { kind: 'group', hold: undefined, count: true },
+    },
+    {
+      name: 'committed since the join: a group, not counted',
+      state: { committed: true },
+      offset: '5',
+      expected: { kind: 'group', hold: undefined, count: false },
+    },
     {
       name: 'a group held here with its attempt counted: tried again, not counted again',
       state: { committed: false, hold: hold('group', '5') },
@@ -69,8 +93,20 @@ describe('nextStep: what to do with the first record not done', () => {
 describe('afterGroupFailure', () => {
   const cases = [
     { name: 'poison isolates the group', failure: poison, late: undefined, attempt: 0, expected: { kind: 'isolate' } },
-    { name: 'an infrastructure failure retries the same group, uncounted, never past the next deadline decision', failure: infrastructure, late: onTime, attempt: 3, expected: { kind: 'retry', backoffAttempt: 3, maxDelayMs: 5_000, countNext: false } },
-    { name: 'a dead-letter deadline due isolates, so each record meets its own policy', failure: infrastructure, late: dueNow, attempt: 3, expected: { kind: 'isolate' } },
+    {
+      name: 'an infrastructure failure retries the same group, uncounted, never past the next deadline decision',
+      failure: infrastructure,
+      late: onTime,
+      attempt: 3,
+      expected: { kind: 'retry', backoffAttempt: 3, maxDelayMs: 5_000, countNext: false },
+    },
+    {
+      name: 'a dead-letter deadline due isolates, so each record meets its own policy',
+      failure: infrastructure,
+      late: dueNow,
+      attempt: 3,
+      expected: { kind: 'isolate' },
+    },
   ];
   it.each(cases)('$name', ({ failure, late, attempt, expected }) => {
     expect(afterGroupFailure(failure, late, attempt)).toEqual(expected);
@@ -79,10 +115,38 @@ describe('afterGroupFailure', () => {
 
 describe('afterRecordFailure', () => {
   const cases = [
-    { name: 'poison below the limit: retried, counted again', failure: poison, late: undefined, attempt: 0, attempts: 1, expected: { kind: 'retry', backoffAttempt: 0, maxDelayMs: Infinity, countNext: true } },
-    { name: 'poison at the limit: dead-lettered with its reason', failure: poison, late: undefined, attempt: 2, attempts: 3, expected: { kind: 'dead-letter', reason: 'undecodable', attempts: 3 } },
-    { name: 'infrastructure: retried, not counted', failure: infrastructure, late: onTime, attempt: 4, attempts: 1, expected: { kind: 'retry', backoffAttempt: 4, maxDelayMs: 5_000, countNext: false } },
-    { name: 'infrastructure past a dead-letter deadline: dead-lettered as late', failure: infrastructure, late: dueNow, attempt: 4, attempts: 1, expected: { kind: 'dead-letter', reason: 'deadline exceeded', attempts: 5 } },
+    {
+      name: 'poison below the limit: retried, counted again',
+      failure: poison,
+      late: undefined,
+      attempt: 0,
+      attempts: 1,
+      expected: { kind: 'retry', backoffAttempt: 0, maxDelayMs: Infinity, countNext: true },
+    },
+    {
+      name: 'poison at the limit: dead-lettered with its reason',
+      failure: poison,
+      late: undefined,
+      attempt: 2,
+      attempts: 3,
+      expected: { kind: 'dead-letter', reason: 'undecodable', attempts: 3 },
+    },
+    {
+      name: 'infrastructure: retried, not counted',
+      failure: infrastructure,
+      late: onTime,
+      attempt: 4,
+      attempts: 1,
+      expected: { kind: 'retry', backoffAttempt: 4, maxDelayMs: 5_000, countNext: false },
+    },
+    {
+      name: 'infrastructure past a dead-letter deadline: dead-lettered as late',
+      failure: infrastructure,
+      late: dueNow,
+      attempt: 4,
+      attempts: 1,
+      expected: { kind: 'dead-letter', reason: 'deadline exceeded', attempts: 5 },
+    },
   ];
   it.each(cases)('$name', ({ failure, late, attempt, attempts, expected }) => {
     expect(afterRecordFailure({ failure, late, attempt, attempts, deliveryLimit: 3 })).toEqual(expected);

@@ -7,11 +7,25 @@ import { describeReasonGroups, groupByReason } from '../../../consumers/redrive/
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u2028\u2029]/;
 
-function deadLetter(headers: Partial<Record<'reason' | 'ceId' | 'sourceTopic' | 'deadLetteredAt', string>>): DeadLetter {
+function deadLetter(
+  headers: Partial<Record<'reason' | 'ceId' | 'sourceTopic' | 'deadLetteredAt', string>>,
+): DeadLetter {
   return {
-    topic: 't.dlq', partition: 0, offset: '0', key: null, value: null, headers: {}, timestamp: '0',
-    reason: headers.reason ?? 'undecodable', error: '', ceId: headers.ceId, sourceTopic: headers.sourceTopic ?? 't',
-    sourcePartition: 0, sourceOffset: '0', deadLetteredAt: headers.deadLetteredAt ?? '2026-12-01T10:00:00.000Z', attempts: 3,
+    topic: 't.dlq',
+    partition: 0,
+    offset: '0',
+    key: null,
+    value: null,
+    headers: {},
+    timestamp: '0',
+    reason: headers.reason ?? 'undecodable',
+    error: '',
+    ceId: headers.ceId,
+    sourceTopic: headers.sourceTopic ?? 't',
+    sourcePartition: 0,
+    sourceOffset: '0',
+    deadLetteredAt: headers.deadLetteredAt ?? '2026-12-01T10:00:00.000Z',
+    attempts: 3,
   };
 }
 
@@ -26,15 +40,29 @@ describe('printable', () => {
   });
 
   it('leaves ordinary text alone, accents and all', () => {
-    for (const text of ['not a cloudevent', '0190b3a4-5c6d-7e8f-9a0b-1c2d3e4f5a6b', 'stagefront.seat', 'Zoë’s café — 10:00']) expect(printable(text)).toBe(text);
+    for (const text of [
+      'not a cloudevent',
+      '0190b3a4-5c6d-7e8f-9a0b-1c2d3e4f5a6b',
+      'stagefront.seat',
+      'Zoë’s café — 10:00',
+    ])
+      expect(printable(text)).toBe(text);
   });
 });
 
 describe('redrive list output', () => {
   it('prints no control character that came from a record', () => {
     const hostile = [
-      deadLetter({ reason: 'data error\u001b[2J\u001b[H', ceId: '\u009b31mred', sourceTopic: 'stagefront.seat\r\u001b[Kforged line' }),
-      deadLetter({ reason: 'data error\u001b[2J\u001b[H', ceId: 'x\u202ey', deadLetteredAt: '2026\u001b]0;pwned\u0007' }),
+      deadLetter({
+        reason: 'data error\u001b[2J\u001b[H',
+        ceId: '\u009b31mred',
+        sourceTopic: 'stagefront.seat\r\u001b[Kforged line',
+      }),
+      deadLetter({
+        reason: 'data error\u001b[2J\u001b[H',
+        ceId: 'x\u202ey',
+        deadLetteredAt: '2026\u001b]0;pwned\u0007',
+      }),
     ];
     const text = describeReasonGroups('t.dlq', groupByReason(hostile));
     expect(text).not.toMatch(CONTROL);

@@ -5,7 +5,18 @@ import { microsOf, nextSeatState } from '../../../consumers/seat-availability/ap
 import type { ConsumedEvent } from '../../../consumers/runtime/types.js';
 
 function event(type: string, time: string, payload: Record<string, unknown>): ConsumedEvent {
-  return { id: `${type}@${time}`, type, source: 'test', subject: 'C1', time, timeMs: Date.parse(time), key: 'C1', schemaId: 1, payload: { seat_id: 'C1', show_id: 's', section: 'C', ...payload }, record: {} as ConsumedEvent['record'] };
+  return {
+    id: `${type}@${time}`,
+    type,
+    source: 'test',
+    subject: 'C1',
+    time,
+    timeMs: Date.parse(time),
+    key: 'C1',
+    schemaId: 1,
+    payload: { seat_id: 'C1', show_id: 's', section: 'C', ...payload },
+    record: {} as ConsumedEvent['record'],
+  };
 }
 
 const held = (time: string, hold: string) => event(EVENTS.seatHeld.type, time, { hold_id: hold });
@@ -28,7 +39,9 @@ describe('seat availability rules', () => {
 
   it('a release frees only the hold it names, and a sale stays sold', () => {
     expect(fold(held('2026-12-01T10:00:01Z', 'h1'), released('2026-12-01T10:00:02Z', 'h2'))?.state).toBe('held');
-    expect(fold(held('2026-12-01T10:00:01Z', 'h1'), sold('2026-12-01T10:00:02Z'), held('2026-12-01T10:00:03Z', 'h3'))?.state).toBe('sold');
+    expect(
+      fold(held('2026-12-01T10:00:01Z', 'h1'), sold('2026-12-01T10:00:02Z'), held('2026-12-01T10:00:03Z', 'h3'))?.state,
+    ).toBe('sold');
     expect(fold(sold('2026-12-01T10:00:05Z'), released('2026-12-01T10:00:06Z', 'h1'))?.state).toBe('sold');
   });
 });

@@ -9,7 +9,11 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { confirmationEmailSettings } from '../../../consumers/confirmation-email/consumer.js';
-import { createSmtpTransport, sendConfirmation, type SmtpSettings } from '../../../consumers/confirmation-email/send-confirmation.js';
+import {
+  createSmtpTransport,
+  sendConfirmation,
+  type SmtpSettings,
+} from '../../../consumers/confirmation-email/send-confirmation.js';
 import type { ConsumedEvent } from '../../../consumers/runtime/types.js';
 import { parseSettings } from '../../../lib/settings.js';
 
@@ -45,13 +49,27 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 function settings(env: Record<string, string>): SmtpSettings {
-  return parseSettings(confirmationEmailSettings, { SMTP_HOST: '127.0.0.1', SMTP_PORT: String(port), SMTP_TIMEOUT_MS: '5000', SMTP_CONCURRENCY: '1', CONSUMER_DATABASE_URL: 'postgres://consumer@127.0.0.1:1/unused', ...env });
+  return parseSettings(confirmationEmailSettings, {
+    SMTP_HOST: '127.0.0.1',
+    SMTP_PORT: String(port),
+    SMTP_TIMEOUT_MS: '5000',
+    SMTP_CONCURRENCY: '1',
+    CONSUMER_DATABASE_URL: 'postgres://consumer@127.0.0.1:1/unused',
+    ...env,
+  });
 }
 
 function event(id: string): ConsumedEvent {
   return {
     id,
-    payload: { order_id: `o-${id}`, show_id: 's-1', seat_ids: ['A1'], total_cents: 1000, currency: 'EUR', buyer_email: 'buyer@example.com' },
+    payload: {
+      order_id: `o-${id}`,
+      show_id: 's-1',
+      seat_ids: ['A1'],
+      total_cents: 1000,
+      currency: 'EUR',
+      buyer_email: 'buyer@example.com',
+    },
   } as unknown as ConsumedEvent;
 }
 
@@ -59,7 +77,9 @@ describe('a server that offers no STARTTLS', () => {
   it('gets no password and no email from a transport with a password; the error says why', async () => {
     const transport = createSmtpTransport(settings({ SMTP_USER: 'mailer', SMTP_PASSWORD: 'hunter2' }));
     try {
-      await expect(sendConfirmation(transport, 'Stagefront <t@example.com>', event('with-password'))).rejects.toThrow(/could not be encrypted \(STARTTLS refused or failed\).*nothing was sent, the password neither/);
+      await expect(sendConfirmation(transport, 'Stagefront <t@example.com>', event('with-password'))).rejects.toThrow(
+        /could not be encrypted \(STARTTLS refused or failed\).*nothing was sent, the password neither/,
+      );
     } finally {
       transport.close();
     }
@@ -80,8 +100,8 @@ describe('a server that offers no STARTTLS', () => {
 
 describe('configuration', () => {
   it('refuses a password with TLS explicitly off, naming the fix', () => {
-    expect(() => createSmtpTransport(settings({ SMTP_USER: 'mailer', SMTP_PASSWORD: 'hunter2', SMTP_REQUIRE_TLS: 'no' }))).toThrow(
-      /SMTP_PASSWORD is set but SMTP_REQUIRE_TLS=no .*unset SMTP_REQUIRE_TLS .* or set SMTP_SECURE=true/,
-    );
+    expect(() =>
+      createSmtpTransport(settings({ SMTP_USER: 'mailer', SMTP_PASSWORD: 'hunter2', SMTP_REQUIRE_TLS: 'no' })),
+    ).toThrow(/SMTP_PASSWORD is set but SMTP_REQUIRE_TLS=no .*unset SMTP_REQUIRE_TLS .* or set SMTP_SECURE=true/);
   });
 });

@@ -2,7 +2,14 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { OUTBOX_CONNECTOR_FILE } from '../../../connectors/outbox-connector.js';
 import { deadLetterTopicFor, topicFor } from '../../../events/catalogue.js';
-import { DEBEZIUM_HEARTBEAT_TOPICS_PREFIX, KAFKA_OPERATIONS, type KafkaUserAccess, kafkaAccessAllows, kafkaAccessPlan, kafkaUserAccess } from '../../../lib/kafka-access.js';
+import {
+  DEBEZIUM_HEARTBEAT_TOPICS_PREFIX,
+  KAFKA_OPERATIONS,
+  type KafkaUserAccess,
+  kafkaAccessAllows,
+  kafkaAccessPlan,
+  kafkaUserAccess,
+} from '../../../lib/kafka-access.js';
 import { STACK_CONNECT_CLUSTER } from '../../../stack/connect.js';
 import { programConsumers, stackKafkaAccessInput, stackKafkaAccessPlan } from '../../../stack/kafka-users.js';
 
@@ -14,7 +21,15 @@ const configs = `${STACK_CONNECT_CLUSTER.storageTopicPrefix}-configs`;
 
 describe('the Kafka access plan', () => {
   it('has a user per consumer program, redrive, the connector command, Connect and one super user', () => {
-    expect(plan.map((u) => u.user)).toEqual(['admin', 'seat-availability', 'confirmation-email', 'sales-ledger', 'redrive', 'connector-command', 'connect']);
+    expect(plan.map((u) => u.user)).toEqual([
+      'admin',
+      'seat-availability',
+      'confirmation-email',
+      'sales-ledger',
+      'redrive',
+      'connector-command',
+      'connect',
+    ]);
     expect(plan.filter((u) => u.superUser).map((u) => u.user)).toEqual(['admin']);
     expect(user('admin').acls).toEqual([]);
   });
@@ -23,7 +38,8 @@ describe('the Kafka access plan', () => {
     const sa = user('seat-availability');
     expect(kafkaAccessAllows(sa, 'topic', seat, 'Read')).toBe(true);
     expect(kafkaAccessAllows(sa, 'group', 'seat-availability', 'Read')).toBe(true);
-    for (const op of ['Create', 'Write', 'Describe'] as const) expect(kafkaAccessAllows(sa, 'topic', deadLetterTopicFor(seat), op)).toBe(true);
+    for (const op of ['Create', 'Write', 'Describe'] as const)
+      expect(kafkaAccessAllows(sa, 'topic', deadLetterTopicFor(seat), op)).toBe(true);
     expect(kafkaAccessAllows(sa, 'topic', seat, 'Write')).toBe(false);
     expect(kafkaAccessAllows(sa, 'topic', order, 'Read')).toBe(false);
     expect(kafkaAccessAllows(sa, 'topic', deadLetterTopicFor(seat), 'Read')).toBe(false);
@@ -37,13 +53,17 @@ describe('the Kafka access plan', () => {
     expect(kafkaAccessAllows(email, 'topic', deadLetterTopicFor(order), 'Write')).toBe(true);
   });
 
-  it('takes each consumer\'s topics from its definition and its group from its settings', () => {
+  it("takes each consumer's topics from its definition and its group from its settings", () => {
     expect(programConsumers('p')).toEqual([
       { name: 'seat-availability', groupId: 'seat-availability', topics: ['p.seat'] },
       { name: 'confirmation-email', groupId: 'confirmation-email', topics: ['p.order'] },
       { name: 'sales-ledger', groupId: 'sales-ledger', topics: ['p.order'] },
     ]);
-    expect(stackKafkaAccessInput('p').aggregates.map((a) => topicFor('p', a)).sort()).toEqual(['p.order', 'p.seat']);
+    expect(
+      stackKafkaAccessInput('p')
+        .aggregates.map((a) => topicFor('p', a))
+        .sort(),
+    ).toEqual(['p.order', 'p.seat']);
   });
 
   it('lets redrive read the dead letter topics with its throwaway groups and write the source topics only', () => {
@@ -65,8 +85,12 @@ describe('the Kafka access plan', () => {
     const connect = user('connect');
     for (const suffix of ['configs', 'offsets', 'status']) {
       const topic = `${STACK_CONNECT_CLUSTER.storageTopicPrefix}-${suffix}`;
-      for (const op of ['Create', 'Read', 'Write', 'DescribeConfigs'] as const) expect(kafkaAccessAllows(connect, 'topic', topic, op)).toBe(true);
-      expect(plan.filter((u) => kafkaAccessAllows(u, 'topic', topic, 'Read')).map((u) => u.user)).toEqual(['admin', 'connect']);
+      for (const op of ['Create', 'Read', 'Write', 'DescribeConfigs'] as const)
+        expect(kafkaAccessAllows(connect, 'topic', topic, op)).toBe(true);
+      expect(plan.filter((u) => kafkaAccessAllows(u, 'topic', topic, 'Read')).map((u) => u.user)).toEqual([
+        'admin',
+        'connect',
+      ]);
     }
     expect(kafkaAccessAllows(connect, 'group', STACK_CONNECT_CLUSTER.groupId, 'Read')).toBe(true);
     expect(kafkaAccessAllows(connect, 'topic', seat, 'Write')).toBe(true);
@@ -78,9 +102,16 @@ describe('the Kafka access plan', () => {
   it('gives no program a topic deletion, a config change or a cluster operation beyond reading broker defaults', () => {
     for (const u of plan.filter((p) => !p.superUser)) {
       for (const acl of u.acls) {
-        const risky = acl.operations.filter((o) => o === 'Delete' || o === 'Alter' || o === 'AlterConfigs' || o === 'ClusterAction' || o === 'IdempotentWrite');
+        const risky = acl.operations.filter(
+          (o) =>
+            o === 'Delete' || o === 'Alter' || o === 'AlterConfigs' || o === 'ClusterAction' || o === 'IdempotentWrite',
+        );
         // The one deletion: redrive's own throwaway reader groups.
-        const readerGroups = u.user === 'redrive' && acl.resource.type === 'group' && acl.resource.patternType === 'prefix' && acl.resource.name?.startsWith('read-') === true;
+        const readerGroups =
+          u.user === 'redrive' &&
+          acl.resource.type === 'group' &&
+          acl.resource.patternType === 'prefix' &&
+          acl.resource.name?.startsWith('read-') === true;
         expect(risky).toEqual(readerGroups ? ['Delete'] : []);
         if (acl.resource.type === 'cluster') expect(acl.operations).toEqual(['DescribeConfigs']);
         for (const o of acl.operations) expect(KAFKA_OPERATIONS).toContain(o);
@@ -88,13 +119,18 @@ describe('the Kafka access plan', () => {
     }
   });
 
-  it('follows the connector file: Debezium\'s heartbeat topic keeps its default prefix', () => {
+  it("follows the connector file: Debezium's heartbeat topic keeps its default prefix", () => {
     const config = JSON.parse(readFileSync(OUTBOX_CONNECTOR_FILE, 'utf8')) as Record<string, string>;
     expect(config['heartbeat.topics.prefix']).toBeUndefined();
     expect(config['heartbeat.interval.ms']).toBeDefined();
   });
 
   it('refuses two users of one name', () => {
-    expect(() => kafkaAccessPlan({ ...stackKafkaAccessInput('p'), consumers: [{ name: 'connect', groupId: 'g', topics: ['p.seat'] }] })).toThrow(/Kafka user "connect" is named twice/);
+    expect(() =>
+      kafkaAccessPlan({
+        ...stackKafkaAccessInput('p'),
+        consumers: [{ name: 'connect', groupId: 'g', topics: ['p.seat'] }],
+      }),
+    ).toThrow(/Kafka user "connect" is named twice/);
   });
 });

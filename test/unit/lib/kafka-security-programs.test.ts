@@ -18,7 +18,16 @@ import { projectRoot } from '../../../stack/config.js';
  * topics), the rehearsal (the connector step and the consumers it starts) and the bench. Slot
  * recovery and reconciliation read the databases and Connect only.
  */
-const KAFKA_PROGRAMS = ['bench', 'confirmation-email', 'connector', 'redrive', 'rehearsal', 'sales-ledger', 'seat-availability', 'seat-watch'];
+const KAFKA_PROGRAMS = [
+  'bench',
+  'confirmation-email',
+  'connector',
+  'redrive',
+  'rehearsal',
+  'sales-ledger',
+  'seat-availability',
+  'seat-watch',
+];
 const speaksToKafka = (name: string): boolean => KAFKA_PROGRAMS.includes(name);
 
 const FRAGMENT = Object.entries(kafkaSecuritySettings);
@@ -31,22 +40,36 @@ describe('the KAFKA_SECURITY_* settings in every program that speaks to Kafka', 
   ];
 
   it('every table with KAFKA_BROKERS is of a program that speaks to Kafka, and each of those has a table', () => {
-    for (const [name, def] of tables) if (Object.values(def.settings).some((s) => s.env === 'KAFKA_BROKERS')) expect(KAFKA_PROGRAMS, name).toContain(name);
+    for (const [name, def] of tables)
+      if (Object.values(def.settings).some((s) => s.env === 'KAFKA_BROKERS'))
+        expect(KAFKA_PROGRAMS, name).toContain(name);
     expect(KAFKA_PROGRAMS.filter((name) => !tables.some(([n]) => n === name))).toEqual([]);
   });
 
-  it.each(tables.filter(([name]) => speaksToKafka(name)))('%s has each of them, as the fragment defines it', (_name, def) => {
-    for (const [key, setting] of FRAGMENT) expect(def.settings[key], `${setting.env}`).toBe(setting);
-  });
+  it.each(tables.filter(([name]) => speaksToKafka(name)))(
+    '%s has each of them, as the fragment defines it',
+    (_name, def) => {
+      for (const [key, setting] of FRAGMENT) expect(def.settings[key], `${setting.env}`).toBe(setting);
+    },
+  );
 
   it('every consumer, and so every one npm run new-consumer writes, gets them from consumerSettings', () => {
-    const table = consumerSettings({ groupId: 'g', metricsPort: '9999', deadlineMs: '1000', whenLate: 'keep-retrying' }) as SettingsTable;
+    const table = consumerSettings({
+      groupId: 'g',
+      metricsPort: '9999',
+      deadlineMs: '1000',
+      whenLate: 'keep-retrying',
+    }) as SettingsTable;
     for (const [key, setting] of FRAGMENT) expect(table[key]).toBe(setting);
   });
 
   it('the programs that do not speak to Kafka do not take them', () => {
     for (const [name, def] of tables.filter(([n]) => !speaksToKafka(n))) {
-      for (const [, setting] of FRAGMENT) expect(Object.values(def.settings).map((s) => s.env), name).not.toContain(setting.env);
+      for (const [, setting] of FRAGMENT)
+        expect(
+          Object.values(def.settings).map((s) => s.env),
+          name,
+        ).not.toContain(setting.env);
     }
   });
 });
@@ -70,12 +93,30 @@ function sourceFiles(dir: string): string[] {
 }
 
 describe('every Kafka client a program creates', () => {
-  it('passes the program\'s security to createKafka (outside the tests and lib/kafka.ts itself)', () => {
-    const dirs = ['bench', 'compose', 'connectors', 'consumers', 'deploy', 'events', 'examples', 'monitors', 'rehearsal', 'scripts', 'seat-service', 'stack'];
-    const calls = dirs.flatMap((dir) => sourceFiles(join(projectRoot, dir))).flatMap((file) => {
-      const source = readFileSync(file, 'utf8');
-      return [...source.matchAll(/\bcreateKafka\(/g)].map((m) => ({ where: relative(projectRoot, file), args: callArguments(source, (m.index ?? 0) + 'createKafka'.length) }));
-    });
+  it("passes the program's security to createKafka (outside the tests and lib/kafka.ts itself)", () => {
+    const dirs = [
+      'bench',
+      'compose',
+      'connectors',
+      'consumers',
+      'deploy',
+      'events',
+      'examples',
+      'monitors',
+      'rehearsal',
+      'scripts',
+      'seat-service',
+      'stack',
+    ];
+    const calls = dirs
+      .flatMap((dir) => sourceFiles(join(projectRoot, dir)))
+      .flatMap((file) => {
+        const source = readFileSync(file, 'utf8');
+        return [...source.matchAll(/\bcreateKafka\(/g)].map((m) => ({
+          where: relative(projectRoot, file),
+          args: callArguments(source, (m.index ?? 0) + 'createKafka'.length),
+        }));
+      });
     expect(calls.length, 'createKafka calls found').toBeGreaterThanOrEqual(4);
     for (const call of calls) expect(call.args, `${call.where}: createKafka${call.args}`).toMatch(/\bsecurity\b/);
   });
@@ -83,13 +124,23 @@ describe('every Kafka client a program creates', () => {
 
 describe('a program that starts another hands it the same settings', () => {
   it('kafkaSecurityEnv gives back the variables the settings were parsed from', () => {
-    const env = { KAFKA_SECURITY_PROTOCOL: 'sasl_ssl', KAFKA_SASL_MECHANISM: 'scram-sha-256', KAFKA_SASL_USERNAME: 'bench', KAFKA_SASL_PASSWORD: 'pw', KAFKA_TLS_CA_FILE: '/ca.pem' };
+    const env = {
+      KAFKA_SECURITY_PROTOCOL: 'sasl_ssl',
+      KAFKA_SASL_MECHANISM: 'scram-sha-256',
+      KAFKA_SASL_USERNAME: 'bench',
+      KAFKA_SASL_PASSWORD: 'pw',
+      KAFKA_TLS_CA_FILE: '/ca.pem',
+    };
     const config = parseSettings(PROGRAM_SETTINGS.bench as SettingsDefinition<typeof kafkaSecuritySettings>, env);
     expect(kafkaSecurityEnv(config)).toEqual(env);
   });
 
   it('the rehearsal refuses a contradiction in them before it starts anything', () => {
-    expect(() => parseRehearsalConfig({ KAFKA_SECURITY_PROTOCOL: 'sasl_ssl' })).toThrow(/KAFKA_SASL_USERNAME is not set/);
-    expect(() => parseRehearsalConfig({ KAFKA_SASL_USERNAME: 'rehearsal' })).toThrow(/KAFKA_SECURITY_PROTOCOL is plaintext, which sends no credentials/);
+    expect(() => parseRehearsalConfig({ KAFKA_SECURITY_PROTOCOL: 'sasl_ssl' })).toThrow(
+      /KAFKA_SASL_USERNAME is not set/,
+    );
+    expect(() => parseRehearsalConfig({ KAFKA_SASL_USERNAME: 'rehearsal' })).toThrow(
+      /KAFKA_SECURITY_PROTOCOL is plaintext, which sends no credentials/,
+    );
   });
 });

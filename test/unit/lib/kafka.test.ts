@@ -37,9 +37,14 @@ describe('kafka logging', () => {
     expect(kafkaLogLevel(captureLogs('silent').logger)).toBe(logLevel.NOTHING);
   });
 
-  it('a client reports a broker it cannot reach through the program\'s logger, after the retries it was given', async () => {
+  it("a client reports a broker it cannot reach through the program's logger, after the retries it was given", async () => {
     const { logger, lines } = captureLogs('error');
-    const kafka = createKafka({ brokers: ['127.0.0.1:1'], clientId: 'lib-test', logger, retry: { retries: 1, initialRetryTime: 10, maxRetryTime: 20 } });
+    const kafka = createKafka({
+      brokers: ['127.0.0.1:1'],
+      clientId: 'lib-test',
+      logger,
+      retry: { retries: 1, initialRetryTime: 10, maxRetryTime: 20 },
+    });
     const admin = kafka.admin();
     await expect(admin.connect()).rejects.toThrow(/ECONNREFUSED|Connection error/);
     const connectionErrors = lines.filter((line) => line.level === 'error' && line.kafkajs === 'Connection');

@@ -32,7 +32,11 @@ describe('createLogger', () => {
     const { logger, lines } = captureLogs('info');
     const err = new PipelineError('inbox_write_failed', 'outer', { cause: new Error('inner') });
     logger.error({ err }, 'failed');
-    expect(lines[0]?.err).toMatchObject({ type: 'PipelineError', message: expect.stringContaining('outer'), code: 'inbox_write_failed' });
+    expect(lines[0]?.err).toMatchObject({
+      type: 'PipelineError',
+      message: expect.stringContaining('outer'),
+      code: 'inbox_write_failed',
+    });
     expect(JSON.stringify(lines[0]?.err)).toContain('inner');
   });
 

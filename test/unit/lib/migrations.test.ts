@@ -87,7 +87,9 @@ describe('runMigrations', () => {
 
     await writeMigration('000011_more_seats.sql', "INSERT INTO seats (id, label) VALUES (3, 'A3');");
     expect(await runMigrations({ pool, folder, schema })).toEqual([11]);
-    const count = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${pg.escapeIdentifier(schema)}.seats`);
+    const count = await pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${pg.escapeIdentifier(schema)}.seats`,
+    );
     expect(count.rows[0]?.n).toBe(3);
   });
 
@@ -100,7 +102,9 @@ describe('runMigrations', () => {
 
     const failure = runMigrations({ pool, folder, schema });
     await expect(failure).rejects.toMatchObject({ code: 'migration_failed' });
-    await expect(failure).rejects.toThrow(/^Migration 000002_holds\.sql failed at line 3: syntax error at or near "INSRT"/);
+    await expect(failure).rejects.toThrow(
+      /^Migration 000002_holds\.sql failed at line 3: syntax error at or near "INSRT"/,
+    );
 
     expect(await recorded()).toEqual([{ version: 1, name: 'create_seats' }]);
     expect(await tableExists('seats')).toBe(true);

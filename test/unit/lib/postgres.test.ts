@@ -8,7 +8,12 @@ import { captureLogs } from './log-capture.js';
 import { ADMIN_PG_URL, START_HINT, dropSchema, randomSchemaName } from './pg-test-schema.js';
 
 const logs = captureLogs('info');
-const pool = createPool({ connectionString: ADMIN_PG_URL, applicationName: 'lib-postgres-test', logger: logs.logger, max: 4 });
+const pool = createPool({
+  connectionString: ADMIN_PG_URL,
+  applicationName: 'lib-postgres-test',
+  logger: logs.logger,
+  max: 4,
+});
 let schema: string;
 let q: string;
 
@@ -22,7 +27,9 @@ beforeEach(async () => {
   schema = randomSchemaName('lib_postgres');
   q = pg.escapeIdentifier(schema);
   await pool.query(`CREATE SCHEMA ${q}`);
-  await pool.query(`CREATE TABLE ${q}.counter (id int PRIMARY KEY, n int NOT NULL); INSERT INTO ${q}.counter VALUES (1, 0)`);
+  await pool.query(
+    `CREATE TABLE ${q}.counter (id int PRIMARY KEY, n int NOT NULL); INSERT INTO ${q}.counter VALUES (1, 0)`,
+  );
   logs.lines.length = 0;
 });
 afterEach(async () => {
@@ -35,7 +42,10 @@ async function counterValue(): Promise<number | undefined> {
 }
 
 /** Two increments that both read before either writes: the second writer hits a real 40001. */
-function racingIncrements(retries: number): { attempts: () => number; run: () => Promise<PromiseSettledResult<number>[]> } {
+function racingIncrements(retries: number): {
+  attempts: () => number;
+  run: () => Promise<PromiseSettledResult<number>[]>;
+} {
   let attempts = 0;
   let arrived = 0;
   let releaseBarrier: () => void = () => undefined;
@@ -52,7 +62,8 @@ function racingIncrements(retries: number): { attempts: () => number; run: () =>
   const options = { isolation: 'serializable' as const, retries, logger: logs.logger, baseDelayMs: 1, maxDelayMs: 5 };
   return {
     attempts: () => attempts,
-    run: () => Promise.allSettled([withTransaction(pool, increment, options), withTransaction(pool, increment, options)]),
+    run: () =>
+      Promise.allSettled([withTransaction(pool, increment, options), withTransaction(pool, increment, options)]),
   };
 }
 
@@ -88,7 +99,12 @@ describe('withTransaction', () => {
     expect(race.attempts()).toBe(3);
     expect(await counterValue()).toBe(2);
     expect(logs.lines).toContainEqual(
-      expect.objectContaining({ level: 'warn', sqlstate: '40001', attempt: 1, msg: expect.stringContaining('retryable') }),
+      expect.objectContaining({
+        level: 'warn',
+        sqlstate: '40001',
+        attempt: 1,
+        msg: expect.stringContaining('retryable'),
+      }),
     );
   });
 
@@ -107,14 +123,27 @@ describe('withTransaction', () => {
 
 describe('withTransaction, when the server ends the connection between two statements', () => {
   it('rejects with the lost connection, never an uncaught error, and hands no broken client back', async () => {
-    const killer = createPool({ connectionString: ADMIN_PG_URL, applicationName: 'lib-postgres-test-killer', logger: logs.logger, max: 1 });
-    const outcome = withTransaction(pool, async (client: PoolClient) => {
-      const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
-      await killer.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]);
-      // Idle between statements, as a handler is while it computes: the server's FATAL arrives now.
-      await waitFor(async () => (await killer.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [rows[0]!.pid])).rowCount === 0, { timeoutMs: 5_000, description: 'the backend gone' });
-      await client.query('SELECT 1');
-    }, { retries: 0 });
+    const killer = createPool({
+      connectionString: ADMIN_PG_URL,
+      applicationName: 'lib-postgres-test-killer',
+      logger: logs.logger,
+      max: 1,
+    });
+    const outcome = withTransaction(
+      pool,
+      async (client: PoolClient) => {
+        const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+        await killer.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]);
+        // Idle between statements, as a handler is while it computes: the server's FATAL arrives now.
+        await waitFor(
+          async () =>
+            (await killer.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [rows[0]!.pid])).rowCount === 0,
+          { timeoutMs: 5_000, description: 'the backend gone' },
+        );
+        await client.query('SELECT 1');
+      },
+      { retries: 0 },
+    );
     await expect(outcome).rejects.toSatisfy((err: unknown) => isTransient(err));
     expect(await counterValue()).toBe(0);
     await killer.end();
@@ -135,11 +164,14 @@ describe('createPool', () => {
       await killer.end();
     }
 
-    await waitFor(() => logs.lines.find((line) => line.level === 'error' && line.applicationName === 'lib-postgres-test'), {
-      timeoutMs: 5_000,
-      intervalMs: 20,
-      description: 'the pool to log the terminated idle connection',
-    });
+    await waitFor(
+      () => logs.lines.find((line) => line.level === 'error' && line.applicationName === 'lib-postgres-test'),
+      {
+        timeoutMs: 5_000,
+        intervalMs: 20,
+        description: 'the pool to log the terminated idle connection',
+      },
+    );
     expect((await pool.query<{ one: number }>('SELECT 1 AS one')).rows[0]?.one).toBe(1);
   });
 });
@@ -149,7 +181,13 @@ describe('assertReachable', () => {
     const applicationName = randomSchemaName('assert_reachable');
     await assertReachable(`${ADMIN_PG_URL}?application_name=${applicationName}`, START_HINT);
     await waitFor(
-      async () => (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1', [applicationName])).rows[0]?.n === 0,
+      async () =>
+        (
+          await pool.query<{ n: number }>(
+            'SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1',
+            [applicationName],
+          )
+        ).rows[0]?.n === 0,
       { timeoutMs: 5_000, description: `the ${applicationName} connection to be closed` },
     );
   });

@@ -135,7 +135,9 @@ describe('parseSettings', () => {
       'SLOT_MONITOR_METRICS_PORT="70000" is not valid: expected a TCP port from 0 to 65535',
       'LOG_LEVEL="loud" is not valid: expected one of debug, info, warn, error',
     ];
-    expectedStarts.forEach((start, index) => expect(error.problems[index]).toMatch(new RegExp(`^${escapeRegExp(start)}`)));
+    expectedStarts.forEach((start, index) =>
+      expect(error.problems[index]).toMatch(new RegExp(`^${escapeRegExp(start)}`)),
+    );
     for (const problem of error.problems) {
       expect(problem).toMatch(/; set it to e\.g\. .+\.$/);
       expect(problem).not.toContain('\n');

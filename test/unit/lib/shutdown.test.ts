@@ -86,7 +86,11 @@ describe('onShutdownSignals', () => {
 
   it('unsubscribes', () => {
     const before = process.listenerCount(signal);
-    unsubscribe = onShutdownSignals({ logger: captureLogs('silent').logger, graceful: async () => {}, signals: [signal] });
+    unsubscribe = onShutdownSignals({
+      logger: captureLogs('silent').logger,
+      graceful: async () => {},
+      signals: [signal],
+    });
     expect(process.listenerCount(signal)).toBe(before + 1);
     unsubscribe();
     expect(process.listenerCount(signal)).toBe(before);

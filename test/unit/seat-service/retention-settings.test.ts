@@ -8,8 +8,10 @@ import { parseSeatServiceConfig, seatServiceSettings } from '../../../seat-servi
 
 const DAY = 86_400_000;
 const required = {
-  SEAT_DB_URL: 'postgres://s:s@127.0.0.1:5432/seats', SEAT_DB_ADMIN_URL: 'postgres://a:a@127.0.0.1:5432/seats',
-  SEAT_SERVICE_DB_PASSWORD: 'x', DEBEZIUM_DB_PASSWORD: 'y',
+  SEAT_DB_URL: 'postgres://s:s@127.0.0.1:5432/seats',
+  SEAT_DB_ADMIN_URL: 'postgres://a:a@127.0.0.1:5432/seats',
+  SEAT_SERVICE_DB_PASSWORD: 'x',
+  DEBEZIUM_DB_PASSWORD: 'y',
 };
 
 function problems(env: Record<string, string>): string[] {
@@ -32,19 +34,46 @@ describe('outbox retention', () => {
 
   it('equal to the Kafka retention is refused, naming the setting and the fix', () => {
     const found = problems({ OUTBOX_RETENTION_MS: String(7 * DAY), RECONCILE_WINDOW_MS: String(DAY) });
-    expect(found).toEqual([expect.stringMatching(/^OUTBOX_RETENTION_MS=604800000 \(7 days\) must be longer than EVENT_TOPIC_RETENTION_MS=604800000 .*raise OUTBOX_RETENTION_MS to more than 604800000/)]);
+    expect(found).toEqual([
+      expect.stringMatching(
+        /^OUTBOX_RETENTION_MS=604800000 \(7 days\) must be longer than EVENT_TOPIC_RETENTION_MS=604800000 .*raise OUTBOX_RETENTION_MS to more than 604800000/,
+      ),
+    ]);
   });
 
   it('not longer than the reconciliation window plus the recovery margin is refused', () => {
-    const found = problems({ OUTBOX_RETENTION_MS: String(10 * DAY), RECONCILE_WINDOW_MS: String(10 * DAY), SLOT_RECOVERY_SAFETY_MARGIN_MS: '0' });
-    expect(found).toEqual([expect.stringMatching(/^OUTBOX_RETENTION_MS=864000000 \(10 days\) must be longer than RECONCILE_WINDOW_MS \+ SLOT_RECOVERY_SAFETY_MARGIN_MS \(10 days\), how far back lost-slot recovery re-emits/)]);
-    expect(problems({ OUTBOX_RETENTION_MS: String(10 * DAY), RECONCILE_WINDOW_MS: String(10 * DAY - 1), SLOT_RECOVERY_SAFETY_MARGIN_MS: '0' })).toEqual([]);
+    const found = problems({
+      OUTBOX_RETENTION_MS: String(10 * DAY),
+      RECONCILE_WINDOW_MS: String(10 * DAY),
+      SLOT_RECOVERY_SAFETY_MARGIN_MS: '0',
+    });
+    expect(found).toEqual([
+      expect.stringMatching(
+        /^OUTBOX_RETENTION_MS=864000000 \(10 days\) must be longer than RECONCILE_WINDOW_MS \+ SLOT_RECOVERY_SAFETY_MARGIN_MS \(10 days\), how far back lost-slot recovery re-emits/,
+      ),
+    ]);
+    expect(
+      problems({
+        OUTBOX_RETENTION_MS: String(10 * DAY),
+        RECONCILE_WINDOW_MS: String(10 * DAY - 1),
+        SLOT_RECOVERY_SAFETY_MARGIN_MS: '0',
+      }),
+    ).toEqual([]);
   });
 
   it('reads the very variables, with the very defaults, that the connector command, reconciliation and the recovery read', () => {
     const s = seatServiceSettings.settings;
-    expect([s.reconcileWindowMs.env, s.reconcileWindowMs.default]).toEqual([consumerInboxSettings.windowMs.env, consumerInboxSettings.windowMs.default]);
-    expect([s.recoveryMarginMs.env, s.recoveryMarginMs.default]).toEqual([slotRecoverySettings.settings.safetyMarginMs.env, slotRecoverySettings.settings.safetyMarginMs.default]);
-    expect([s.slotName.env, s.slotName.default]).toEqual([connectorSettings.settings.slotName.env, connectorSettings.settings.slotName.default]);
+    expect([s.reconcileWindowMs.env, s.reconcileWindowMs.default]).toEqual([
+      consumerInboxSettings.windowMs.env,
+      consumerInboxSettings.windowMs.default,
+    ]);
+    expect([s.recoveryMarginMs.env, s.recoveryMarginMs.default]).toEqual([
+      slotRecoverySettings.settings.safetyMarginMs.env,
+      slotRecoverySettings.settings.safetyMarginMs.default,
+    ]);
+    expect([s.slotName.env, s.slotName.default]).toEqual([
+      connectorSettings.settings.slotName.env,
+      connectorSettings.settings.slotName.default,
+    ]);
   });
 });

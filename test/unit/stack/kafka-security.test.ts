@@ -2,18 +2,33 @@ import { describe, expect, it } from 'vitest';
 import { stackLayout } from '../../../stack/config.js';
 import { workerProperties } from '../../../stack/connect.js';
 import { serverProperties } from '../../../stack/kafka.js';
-import { aclBindings, javaClientProperties, localKafkaClientEnv, scramFormatArguments } from '../../../stack/kafka-security.js';
+import {
+  aclBindings,
+  javaClientProperties,
+  localKafkaClientEnv,
+  scramFormatArguments,
+} from '../../../stack/kafka-security.js';
 import { LOCAL_KAFKA_PASSWORDS, stackKafkaAccessPlan } from '../../../stack/kafka-users.js';
 
 const plaintext = stackLayout({ STACK_HOME: '/tmp/stack-plain' });
 const secured = stackLayout({ STACK_HOME: '/tmp/stack-secured', STACK_KAFKA_SECURITY: 'sasl_ssl' });
-const props = (text: string) => Object.fromEntries(text.split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+const props = (text: string) =>
+  Object.fromEntries(
+    text
+      .split('\n')
+      .filter((l) => l.includes('='))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
 
 describe('STACK_KAFKA_SECURITY', () => {
   it('leaves the plaintext stack as it was: no TLS, no SASL, no authorizer, no client settings', () => {
     const server = props(serverProperties(plaintext));
     expect(server['listener.security.protocol.map']).toBe('PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT');
-    expect(Object.keys(server).filter((k) => k.startsWith('ssl.') || k.startsWith('sasl.') || k.includes('authorizer') || k === 'super.users')).toEqual([]);
+    expect(
+      Object.keys(server).filter(
+        (k) => k.startsWith('ssl.') || k.startsWith('sasl.') || k.includes('authorizer') || k === 'super.users',
+      ),
+    ).toEqual([]);
     expect(workerProperties(plaintext)).not.toMatch(/security\.protocol|sasl|ssl\./);
     expect(localKafkaClientEnv(plaintext, 'seat-availability')).toEqual({});
   });
@@ -50,7 +65,9 @@ describe('STACK_KAFKA_SECURITY', () => {
       KAFKA_SASL_PASSWORD: LOCAL_KAFKA_PASSWORDS.redrive,
       KAFKA_TLS_CA_FILE: '/tmp/stack-secured/kafka-tls/ca.pem',
     });
-    expect(() => localKafkaClientEnv(secured, 'nobody')).toThrow(/no local password for Kafka user "nobody": add it to LOCAL_KAFKA_PASSWORDS/);
+    expect(() => localKafkaClientEnv(secured, 'nobody')).toThrow(
+      /no local password for Kafka user "nobody": add it to LOCAL_KAFKA_PASSWORDS/,
+    );
   });
 
   it('has a password for every user of the plan and none more, and makes each a SCRAM user at format time', () => {
@@ -58,16 +75,41 @@ describe('STACK_KAFKA_SECURITY', () => {
     expect(Object.keys(LOCAL_KAFKA_PASSWORDS).sort()).toEqual([...users].sort());
     const scram = scramFormatArguments();
     expect(scram.filter((a) => a === '--add-scram')).toHaveLength(users.length);
-    for (const user of users) expect(scram).toContain(`SCRAM-SHA-512=[name=${user},password=${LOCAL_KAFKA_PASSWORDS[user]}]`);
+    for (const user of users)
+      expect(scram).toContain(`SCRAM-SHA-512=[name=${user},password=${LOCAL_KAFKA_PASSWORDS[user]}]`);
   });
 
-  it('turns the plan into one allow binding per user, resource and operation, in Kafka\'s codes', () => {
+  it("turns the plan into one allow binding per user, resource and operation, in Kafka's codes", () => {
     const plan = stackKafkaAccessPlan();
     const bindings = aclBindings(plan);
     expect(bindings).toHaveLength(plan.reduce((n, u) => n + u.acls.reduce((m, a) => m + a.operations.length, 0), 0));
-    expect(bindings).toContainEqual({ resourceType: 2, resourceName: 'stagefront.seat', resourcePatternType: 3, principal: 'User:seat-availability', host: '*', operation: 3, permissionType: 3 });
-    expect(bindings).toContainEqual({ resourceType: 2, resourceName: '_connect-', resourcePatternType: 4, principal: 'User:connect', host: '*', operation: 5, permissionType: 3 });
-    expect(bindings).toContainEqual({ resourceType: 4, resourceName: 'kafka-cluster', resourcePatternType: 3, principal: 'User:seat-availability', host: '*', operation: 10, permissionType: 3 });
+    expect(bindings).toContainEqual({
+      resourceType: 2,
+      resourceName: 'stagefront.seat',
+      resourcePatternType: 3,
+      principal: 'User:seat-availability',
+      host: '*',
+      operation: 3,
+      permissionType: 3,
+    });
+    expect(bindings).toContainEqual({
+      resourceType: 2,
+      resourceName: '_connect-',
+      resourcePatternType: 4,
+      principal: 'User:connect',
+      host: '*',
+      operation: 5,
+      permissionType: 3,
+    });
+    expect(bindings).toContainEqual({
+      resourceType: 4,
+      resourceName: 'kafka-cluster',
+      resourcePatternType: 3,
+      principal: 'User:seat-availability',
+      host: '*',
+      operation: 10,
+      permissionType: 3,
+    });
     expect(bindings.every((b) => b.principal !== 'User:admin')).toBe(true);
   });
 });
