@@ -146,7 +146,7 @@ async function rehearse(config: RehearsalConfig, args: string[], logger: Logger)
     sampler.start();
     const quiet = logger.child({}, { level: 'warn' }); // info lines would break the live view's redraw
     const drillContext = drills.length > 0 ? env.drillContext(config.drillDownMs, quiet) : undefined;
-    const schedule = new CrowdSchedule(config.buyers, drills.length, config.drillSpacingMs, startedAt);
+    const schedule = new CrowdSchedule(config.buyers, drills.length, config.drillSpacingMs, startedAt, config.arrivalMs);
     const crowdRun = runCrowd(service, showId, sections, { ...config, schedule }).then((outcome) => ({
       outcome,
       ms: Date.now() - startedAt,

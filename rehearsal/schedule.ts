@@ -1,5 +1,6 @@
 /**
- * When buyers arrive and drills strike. Without drills every buyer presses the button at once.
+ * When buyers arrive and drills strike. Without drills every buyer presses the button at once,
+ * or they arrive evenly over `arrivalMs` when it is set (one phase of that length).
  * With n drills the crowd is cut into n + 1 phases of equal size, each arriving evenly over
  * `phaseMs`; drill k strikes halfway through phase k, and phase k + 1 opens once phase k's time is
  * up and drill k's part is back. A slow restart (a JVM on a busy machine) therefore never leaves
@@ -13,10 +14,10 @@ export class CrowdSchedule {
   readonly #opened: Promise<number>[] = [];
   readonly #open: ((at: number) => void)[] = [];
 
-  constructor(buyers: number, drills: number, phaseMs: number, began: number) {
+  constructor(buyers: number, drills: number, phaseMs: number, began: number, arrivalMs = 0) {
     this.buyers = buyers;
     this.phases = drills + 1;
-    this.phaseMs = drills === 0 ? 0 : phaseMs;
+    this.phaseMs = drills === 0 ? arrivalMs : phaseMs;
     for (let k = 0; k < this.phases; k += 1) {
       this.#opened.push(new Promise<number>((resolve) => this.#open.push(resolve)));
     }

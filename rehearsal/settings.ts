@@ -42,6 +42,13 @@ export const rehearsalSettings = defineSettings('rehearsal', {
     parser: zInt({ min: 1, max: 1000, example: '48' }),
     description: 'Buyers in flight at the same time (each a seat service call).',
   },
+  arrivalMs: {
+    env: 'REHEARSAL_ARRIVAL_MS',
+    default: '0',
+    parser: zDurationMs({ min: 0, max: 3_600_000, example: '180000' }),
+    description:
+      'Without drills: the buyers arrive evenly over this long instead of all at once (a long, quiet run: does any alert fire when nothing is wrong?). With drills the drill spacing sets the arrivals.',
+  },
   abandonPercent: {
     env: 'REHEARSAL_ABANDON_PERCENT',
     default: '15',

@@ -25,6 +25,15 @@ describe('the crowd schedule', () => {
     expect(await schedule.arrival(99)).toBe(1_000);
   });
 
+  it('without drills but with an arrival time the buyers arrive evenly over it', async () => {
+    const schedule = new CrowdSchedule(100, 0, 30_000, 1_000, 180_000);
+    expect(await schedule.arrival(0)).toBe(1_000);
+    expect(await schedule.arrival(50)).toBe(1_000 + 90_000);
+    expect(await schedule.arrival(99)).toBe(1_000 + 0.99 * 180_000);
+    expect(parseRehearsalConfig({ REHEARSAL_ARRIVAL_MS: '180000' }).arrivalMs).toBe(180_000);
+    expect(parseRehearsalConfig({}).arrivalMs).toBe(0);
+  });
+
   it('with drills cuts the crowd into drills + 1 phases; a phase opens when the one before is over and its drill is back', async () => {
     const schedule = new CrowdSchedule(90, 2, 30_000, 0);
     expect([0, 29, 30, 59, 60, 89].map((i) => schedule.phaseOf(i))).toEqual([0, 0, 1, 1, 2, 2]);
