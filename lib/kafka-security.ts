@@ -9,7 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
-import type { SASLOptions } from 'kafkajs';
+import type { SASLOptions } from './kafka.js';
 import { type Config, ConfigError, type SettingsTable, zEnum, zString } from './settings.js';
 
 export const KAFKA_SECURITY_PROTOCOLS = ['plaintext', 'ssl', 'sasl_ssl'] as const;

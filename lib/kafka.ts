@@ -1,14 +1,14 @@
 /**
- * The only module that imports the Kafka client. Everything else imports the
- * client and its types from here, so the client can be swapped later
+ * The only module that imports the Kafka client (eslint refuses `kafkajs` anywhere else).
+ * Everything else imports the client and its types from here, so the client can be swapped later
  * (`@confluentinc/kafka-javascript` offers the same kafkajs-shaped API).
  */
-import { Kafka, Partitioners, logLevel } from 'kafkajs';
+import { AssignerProtocol, Kafka, Partitioners, logLevel } from 'kafkajs';
 import type { Admin, ConfigResourceTypes, LogEntry, Producer, ProducerConfig, RetryOptions, logCreator } from 'kafkajs';
 import type { KafkaClientSecurity } from './kafka-security.js';
 import type { Logger } from './logger.js';
 
-export { logLevel };
+export { AssignerProtocol, Kafka, Partitioners, logLevel };
 
 export type {
   Admin,
@@ -17,12 +17,12 @@ export type {
   EachBatchPayload,
   EachMessagePayload,
   IHeaders,
-  Kafka,
   KafkaMessage,
   Message,
   Producer,
   ProducerRecord,
   RecordMetadata,
+  SASLOptions,
 } from 'kafkajs';
 
 export interface CreateKafkaOptions {

@@ -1,5 +1,6 @@
 /**
- * Traces through the outbox, the only module that imports OpenTelemetry.
+ * Traces through the outbox, the only program module that imports OpenTelemetry (eslint refuses it
+ * elsewhere; the tests also read spans with its SDK).
  *
  * The seat service starts a span per business operation and writes its W3C `traceparent` with
  * each outbox row; the router places it in the `ce_traceparent` header (the CloudEvents

@@ -1,5 +1,5 @@
 /** Who owns what in a consumer group, as the group coordinator describes it. */
-import { AssignerProtocol } from 'kafkajs';
+import { AssignerProtocol } from '../../../lib/kafka.js';
 import type { Kafka } from '../../../lib/kafka.js';
 import { waitFor } from '../../../lib/wait.js';
 
