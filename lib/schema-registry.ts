@@ -55,7 +55,7 @@ async function registryFetch(registry: Registry, path: string, init: RequestInit
 }
 
 /** The latest registered schema text of a subject, or undefined when the subject is new. */
-export async function latestSchema(registry: Registry, subject: string): Promise<string | undefined> {
+async function latestSchema(registry: Registry, subject: string): Promise<string | undefined> {
   const response = await registryFetch(registry, `/subjects/${encodeURIComponent(subject)}/versions/latest`);
   if (response.status === 404) return undefined;
   if (!response.ok)
@@ -235,7 +235,7 @@ export function subjectOfSchema(schema: string): string | undefined {
 type ProbeAnswer = string | undefined;
 
 /** How long a probe's answer is reused: retries of a held partition cost the registry one request per probe at most this often. */
-export const REGISTRY_PROBE_TTL_MS = 5_000;
+const REGISTRY_PROBE_TTL_MS = 5_000;
 
 const probeCache = new WeakMap<Registry, Map<string, { at: number; answer: Promise<ProbeAnswer> }>>();
 

@@ -94,7 +94,7 @@ export async function rehearseIn(
 }
 
 /** The report pools, the alert watcher and the seat service, each released by `releasers`. */
-export async function openRun(env: RehearsalEnvironment, logger: Logger, releasers: Releasers): Promise<OpenRun> {
+async function openRun(env: RehearsalEnvironment, logger: Logger, releasers: Releasers): Promise<OpenRun> {
   const pool = (name: string, connectionString: string) => {
     const opened = createPool({ connectionString, applicationName: 'rehearsal-report', logger, max: 3 });
     releasers.add(name, () => opened.end());
