@@ -43,19 +43,7 @@ export async function recordRun(
 ): Promise<{ record: RehearsalRecord; text: string }> {
   const { seatPool, consumerPool, alerts, env } = run;
   const { crowd, drillRuns, since, startedAt, finishedAt, sampler } = sold;
-  const windows = drillRuns.map((d) => ({ from: d.killedAt, to: (d.backAt ?? finishedAt) + DRILL_SETTLE_MS }));
-  const inDrill = (at: number) => windows.some((w) => at >= w.from && at <= w.to);
-  const errorsDuring = crowd.outcome.errors.filter((e) => inDrill(e.at));
-  const errorsOutside = crowd.outcome.errors.filter((e) => !inDrill(e.at));
-  const checks: Check[] = [
-    await oversoldCheck(seatPool, show.showId),
-    ...exactlyOnceChecks(sold.reconciliation),
-    await availabilityCheck(seatPool, consumerPool, show.showId),
-    await ledgerCheck(seatPool, consumerPool, show.showId),
-    await emailCheckOf(env, seatPool, since),
-    crowdCheck(crowd.outcome, errorsOutside),
-    ...(drillRuns.length > 0 ? [drillsBackCheck(drillRuns)] : []),
-  ];
+  const { checks, errorsDuring, errorsOutside } = await runChecks(run, show, sold);
   const runAlerts = alerts.during(startedAt, finishedAt);
   const latency = await latencyOverTime(seatPool, consumerPool, since);
   const record: RehearsalRecord = {
@@ -104,6 +92,30 @@ export async function recordRun(
     logFiles: env.logFiles(),
   });
   return { record, text };
+}
+
+/** The run's checks, and the buyers' errors told apart: during a drill (expected) or outside every drill. */
+async function runChecks(
+  run: OpenRun,
+  show: ShowOnSale,
+  sold: SoldShow,
+): Promise<{ checks: Check[]; errorsDuring: CrowdOutcome['errors']; errorsOutside: CrowdOutcome['errors'] }> {
+  const { seatPool, consumerPool, env } = run;
+  const { crowd, drillRuns, finishedAt } = sold;
+  const windows = drillRuns.map((d) => ({ from: d.killedAt, to: (d.backAt ?? finishedAt) + DRILL_SETTLE_MS }));
+  const inDrill = (at: number) => windows.some((w) => at >= w.from && at <= w.to);
+  const errorsDuring = crowd.outcome.errors.filter((e) => inDrill(e.at));
+  const errorsOutside = crowd.outcome.errors.filter((e) => !inDrill(e.at));
+  const checks: Check[] = [
+    await oversoldCheck(seatPool, show.showId),
+    ...exactlyOnceChecks(sold.reconciliation),
+    await availabilityCheck(seatPool, consumerPool, show.showId),
+    await ledgerCheck(seatPool, consumerPool, show.showId),
+    await emailCheckOf(env, seatPool, sold.since),
+    crowdCheck(crowd.outcome, errorsOutside),
+    ...(drillRuns.length > 0 ? [drillsBackCheck(drillRuns)] : []),
+  ];
+  return { checks, errorsDuring, errorsOutside };
 }
 
 /** The email check; a mailbox that cannot be read fails the check with the reason instead of losing the report. */
