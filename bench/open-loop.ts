@@ -27,9 +27,9 @@ const SEATS = 2_000;
 /** Per event id: when the generator meant to write it, and when its transaction had committed. */
 export type Written = Map<string, { scheduled: number; committed: number }>;
 /** Per event id, as one consumer saw it: Kafka record timestamp, handed to the handler, effect committed. */
-export type Seen = Map<string, { appended: number; handed: number; done?: number }>;
+type Seen = Map<string, { appended: number; handed: number; done?: number }>;
 
-export interface Watched {
+interface Watched {
   label: string;
   seen: Seen;
   target?: string;

@@ -13,9 +13,15 @@ import { type AddressInfo, createServer } from 'node:net';
 import { once } from 'node:events';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Admin, AssignerProtocol, type IHeaders, Partitioners } from 'kafkajs';
 import { topicFor } from '../events/catalogue.js';
-import { createProducer, ensureTopics } from '../lib/kafka.js';
+import {
+  type Admin,
+  AssignerProtocol,
+  type IHeaders,
+  Partitioners,
+  createProducer,
+  ensureTopics,
+} from '../lib/kafka.js';
 import { runMigrations } from '../lib/migrations.js';
 import { type Pool, createPool } from '../lib/postgres.js';
 import { sleep, waitFor } from '../lib/wait.js';

@@ -26,7 +26,7 @@ export interface ConnectApi {
  * The workers' REST URLs in a CONNECT_URL: one URL, or several workers of one Connect cluster
  * separated by commas ("http://a:8083,http://b:8083"). Any worker answers for the whole cluster.
  */
-export function connectUrls(connectUrl: string): string[] {
+function connectUrls(connectUrl: string): string[] {
   return connectUrl
     .split(',')
     .map((url) => url.trim().replace(/\/+$/, ''))
@@ -34,7 +34,7 @@ export function connectUrls(connectUrl: string): string[] {
 }
 
 /** CONNECT_URL's parser: one or more http(s) URLs separated by commas. */
-export function zConnectUrls(): SettingParser<string> {
+function zConnectUrls(): SettingParser<string> {
   const schema = z
     .string()
     .transform(connectUrls)

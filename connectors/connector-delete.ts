@@ -27,7 +27,7 @@ interface SlotFacts {
   retainedBytes: number | null;
 }
 
-export interface DeletePlan {
+interface DeletePlan {
   connector: string;
   /** Connect's state of the connector, or undefined when Connect does not know it. */
   connectorState: string | undefined;
@@ -62,7 +62,7 @@ async function readSlotFacts(pool: Pool, slotName: string): Promise<SlotFacts | 
 }
 
 /** The connector's facts: its slot is the one its live configuration names (SLOT_NAME when Connect has no such connector). */
-export async function planDelete(config: ConnectorConfig, pool: Pool): Promise<DeletePlan> {
+async function planDelete(config: ConnectorConfig, pool: Pool): Promise<DeletePlan> {
   const status = await connectorStatus(config, config.connectorName);
   const live =
     status === undefined ? undefined : await liveConnectorConfig(config, config.connectorName).catch(() => undefined);
@@ -86,7 +86,7 @@ function describeSlotFacts(plan: DeletePlan): string {
 }
 
 /** What delete will do, in sentences, for the plan and the flags. */
-export function describeDelete(plan: DeletePlan, options: DeleteOptions): string[] {
+function describeDelete(plan: DeletePlan, options: DeleteOptions): string[] {
   const connector =
     plan.connectorState === undefined
       ? `connector ${plan.connector} does not exist in Connect`
@@ -112,7 +112,7 @@ export function describeDelete(plan: DeletePlan, options: DeleteOptions): string
 }
 
 /** Deletes the connector, then drops its slot once the stopped task has released it (unless keepSlot). */
-export async function executeDelete(
+async function executeDelete(
   config: ConnectorConfig,
   pool: Pool,
   plan: DeletePlan,

@@ -39,13 +39,6 @@ export async function resumeConnector(connect: ConnectApi, name: string): Promis
   await connectCall(connect, 'PUT', connectorPath(name, '/resume'), `resuming ${name}`);
 }
 
-/** The stored source offsets: Debezium's LSN (and incremental snapshot state) per partition. */
-export async function connectorOffsets(connect: ConnectApi, name: string): Promise<Record<string, unknown>[]> {
-  const response = await connectCall(connect, 'GET', connectorPath(name, '/offsets'), `reading the offsets of ${name}`);
-  const body = (await response.json()) as { offsets?: { offset: Record<string, unknown> }[] };
-  return (body.offsets ?? []).map((entry) => entry.offset);
-}
-
 /** DELETE /offsets: forgets the stored offsets. Connect refuses it unless the connector is STOPPED. */
 export async function resetConnectorOffsets(connect: ConnectApi, name: string): Promise<void> {
   await connectCall(connect, 'DELETE', connectorPath(name, '/offsets'), `resetting the offsets of ${name}`);

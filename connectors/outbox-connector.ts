@@ -133,7 +133,7 @@ export const KUBERNETES_CONNECTOR_OVERRIDES: Readonly<Record<string, string>> = 
 export const STRIMZI_API_VERSION = 'kafka.strimzi.io/v1';
 
 /** The Strimzi label that names the KafkaConnect cluster a KafkaConnector runs on. */
-export const STRIMZI_CLUSTER_LABEL = 'strimzi.io/cluster';
+const STRIMZI_CLUSTER_LABEL = 'strimzi.io/cluster';
 
 /** The KafkaConnect resource of deploy/kubernetes/ (`render --kubernetes` targets it unless told another). */
 export const KUBERNETES_CONNECT_CLUSTER = 'stagefront-connect';

@@ -190,7 +190,7 @@ function capitalized(text: string): string {
 }
 
 /** The AsyncAPI 3.0 document of the contract, as a plain object. */
-export function buildAsyncApiDocument(contract: EventContract = buildEventContract()): Json {
+function buildAsyncApiDocument(contract: EventContract = buildEventContract()): Json {
   const brokers = consumerSettings({ groupId: 'x', metricsPort: '0', deadlineMs: '1000', whenLate: 'keep-retrying' })
     .kafkaBrokers.default;
   const messages: [string, Json][] = contract.messages.map((m) => [m.name, eventMessage(contract, m)]);

@@ -40,7 +40,7 @@ export interface HeaderFact {
   always: boolean;
 }
 
-export interface FieldFact {
+interface FieldFact {
   name: string;
   /** The Avro type in words: `string`, `long (timestamp-millis)`, `array of string`. */
   type: string;
@@ -74,7 +74,7 @@ export interface TopicFact {
   keyMeaning: string;
 }
 
-export interface DeadLetterTopicFact {
+interface DeadLetterTopicFact {
   aggregateType: AggregateType;
   address: string;
   sourceAddress: string;
@@ -238,7 +238,7 @@ interface AvroField {
 }
 
 /** An Avro type in words. */
-export function avroTypeWords(type: unknown): string {
+function avroTypeWords(type: unknown): string {
   if (typeof type === 'string') return type;
   if (Array.isArray(type)) return type.map(avroTypeWords).join(' or ');
   const t = type as {

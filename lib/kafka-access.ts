@@ -11,12 +11,10 @@
  */
 import { type AggregateType, deadLetterTopicFor, topicFor } from '../events/catalogue.js';
 
-export const KAFKA_RESOURCE_TYPES = ['topic', 'group', 'cluster', 'transactionalId'] as const;
-export type KafkaResourceType = (typeof KAFKA_RESOURCE_TYPES)[number];
+export type KafkaResourceType = 'topic' | 'group' | 'cluster' | 'transactionalId';
 
 /** literal: exactly that name; prefix: every name that starts with it. */
-export const KAFKA_PATTERN_TYPES = ['literal', 'prefix'] as const;
-export type KafkaPatternType = (typeof KAFKA_PATTERN_TYPES)[number];
+type KafkaPatternType = 'literal' | 'prefix';
 
 export const KAFKA_OPERATIONS = [
   'Read',
@@ -33,7 +31,7 @@ export const KAFKA_OPERATIONS = [
 export type KafkaOperation = (typeof KAFKA_OPERATIONS)[number];
 
 /** A resource as Strimzi writes it; the cluster resource has no name (Kafka calls it `kafka-cluster`). */
-export interface KafkaAclResource {
+interface KafkaAclResource {
   type: KafkaResourceType;
   /** Absent for the cluster. */
   name?: string;
@@ -86,7 +84,7 @@ export const KAFKA_CONNECTOR_COMMAND_USER = 'connector-command';
  */
 export const DEBEZIUM_HEARTBEAT_TOPICS_PREFIX = '__debezium-heartbeat';
 
-export function debeziumHeartbeatTopic(topicPrefix: string): string {
+function debeziumHeartbeatTopic(topicPrefix: string): string {
   return `${DEBEZIUM_HEARTBEAT_TOPICS_PREFIX}.${topicPrefix}`;
 }
 

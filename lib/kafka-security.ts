@@ -9,11 +9,11 @@
  */
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
-import type { SASLOptions } from 'kafkajs';
+import type { SASLOptions } from './kafka.js';
 import { type Config, ConfigError, type SettingsTable, zEnum, zString } from './settings.js';
 
-export const KAFKA_SECURITY_PROTOCOLS = ['plaintext', 'ssl', 'sasl_ssl'] as const;
-export const KAFKA_SASL_MECHANISMS = ['scram-sha-512', 'scram-sha-256'] as const;
+const KAFKA_SECURITY_PROTOCOLS = ['plaintext', 'ssl', 'sasl_ssl'] as const;
+const KAFKA_SASL_MECHANISMS = ['scram-sha-512', 'scram-sha-256'] as const;
 
 /** Spread into a program's settings table: `{ ...kafkaSecuritySettings, ... }`. */
 export const kafkaSecuritySettings = {

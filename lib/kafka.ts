@@ -1,28 +1,24 @@
 /**
- * The only module that imports the Kafka client. Everything else imports the
- * client and its types from here, so the client can be swapped later
+ * The only module that imports the Kafka client (eslint refuses `kafkajs` anywhere else).
+ * Everything else imports the client and its types from here, so the client can be swapped later
  * (`@confluentinc/kafka-javascript` offers the same kafkajs-shaped API).
  */
-import { Kafka, Partitioners, logLevel } from 'kafkajs';
+import { AssignerProtocol, Kafka, Partitioners, logLevel } from 'kafkajs';
 import type { Admin, ConfigResourceTypes, LogEntry, Producer, ProducerConfig, RetryOptions, logCreator } from 'kafkajs';
 import type { KafkaClientSecurity } from './kafka-security.js';
 import type { Logger } from './logger.js';
 
-export { logLevel };
+export { AssignerProtocol, Kafka, Partitioners, logLevel };
 
 export type {
   Admin,
   Consumer,
-  ConsumerConfig,
   EachBatchPayload,
-  EachMessagePayload,
   IHeaders,
-  Kafka,
   KafkaMessage,
   Message,
   Producer,
-  ProducerRecord,
-  RecordMetadata,
+  SASLOptions,
 } from 'kafkajs';
 
 export interface CreateKafkaOptions {
@@ -37,7 +33,7 @@ export interface CreateKafkaOptions {
 }
 
 /** Client-level retries: about a minute of capped backoff before an operation gives up. */
-export const DEFAULT_KAFKA_RETRY: RetryOptions = {
+const DEFAULT_KAFKA_RETRY: RetryOptions = {
   initialRetryTime: 300,
   maxRetryTime: 10_000,
   retries: 10,
@@ -110,7 +106,7 @@ export function createKafka(options: CreateKafkaOptions): Kafka {
  * weaken the guarantee; they are kept bounded on purpose: a send that keeps failing fails into its
  * caller, which sends the same record again (the consumer runtime) or ends the run (redrive).
  */
-export const PRODUCER_DEFAULTS = { idempotent: true, maxInFlightRequests: 1 } as const satisfies ProducerConfig;
+const PRODUCER_DEFAULTS = { idempotent: true, maxInFlightRequests: 1 } as const satisfies ProducerConfig;
 
 /**
  * A producer that partitions keys with murmur2 like the Java client (and so like
@@ -137,7 +133,7 @@ const BROKER_RESOURCE = 4 as ConfigResourceTypes;
  * The brokers' default.replication.factor (the native stack's STACK_KAFKA_REPLICATION_FACTOR):
  * kafkajs speaks a CreateTopics version that cannot ask for the broker default (-1), so it is read.
  */
-export async function defaultReplicationFactor(admin: Admin): Promise<number> {
+async function defaultReplicationFactor(admin: Admin): Promise<number> {
   const { brokers } = await admin.describeCluster();
   const broker = brokers[0];
   if (broker === undefined) throw new Error('the Kafka cluster lists no broker');

@@ -3,7 +3,7 @@
  * in to whatever needs it; no module holds a global logger.
  */
 import { pino } from 'pino';
-import type { DestinationStream, Level, LevelWithSilent, Logger as PinoLogger } from 'pino';
+import type { DestinationStream, LevelWithSilent, Logger as PinoLogger } from 'pino';
 import { redactUserInfo, withoutUserInfo } from './redact.js';
 
 export type Logger = PinoLogger;
@@ -58,5 +58,3 @@ function redactedError(error: Error): Record<string, unknown> {
 export function isLogLevel(value: string): value is LogLevel {
   return (LOG_LEVELS as readonly string[]).includes(value);
 }
-
-export type { Level };

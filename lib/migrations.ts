@@ -15,7 +15,7 @@ import type { Pool, PoolClient } from 'pg';
 import { PipelineError, errorMessage } from './errors.js';
 import type { Logger } from './logger.js';
 
-export interface MigrationFile {
+interface MigrationFile {
   version: number;
   name: string;
   fileName: string;
@@ -35,7 +35,7 @@ const MIGRATION_FILE = /^(\d+)_([A-Za-z0-9_-]+)\.sql$/;
 const ADVISORY_LOCK_CLASS = 0x5346;
 
 /** The folder's migration files, ordered by number. Refuses misnamed files and shared numbers. */
-export async function readMigrationFiles(folder: string): Promise<MigrationFile[]> {
+async function readMigrationFiles(folder: string): Promise<MigrationFile[]> {
   const fileNames = (await readdir(folder)).filter((fileName) => fileName.endsWith('.sql')).sort();
   const byVersion = new Map<number, MigrationFile>();
   for (const fileName of fileNames) {

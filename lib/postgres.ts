@@ -39,7 +39,7 @@ export function createPool(options: CreatePoolOptions): Pool {
   return pool;
 }
 
-export type Isolation = 'read committed' | 'repeatable read' | 'serializable';
+type Isolation = 'read committed' | 'repeatable read' | 'serializable';
 
 const BEGIN_STATEMENTS: Readonly<Record<Isolation, string>> = {
   'read committed': 'BEGIN ISOLATION LEVEL READ COMMITTED',

@@ -3,6 +3,7 @@
  * @kafkajs/confluent-schema-registry): register with a compatibility rule, encode, decode.
  */
 import { COMPATIBILITY, SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import avro from 'avsc';
 import { PipelineError } from './errors.js';
 
 export type Compatibility = 'BACKWARD' | 'BACKWARD_TRANSITIVE' | 'FORWARD' | 'FULL' | 'NONE';
@@ -54,7 +55,7 @@ async function registryFetch(registry: Registry, path: string, init: RequestInit
 }
 
 /** The latest registered schema text of a subject, or undefined when the subject is new. */
-export async function latestSchema(registry: Registry, subject: string): Promise<string | undefined> {
+async function latestSchema(registry: Registry, subject: string): Promise<string | undefined> {
   const response = await registryFetch(registry, `/subjects/${encodeURIComponent(subject)}/versions/latest`);
   if (response.status === 404) return undefined;
   if (!response.ok)
@@ -150,24 +151,43 @@ export async function registerAvroSchema(
 interface AvroField {
   name: string;
   type: unknown;
-  default?: unknown;
 }
 
-/** Why a new record schema cannot read data written with the old one (BACKWARD), field by field. */
-export function incompatibleFields(previousSchema: string, nextSchema: string): string[] {
-  const fieldsOf = (text: string): AvroField[] => (JSON.parse(text) as { fields?: AvroField[] }).fields ?? [];
-  const before = new Map(fieldsOf(previousSchema).map((f) => [f.name, f]));
-  const problems: string[] = [];
-  for (const field of fieldsOf(nextSchema)) {
-    const old = before.get(field.name);
-    if (old === undefined && !('default' in field)) problems.push(`field "${field.name}" was added without a default`);
-    else if (old !== undefined && JSON.stringify(old.type) !== JSON.stringify(field.type)) {
-      problems.push(
-        `field "${field.name}" changed type from ${JSON.stringify(old.type)} to ${JSON.stringify(field.type)}`,
-      );
-    }
+/** True when Avro's schema resolution lets `reader` read what `writer` wrote (avsc decides). */
+function canRead(reader: avro.Type, writer: avro.Type): boolean {
+  try {
+    reader.createResolver(writer);
+    return true;
+  } catch {
+    return false;
   }
-  return problems;
+}
+
+/**
+ * Why a new record schema cannot read data written with the old one (BACKWARD), field by field;
+ * empty when it can. Avro's schema resolution (avsc's resolver, the one consumers decode with)
+ * decides, so the legal promotions (int → long → float → double, string ↔ bytes, into a union),
+ * aliases and defaults count as they do when the data is read. These words only explain a refusal
+ * the registry made.
+ */
+export function incompatibleFields(previousSchema: string, nextSchema: string): string[] {
+  const rawFields = (text: string) => (JSON.parse(text) as { fields?: AvroField[] }).fields ?? [];
+  const writer = avro.Type.forSchema(JSON.parse(previousSchema) as avro.Schema);
+  const reader = avro.Type.forSchema(JSON.parse(nextSchema) as avro.Schema);
+  if (canRead(reader, writer)) return [];
+  if (!(reader instanceof avro.types.RecordType) || !(writer instanceof avro.types.RecordType))
+    return [`${reader.typeName} cannot read ${writer.typeName}`];
+  const oldRaw = new Map(rawFields(previousSchema).map((f) => [f.name, f]));
+  const newRaw = rawFields(nextSchema);
+  const problems = reader.fields.flatMap((field, index): string[] => {
+    const old = [field.name, ...field.aliases].map((name) => writer.field(name)).find((f) => f !== undefined);
+    if (old === undefined)
+      return field.defaultValue() === undefined ? [`field "${field.name}" was added without a default`] : [];
+    if (canRead(field.type, old.type)) return [];
+    const was = JSON.stringify(oldRaw.get(old.name)?.type);
+    return [`field "${field.name}" changed type from ${was} to ${JSON.stringify(newRaw[index]?.type)}`];
+  });
+  return problems.length > 0 ? problems : [`record ${reader.name ?? ''} cannot read record ${writer.name ?? ''}`];
 }
 
 /** Confluent wire format: magic byte 0, 4-byte schema id, Avro body. */
@@ -215,7 +235,7 @@ export function subjectOfSchema(schema: string): string | undefined {
 type ProbeAnswer = string | undefined;
 
 /** How long a probe's answer is reused: retries of a held partition cost the registry one request per probe at most this often. */
-export const REGISTRY_PROBE_TTL_MS = 5_000;
+const REGISTRY_PROBE_TTL_MS = 5_000;
 
 const probeCache = new WeakMap<Registry, Map<string, { at: number; answer: Promise<ProbeAnswer> }>>();
 

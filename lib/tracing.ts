@@ -1,5 +1,6 @@
 /**
- * Traces through the outbox, the only module that imports OpenTelemetry.
+ * Traces through the outbox, the only program module that imports OpenTelemetry (eslint refuses it
+ * elsewhere; the tests also read spans with its SDK).
  *
  * The seat service starts a span per business operation and writes its W3C `traceparent` with
  * each outbox row; the router places it in the `ce_traceparent` header (the CloudEvents
@@ -13,13 +14,17 @@
  */
 import {
   type Attributes,
+  defaultTextMapSetter,
   type Link,
+  ROOT_CONTEXT,
   type Span,
   type SpanContext,
   SpanKind,
   SpanStatusCode,
   TraceFlags,
+  trace,
 } from '@opentelemetry/api';
+import { TRACE_PARENT_HEADER, W3CTraceContextPropagator, parseTraceParent } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
@@ -106,33 +111,30 @@ export function tracingEnabled(): boolean {
   return state.exporting;
 }
 
-// ── traceparent (W3C Trace Context, version 00) ─────────────────────────────────────────────────
+// ── traceparent (W3C Trace Context) ─────────────────────────────────────────────────────────────
 
-const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
+const propagator = new W3CTraceContextPropagator();
 
-export function formatTraceparent(context: SpanContext): string {
-  return `00-${context.traceId}-${context.spanId}-${(context.traceFlags & TraceFlags.SAMPLED ? 1 : 0).toString(16).padStart(2, '0')}`;
+/** The `traceparent` of a span context, as OpenTelemetry's W3C propagator writes it (only the sampled flag kept). */
+function formatTraceparent(context: SpanContext): string {
+  const carrier: Record<string, string> = {};
+  const sampled = { ...context, traceFlags: context.traceFlags & TraceFlags.SAMPLED };
+  propagator.inject(trace.setSpanContext(ROOT_CONTEXT, sampled), carrier, defaultTextMapSetter);
+  const traceparent = carrier[TRACE_PARENT_HEADER];
+  if (traceparent === undefined)
+    throw new Error(`a span without valid ids has no traceparent: ${JSON.stringify(context)}`);
+  return traceparent;
 }
 
 /**
- * The remote span context of a `traceparent`, or undefined when it is not one: an unknown
- * version `ff`, all-zero ids, or anything that is not the W3C format. A later version may add
- * fields after the four (`-…`); version 00 may not.
+ * The remote span context of a `traceparent`, or undefined when it is not one (OpenTelemetry's
+ * W3C parser decides): an unknown version `ff`, all-zero ids, or anything that is not the W3C
+ * format. A later version may add fields after the four (`-…`); version 00 may not.
  */
 export function parseTraceparent(value: string | undefined): SpanContext | undefined {
-  const match = value === undefined ? null : TRACEPARENT.exec(value.trim());
-  if (match === null) return undefined;
-  const [, version, traceId, spanId, flags, rest] = match as unknown as [
-    string,
-    string,
-    string,
-    string,
-    string,
-    string | undefined,
-  ];
-  if (version === 'ff' || (version === '00' && rest !== undefined)) return undefined;
-  if (/^0+$/.test(traceId) || /^0+$/.test(spanId)) return undefined;
-  return { traceId, spanId, traceFlags: parseInt(flags, 16) & TraceFlags.SAMPLED, isRemote: true };
+  const parsed = value === undefined ? null : parseTraceParent(value.trim());
+  if (parsed === null) return undefined;
+  return { ...parsed, traceFlags: parsed.traceFlags & TraceFlags.SAMPLED, isRemote: true };
 }
 
 // ── spans ───────────────────────────────────────────────────────────────────────────────────────

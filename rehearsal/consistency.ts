@@ -5,7 +5,7 @@ import { CONSUMER_KINDS, eventTypesOf, type ReconciledConsumer } from '../monito
 import { reconcile, type Reconciliation } from '../monitors/reconciliation/reconcile.js';
 
 /** The rehearsal's consumers as reconciliation sees them: each kind under its own name in the inbox. */
-export const REHEARSAL_CONSUMERS: ReconciledConsumer[] = CONSUMER_KINDS.map((kind) => ({
+const REHEARSAL_CONSUMERS: ReconciledConsumer[] = CONSUMER_KINDS.map((kind) => ({
   kind,
   name: kind,
   eventTypes: eventTypesOf(kind),
@@ -23,7 +23,7 @@ export interface Check {
  * retry, so an old claim is a send that stopped (died mid-send, dead-lettered) or waits for
  * CLAIM_ABANDONED_AFTER_MS.
  */
-export const REHEARSAL_CLAIM_GRACE_MS = 30_000;
+const REHEARSAL_CLAIM_GRACE_MS = 30_000;
 
 /**
  * Published vs handled per consumer for the outbox rows created in [from, to), by the

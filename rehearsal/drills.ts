@@ -221,7 +221,7 @@ async function failoverDrill(context: DrillContext, run: DrillRun, log: Logger):
 }
 
 /** Kills one part with -9, leaves it down for downMs, starts it again and waits until it answers. */
-export async function runDrill(target: DrillTarget, consumerTurn: number, context: DrillContext): Promise<DrillRun> {
+async function runDrill(target: DrillTarget, consumerTurn: number, context: DrillContext): Promise<DrillRun> {
   const componentName = COMPONENT_OF[target];
   const program =
     target === 'consumer'
@@ -329,7 +329,7 @@ export async function runDrills(
  * healthy (the launcher's idempotent start) and every program of the rehearsal that is not running.
  * Whatever runs after the rehearsal (the next test, the next run) finds the stack whole.
  */
-export async function bringEverythingBack(context: DrillContext): Promise<void> {
+async function bringEverythingBack(context: DrillContext): Promise<void> {
   if (existsSync(join(postgresHome(context.layout), FAILED_OVER_MARKER))) {
     // The former primary must not start again (two primaries): the rest of the stack still runs.
     context.logger.warn(

@@ -21,7 +21,7 @@ interface MailpitPage {
  * Message-IDs of every message Mailpit holds, read page by page from its /api/v1/messages list.
  * The confirmation email consumer sets the Message-ID to <ce_id@…>, as with the native SMTP sink.
  */
-export async function mailpitMessageIds(mailpitUrl: string, pageSize = 1000): Promise<string[]> {
+async function mailpitMessageIds(mailpitUrl: string, pageSize = 1000): Promise<string[]> {
   const base = mailpitUrl.replace(/\/$/, '');
   const ids: string[] = [];
   for (let start = 0; ; start += pageSize) {

@@ -23,7 +23,7 @@ import { ProgramSet, type ProgramSpec } from './programs.js';
 import type { RehearsalConfig } from './settings.js';
 
 const CONSUMER_ROLE = REHEARSAL_ROLES.consumer;
-export const CONSUMER_PROGRAMS = ['seat-availability', 'confirmation-email', 'sales-ledger'] as const;
+const CONSUMER_PROGRAMS = ['seat-availability', 'confirmation-email', 'sales-ledger'] as const;
 const SWEEPER = 'hold-sweeper';
 const WATCHDOG = 'job-watchdog';
 const SLOT_MONITOR = 'slot-monitor';
@@ -35,7 +35,7 @@ function withCredentials(url: string, user: string, password: string): string {
   return parsed.toString();
 }
 
-export interface ProgramUrls {
+interface ProgramUrls {
   /** KAFKA_BROKERS and SCHEMA_REGISTRY_URL of the stack the rehearsal started (its ports may be moved). */
   stackEnv: Record<string, string>;
   /** A secured local stack's KAFKA_SECURITY_* environment of a program's own Kafka user, over the rehearsal's own settings (absent or empty: those). */
@@ -56,7 +56,7 @@ export interface ProgramUrls {
  * programs' defaults (Prometheus scrapes them). The consumers reach Kafka as the rehearsal's
  * KAFKA_SECURITY_* settings say.
  */
-export function programSpecs(urls: ProgramUrls, config: RehearsalConfig): Record<string, ProgramSpec> {
+function programSpecs(urls: ProgramUrls, config: RehearsalConfig): Record<string, ProgramSpec> {
   const common = {
     ...urls.stackEnv,
     ...kafkaSecurityEnv(config),

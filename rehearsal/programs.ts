@@ -15,7 +15,7 @@ export interface RunningProgram {
 }
 
 /** Runs one of the project's programs as a child process (one process: node --import tsx), output appended to a log file. */
-export function startProgram(name: string, entry: string, env: NodeJS.ProcessEnv, logDir: string): RunningProgram {
+function startProgram(name: string, entry: string, env: NodeJS.ProcessEnv, logDir: string): RunningProgram {
   mkdirSync(logDir, { recursive: true });
   const logFile = join(logDir, `rehearsal-${name}.log`);
   // Appended: a program restarted by a drill keeps the log of its first life.

@@ -63,7 +63,7 @@ async function retainedWal(pool: Pool, slotName: string): Promise<number | null>
 }
 
 /** One sample now; throws when a database does not answer (the sampler skips that second). */
-export async function takeSample(options: Omit<SamplerOptions, 'onSample' | 'intervalMs'>): Promise<Sample> {
+async function takeSample(options: Omit<SamplerOptions, 'onSample' | 'intervalMs'>): Promise<Sample> {
   const [seats, published, handled, retainedWalBytes] = await Promise.all([
     seatCounts(options.seatPool, options.showId),
     publishedByType(options.seatPool, options.since),

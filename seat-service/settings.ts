@@ -159,7 +159,7 @@ function duration(ms: number): string {
  * OUTBOX_RETENTION_MS against what needs the outbox's rows: Kafka's retention (a record Kafka still
  * holds must still be re-emittable) and how far lost-slot recovery looks back. One sentence each.
  */
-export function retentionProblems(
+function retentionProblems(
   config: Pick<
     SeatServiceSettings,
     'outboxRetentionMs' | 'eventTopicRetentionMs' | 'reconcileWindowMs' | 'recoveryMarginMs'

@@ -7,10 +7,10 @@ import { sleep } from '../lib/wait.js';
 export const SWEEPER_JOB = 'hold-sweeper';
 
 /** Due holds expired per transaction unless told otherwise. */
-export const DEFAULT_SWEEP_BATCH = 500;
+const DEFAULT_SWEEP_BATCH = 500;
 
 /** The run slot a moment belongs to: runs are every `intervalMs`, aligned to the epoch. */
-export function runSlot(at: Date, intervalMs: number): Date {
+function runSlot(at: Date, intervalMs: number): Date {
   return new Date(Math.floor(at.getTime() / intervalMs) * intervalMs);
 }
 
@@ -18,7 +18,7 @@ export function runSlot(at: Date, intervalMs: number): Date {
  * Claims one run of a job in job_runs (job name + run slot, insert on conflict do nothing):
  * of several sweepers, exactly one runs each slot. True when this process got it.
  */
-export async function claimJobRun(pool: Pool, job: string, slot: Date, claimedBy: string): Promise<boolean> {
+async function claimJobRun(pool: Pool, job: string, slot: Date, claimedBy: string): Promise<boolean> {
   const { rowCount } = await pool.query(
     /* sql */ `insert into job_runs (job_name, run_slot, claimed_by) values ($1, $2, $3) on conflict do nothing`,
     [job, slot, claimedBy],
@@ -26,7 +26,7 @@ export async function claimJobRun(pool: Pool, job: string, slot: Date, claimedBy
   return rowCount === 1;
 }
 
-export async function finishJobRun(
+async function finishJobRun(
   pool: Pool,
   job: string,
   slot: Date,

@@ -103,7 +103,7 @@ export async function ensurePostgresBinaries(layout: StackLayout, logger: Logger
 }
 
 /** Runs mvn with these arguments; rejects with its last lines when it fails. */
-export /** The binaries come as a .txz: tar needs xz (installed with apt-get as root when missing, like the other prerequisites). */
+/** The binaries come as a .txz: tar needs xz (installed with apt-get as root when missing, like the other prerequisites). */
 function ensureXz(logger: Logger): void {
   if (commandWorks('xz', ['--version'])) return;
   if (process.getuid?.() === 0 && commandWorks('apt-get', ['--version'])) {

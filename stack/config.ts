@@ -20,7 +20,7 @@ import {
 export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** Component versions: the one place that the native launcher and docker-compose.yml agree on. */
-export const versionsSchema = z.object({
+const versionsSchema = z.object({
   postgres: z.string(),
   /** Postgres server binaries from Maven Central (io.zonky.test.postgres), used when the standby needs 17+ and the system has less. */
   postgresBinaries: z.string(),

@@ -19,7 +19,7 @@ import { KAFKA_CONNECT_USER } from '../lib/kafka-access.js';
 import { javaClientProperties } from './kafka-security.js';
 import { writePrivateFile } from './private-dir.js';
 
-export const POSTGRES_CONNECTOR_CLASS = 'io.debezium.connector.postgresql.PostgresConnector';
+const POSTGRES_CONNECTOR_CLASS = 'io.debezium.connector.postgresql.PostgresConnector';
 
 /** The Connect cluster a worker joins: its group and the prefix of its config, offset and status topics. */
 export interface ConnectCluster {
@@ -33,7 +33,7 @@ export interface ConnectCluster {
 export const CONNECT_SECRET_ENV = ['DEBEZIUM_DB_PASSWORD'] as const;
 
 /** The local stack's values of those variables, passed to its worker by the launcher. */
-export const LOCAL_CONNECT_SECRETS = { DEBEZIUM_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.debezium } as const;
+const LOCAL_CONNECT_SECRETS = { DEBEZIUM_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.debezium } as const;
 
 export const STACK_CONNECT_CLUSTER: ConnectCluster = { groupId: 'stagefront-connect', storageTopicPrefix: '_connect' };
 
@@ -57,10 +57,10 @@ export const REST_AUTH_EXTENSION_CLASS =
 /** The JAAS login module that checks a user against a properties file of user: password lines. */
 export const REST_LOGIN_MODULE_CLASS = 'org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule';
 
-export const WORKER_REST_AUTH_PROPERTIES: readonly string[] = [`rest.extension.classes=${REST_AUTH_EXTENSION_CLASS}`];
+const WORKER_REST_AUTH_PROPERTIES: readonly string[] = [`rest.extension.classes=${REST_AUTH_EXTENSION_CLASS}`];
 
 /** The jar in the Kafka classpath that holds the extension (stack/pom.xml fetches it). */
-export const restAuthExtensionJar = (layout: StackLayout) =>
+const restAuthExtensionJar = (layout: StackLayout) =>
   join(distPaths(layout).kafkaLibs, `connect-basic-auth-extension-${layout.versions.kafka}.jar`);
 
 /**
@@ -220,7 +220,7 @@ export const WORKER_SECURITY_PROPERTIES: readonly string[] = [
 export const PLUGIN_DISCOVERY_PROPERTIES: readonly string[] = ['plugin.discovery=service_load'];
 
 /** Every producer of the worker (the source tasks'): acknowledged by all in-sync replicas, idempotent. */
-export const WORKER_PRODUCER_PROPERTIES: readonly string[] = ['producer.acks=all', 'producer.enable.idempotence=true'];
+const WORKER_PRODUCER_PROPERTIES: readonly string[] = ['producer.acks=all', 'producer.enable.idempotence=true'];
 
 /** The worker's connect-distributed.properties; storage topics at STACK_KAFKA_REPLICATION_FACTOR. */
 export function workerProperties(

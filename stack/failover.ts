@@ -50,7 +50,7 @@ export interface FailoverReport {
   seconds: number;
 }
 
-export function failoverError(code: string, message: string): PipelineError {
+function failoverError(code: string, message: string): PipelineError {
   return new PipelineError(code, message);
 }
 
@@ -105,7 +105,7 @@ async function inRecovery(url: string): Promise<boolean> {
 }
 
 /** The connector settings with the seat database moved to `port` (the same host). */
-export function connectorOnPort(config: ConnectorConfig, port: number): ConnectorConfig {
+function connectorOnPort(config: ConnectorConfig, port: number): ConnectorConfig {
   const url = new URL(config.seatDbUrl);
   url.port = String(port);
   return { ...config, seatDbPort: port, seatDbUrl: url.toString() };

@@ -20,7 +20,7 @@ logger.reflections.level = ERROR
  * launcher's environment (a cloud token, another program's password) stays out of the JVM's
  * /proc/<pid>/environ and out of reach of what runs in it (a connector configuration, a plugin).
  */
-export const JVM_ENVIRONMENT: readonly (string | RegExp)[] = [
+const JVM_ENVIRONMENT: readonly (string | RegExp)[] = [
   'PATH',
   'HOME',
   'USER',
@@ -33,7 +33,7 @@ export const JVM_ENVIRONMENT: readonly (string | RegExp)[] = [
 ];
 
 /** The allowlisted part of `inherited`, then the component's own variables (which win). */
-export function jvmEnvironment(inherited: NodeJS.ProcessEnv, own: Record<string, string> = {}): Record<string, string> {
+function jvmEnvironment(inherited: NodeJS.ProcessEnv, own: Record<string, string> = {}): Record<string, string> {
   const kept = Object.entries(inherited).filter(
     (entry): entry is [string, string] =>
       entry[1] !== undefined &&

@@ -22,11 +22,11 @@ import { runCommand } from './processes.js';
 import { localKafkaPassword, stackKafkaAccessPlan } from './kafka-users.js';
 
 /** The listener name and SCRAM mechanism of a secured stack. */
-export const SECURED_LISTENER = 'SASL_SSL';
-export const SCRAM_MECHANISM = 'SCRAM-SHA-512';
+const SECURED_LISTENER = 'SASL_SSL';
+const SCRAM_MECHANISM = 'SCRAM-SHA-512';
 
 /** Subject of the node certificate: its principal on the controller listener (`User:CN=...`), a super user. */
-export const NODE_CERTIFICATE_SUBJECT = 'CN=stagefront-kafka-node';
+const NODE_CERTIFICATE_SUBJECT = 'CN=stagefront-kafka-node';
 
 export interface KafkaTlsFiles {
   dir: string;

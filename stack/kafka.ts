@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, logLevel } from '../lib/kafka.js';
 import { distPaths } from './artifacts.js';
 import type { Component } from './component.js';
 import { ownedPid } from './component.js';

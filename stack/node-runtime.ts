@@ -67,7 +67,7 @@ export function nodePackageName(platform: string = process.platform, arch: strin
 }
 
 /** What the binary says it is, or undefined when it does not run. */
-export function reportedVersion(bin: string): string | undefined {
+function reportedVersion(bin: string): string | undefined {
   const result = spawnSync(bin, ['-p', 'process.version'], { encoding: 'utf8' });
   return result.status === 0 ? result.stdout.trim() : undefined;
 }

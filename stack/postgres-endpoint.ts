@@ -24,11 +24,11 @@ import { portOpen, spawnDetached, stopProcess } from './processes.js';
 
 const HOST = '127.0.0.1';
 /** How long one answer about which node is the primary is reused for new connections. */
-export const ROUTE_CACHE_MS = 500;
+const ROUTE_CACHE_MS = 500;
 const CHECK_TIMEOUT_MS = 1000;
 
 /** Where new connections go: one node, or nowhere and why. */
-export type Route =
+type Route =
   { kind: 'primary'; port: number } | { kind: 'none'; reason: string } | { kind: 'split-brain'; ports: number[] };
 
 export interface EndpointOptions {
@@ -76,7 +76,7 @@ async function writable(port: number, options: EndpointOptions): Promise<boolean
 }
 
 /** The routing rule: exactly one node not in recovery gets the connection. */
-export function chooseRoute(nodePorts: readonly number[], isWritable: readonly boolean[]): Route {
+function chooseRoute(nodePorts: readonly number[], isWritable: readonly boolean[]): Route {
   const primaries = nodePorts.filter((_, i) => isWritable[i] === true);
   if (primaries.length === 1) return { kind: 'primary', port: primaries[0] as number };
   if (primaries.length === 0)

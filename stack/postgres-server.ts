@@ -90,7 +90,7 @@ export function digest(text: string, length: number): string {
   return createHash('sha256').update(text).digest('hex').slice(0, length);
 }
 
-export function serverUser(): string {
+function serverUser(): string {
   return process.env.STACK_POSTGRES_OS_USER ?? 'postgres';
 }
 

@@ -23,7 +23,7 @@ export { outsideDataRoot } from './postgres-server.js';
 const ADMIN_PASSWORD = 'postgres';
 const SHARED_SETTINGS = join(projectRoot, 'stack', 'postgres.conf');
 /** Who may connect how (also used by docker compose): physical replication for the admin role only. */
-export const SHARED_HBA = join(projectRoot, 'stack', 'pg_hba.conf');
+const SHARED_HBA = join(projectRoot, 'stack', 'pg_hba.conf');
 
 /**
  * The cluster's databases that are not seat databases: PUBLIC (so the Debezium role too) has no

@@ -103,7 +103,7 @@ export function commandWorks(command: string, args: string[]): boolean {
   return result.status === 0;
 }
 
-export function javaMajorVersion(java = 'java'): number {
+function javaMajorVersion(java = 'java'): number {
   const result = spawnSync(java, ['-version'], { encoding: 'utf8' });
   if (result.status !== 0) return 0;
   const match = /version "(\d+)(?:\.(\d+))?/.exec(result.stderr ?? '');

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type SpawnSyncOptions } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { dirname } from 'node:path';
 import { sleep as pause } from '../lib/wait.js';
@@ -83,10 +83,6 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
       // already gone
     }
   }
-}
-
-export function removeFile(path: string): void {
-  rmSync(path, { force: true });
 }
 
 /** True when something accepts TCP connections on host:port. */

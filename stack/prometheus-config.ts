@@ -26,7 +26,7 @@ export interface PrometheusConfigOptions {
   scrapeJobs?: Record<string, string[]>;
 }
 
-export function defaultScrapeJobs(targetHost: string): Record<string, string[]> {
+function defaultScrapeJobs(targetHost: string): Record<string, string[]> {
   return Object.fromEntries(
     Object.entries(SCRAPE_PORTS).map(([job, ports]) => [job, ports.map((port) => `${targetHost}:${port}`)]),
   );

@@ -7,7 +7,7 @@ import { projectRoot, type StackLayout } from './config.js';
 import { prometheusConfig } from './prometheus-config.js';
 import { spawnDetached, stopProcess } from './processes.js';
 
-export const RULES_GLOB = join(projectRoot, 'monitors', 'prometheus', '*.rules.yml');
+const RULES_GLOB = join(projectRoot, 'monitors', 'prometheus', '*.rules.yml');
 
 export function prometheusBinary(): string | undefined {
   return spawnSync('prometheus', ['--version'], { encoding: 'utf8' }).status === 0 ? 'prometheus' : undefined;

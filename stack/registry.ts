@@ -16,7 +16,7 @@ export const REGISTRY_DATABASE = 'stagefront_registry';
  * .password from these names, as docker compose sets them): a system property would put the password
  * on the JVM's command line, which every local user can read.
  */
-export const REGISTRY_DATABASE_CREDENTIALS = {
+const REGISTRY_DATABASE_CREDENTIALS = {
   APICURIO_DATASOURCE_USERNAME: 'postgres',
   APICURIO_DATASOURCE_PASSWORD: 'postgres',
 } as const;

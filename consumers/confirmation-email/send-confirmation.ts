@@ -36,16 +36,14 @@ export function messageIdFor(eventId: string): string {
  * when a password is set, so a network that strips STARTTLS from the server's answer gets no
  * password; with SMTP_SECURE the connection is TLS from the first byte anyway.
  */
-export function requiresStartTls(
-  settings: Pick<SmtpSettings, 'smtpSecure' | 'smtpRequireTls' | 'smtpPassword'>,
-): boolean {
+function requiresStartTls(settings: Pick<SmtpSettings, 'smtpSecure' | 'smtpRequireTls' | 'smtpPassword'>): boolean {
   if (settings.smtpSecure) return false;
   const choice = settings.smtpRequireTls ?? 'auto';
   return choice === 'yes' || (choice === 'auto' && settings.smtpPassword !== '');
 }
 
 /** The settings' contradiction, if any: a password with TLS explicitly off. */
-export function smtpTlsProblem(
+function smtpTlsProblem(
   settings: Pick<SmtpSettings, 'smtpSecure' | 'smtpRequireTls' | 'smtpPassword'>,
 ): string | undefined {
   if (settings.smtpPassword === '' || settings.smtpSecure || settings.smtpRequireTls !== 'no') return undefined;
@@ -74,7 +72,7 @@ function formatCents(cents: number, currency: string): string {
   return `${(cents / 100).toFixed(2)} ${currency}`;
 }
 
-export function confirmationText(order: OrderConfirmed): string {
+function confirmationText(order: OrderConfirmed): string {
   return [
     `Thank you for your order ${order.order_id}.`,
     '',

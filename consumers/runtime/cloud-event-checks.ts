@@ -8,7 +8,7 @@
 import type { IHeaders } from '../../lib/kafka.js';
 
 /** The headers that carry CloudEvent attributes in Kafka binary mode. */
-export function isAttributeHeader(name: string): boolean {
+function isAttributeHeader(name: string): boolean {
   return name.startsWith('ce_') || name === 'content-type';
 }
 

@@ -171,7 +171,7 @@ function decoderFor(
  * Decodes wire-format Avro with the writer's schema, resolved into `readerSchema` when given; the
  * body is checked against `limits` first (DEFAULT_DECODE_LIMITS when none are given).
  */
-export async function decodeAvroPayload(
+async function decodeAvroPayload(
   registry: Registry,
   value: Buffer | null,
   readerSchema?: string,

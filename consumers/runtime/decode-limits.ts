@@ -1,6 +1,6 @@
 /**
- * How much of a record the consumer agrees to decode (DESIGN decision 12: decoding is bounded
- * before it allocates). The record and its headers are measured before the CloudEvents SDK reads
+ * How much of a record the consumer agrees to decode (docs/design-decisions.md, "Decoding is
+ * bounded before it allocates"). The record and its headers are measured before the CloudEvents SDK reads
  * them; the Avro body is walked against the writer's schema (avro-bounds.ts) before avsc decodes
  * it. A record over a limit is poison ("undecodable"), named with the limit and its setting.
  */

@@ -17,7 +17,7 @@ function finiteTimes(...values: (number | undefined)[]): number[] {
  * When the event's deadline starts: its ce_time (or the Kafka timestamp when ce_time is
  * unreadable), or the moment a redrive put it back, whichever is later.
  */
-export function deadlineStartMs(record: SourceRecord): number {
+function deadlineStartMs(record: SourceRecord): number {
   const ceTime = Date.parse(headerValue(record.headers, 'ce_time') ?? '');
   const redrivenAt = Date.parse(headerValue(record.headers, REDRIVEN_AT_HEADER) ?? '');
   const produced = Number.isFinite(ceTime) ? ceTime : Number(record.timestamp);

@@ -11,7 +11,7 @@ import type { PartitionControl, ProcessingContext } from './context.js';
 import { headerValue } from './headers.js';
 import type { ConsumedEvent } from './types.js';
 
-export const TRACEPARENT_HEADERS = ['ce_traceparent', 'traceparent'] as const;
+const TRACEPARENT_HEADERS = ['ce_traceparent', 'traceparent'] as const;
 
 /** The producer's span context of a record: its traceparent header, when valid; an invalid one is logged (debug) and ignored. */
 function producerContext(ctx: ProcessingContext, event: ConsumedEvent) {

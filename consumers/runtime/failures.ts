@@ -1,7 +1,8 @@
 /**
- * The failure model in one place (DESIGN decision 6): a failed delivery is either the record's
- * fault (poison: dead-lettered after the delivery limit) or the infrastructure's (everything else:
- * never counted against the record, retried until the event type's deadline).
+ * The failure model in one place (docs/design-decisions.md, "Retry to a deadline, not a count;
+ * only a bad record is poison"): a failed delivery is either the record's fault (poison:
+ * dead-lettered after the delivery limit) or the infrastructure's (everything else: never counted
+ * against the record, retried until the event type's deadline).
  */
 import { PipelineError, causeChain, errorMessage } from '../../lib/errors.js';
 

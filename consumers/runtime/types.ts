@@ -107,7 +107,7 @@ export interface ConsumerMigrations {
   schema: string;
 }
 
-/** Retry to a deadline, poison to a delivery limit (DESIGN.md decision 6). */
+/** Retry to a deadline, poison to a delivery limit (docs/design-decisions.md, "Retry to a deadline, not a count"). */
 export interface DeliveryPolicy {
   /** The deadline of event types that declare none: how late an effect may be (age from ce_time). */
   deadlineMs: number;

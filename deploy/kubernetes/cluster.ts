@@ -11,7 +11,7 @@ import { KAFKA_CONNECT_USER } from '../../lib/kafka-access.js';
 import { projectRoot } from '../../stack/config.js';
 
 /** The Strimzi Kafka resource; Strimzi names its bootstrap Service `<name>-kafka-bootstrap`. */
-export const KAFKA_CLUSTER = 'stagefront';
+const KAFKA_CLUSTER = 'stagefront';
 
 /** The one listener clients reach: TLS, SCRAM-SHA-512 users (KafkaUsers), ACLs. */
 export const KAFKA_LISTENER = { name: 'tls', port: 9093 } as const;

@@ -78,7 +78,7 @@ export const KUBERNETES_WORKER_OVERRIDES: Readonly<Record<string, string>> = {
 };
 
 /** The native stack's worker properties (stack/connect.ts), less what Strimzi manages, with the overrides above. */
-export function kubernetesWorkerConfig(): Record<string, string> {
+function kubernetesWorkerConfig(): Record<string, string> {
   const native = Object.entries(nativeWorkerProperties()).filter(
     ([key]) => !STRIMZI_MANAGED.some((pattern) => pattern.test(key)),
   );
@@ -102,7 +102,7 @@ function workerGroup() {
 }
 
 /** The Debezium Postgres connector's Maven coordinates at the stack's Debezium version. */
-export function debeziumArtifact() {
+function debeziumArtifact() {
   return {
     type: 'maven',
     group: 'io.debezium',

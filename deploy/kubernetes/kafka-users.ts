@@ -14,7 +14,7 @@ import { CLUSTER, PART_OF } from './cluster.js';
 import { kubernetesConnectorConfig } from './connect.js';
 import { kafkaUserOf, programConfig, programs } from './programs.js';
 
-export function kubernetesKafkaAccessInput(): KafkaAccessInput {
+function kubernetesKafkaAccessInput(): KafkaAccessInput {
   return {
     topicPrefix: kubernetesConnectorConfig().topicPrefix,
     consumers: programs().flatMap((program) => {
@@ -37,12 +37,12 @@ export function kubernetesKafkaAccessPlan(): KafkaUserAccess[] {
  * administers ACLs and users; here the User and Topic Operators do that with their own
  * certificates, so the cluster has no super user at all.
  */
-export function renderedKafkaUsers(plan = kubernetesKafkaAccessPlan()): KafkaUserAccess[] {
+function renderedKafkaUsers(plan = kubernetesKafkaAccessPlan()): KafkaUserAccess[] {
   return plan.filter((user) => !user.superUser);
 }
 
 /** An ACL of the plan as a Strimzi AclRule (the cluster resource has no name and no pattern). */
-export function strimziAcl(acl: KafkaAcl) {
+function strimziAcl(acl: KafkaAcl) {
   const { type, name, patternType } = acl.resource;
   return {
     type: 'allow',
@@ -51,7 +51,7 @@ export function strimziAcl(acl: KafkaAcl) {
   };
 }
 
-export function kafkaUser(access: KafkaUserAccess) {
+function kafkaUser(access: KafkaUserAccess) {
   return {
     apiVersion: STRIMZI_API_VERSION,
     kind: 'KafkaUser',

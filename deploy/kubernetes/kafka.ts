@@ -16,7 +16,7 @@ const CLUSTER_LABEL = { 'strimzi.io/cluster': CLUSTER.kafka } as const;
 const minIsr = String(CLUSTER.minInsyncReplicas);
 
 /** Broker settings: the native stack's (stack/kafka.ts) with every internal topic at three replicas, two in sync. */
-export function brokerConfig(): Record<string, string | number | boolean> {
+function brokerConfig(): Record<string, string | number | boolean> {
   return {
     'default.replication.factor': CLUSTER.replicationFactor,
     'min.insync.replicas': CLUSTER.minInsyncReplicas,

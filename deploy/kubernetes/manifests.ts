@@ -17,7 +17,7 @@ import { prometheusRule, ruleFiles } from './rules.js';
 export const MANIFESTS_DIR = join(projectRoot, 'deploy', 'kubernetes', 'manifests');
 export const RENDER_COMMAND = 'npm run k8s:render';
 
-export interface ManifestFile {
+interface ManifestFile {
   /** File name inside MANIFESTS_DIR. */
   file: string;
   /** What it is, one line, for the header. */
@@ -27,7 +27,7 @@ export interface ManifestFile {
   documents: object[];
 }
 
-export function manifestFiles(): ManifestFile[] {
+function manifestFiles(): ManifestFile[] {
   const all = programs();
   const files: ManifestFile[] = [
     {
@@ -110,7 +110,7 @@ function header(about: string, sources: string[]): string {
   ].join('\n');
 }
 
-export function renderFile(manifest: ManifestFile): string {
+function renderFile(manifest: ManifestFile): string {
   const body = manifest.documents
     .map((doc) => stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false }))
     .join('---\n');

@@ -19,9 +19,9 @@ const PLATFORM_PORTS: Record<keyof typeof PLATFORM_PODS, number> = {
 };
 
 /** Strimzi's labels on the KafkaConnect's worker pods. */
-export const CONNECT_PODS = { 'strimzi.io/cluster': CLUSTER.connect, 'strimzi.io/kind': 'KafkaConnect' } as const;
+const CONNECT_PODS = { 'strimzi.io/cluster': CLUSTER.connect, 'strimzi.io/kind': 'KafkaConnect' } as const;
 /** Connect's REST API port (Strimzi's, fixed). */
-export const CONNECT_REST_PORT = 8083;
+const CONNECT_REST_PORT = 8083;
 
 type Labels = Readonly<Record<string, string>>;
 interface Peer {
@@ -30,7 +30,7 @@ interface Peer {
 }
 
 /** A program's pods (the Deployment's selector). */
-export function programPods(program: Pick<Program, 'name'>): Labels {
+function programPods(program: Pick<Program, 'name'>): Labels {
   return { 'app.kubernetes.io/name': program.name, ...PART_OF };
 }
 
@@ -75,7 +75,7 @@ function policy(name: string, podSelector: Labels, ingress: IngressRule[]) {
 const tcp = (port: number) => ({ protocol: 'TCP' as const, port });
 
 /** Every pod of the namespace: no ingress unless a policy below allows it. */
-export function defaultDenyIngress() {
+function defaultDenyIngress() {
   return policy('stagefront-default-deny-ingress', {}, []);
 }
 
@@ -87,7 +87,7 @@ export function programIngress(program: Program) {
 }
 
 /** Each platform service's pods in the namespace: the programs and tools that reach it, on its port (Prometheus too, for Alertmanager). */
-export function platformIngress() {
+function platformIngress() {
   return (Object.keys(PLATFORM_PODS) as (keyof typeof PLATFORM_PODS)[])
     .map((target) => ({ target, from: [...clientsOf(target), ...(target === 'alertmanager' ? [PROMETHEUS] : [])] }))
     .filter(({ from }) => from.length > 0)
@@ -97,7 +97,7 @@ export function platformIngress() {
 }
 
 /** Connect's REST API from the tools that drive it; Strimzi's own policy adds the cluster operator and the workers themselves. */
-export function connectRestIngress() {
+function connectRestIngress() {
   return policy('stagefront-connect-rest-ingress', CONNECT_PODS, [
     { from: clientsOf('connect-rest'), ports: [tcp(CONNECT_REST_PORT)] },
   ]);

@@ -9,7 +9,7 @@
 /** The programs image's node user (deploy/kubernetes/Containerfile `USER 1000:1000`). */
 export const PROGRAM_UID = 1000;
 /** The Strimzi images' kafka user; its files belong to group 0, and Strimzi gives persistent volumes fsGroup 0. */
-export const STRIMZI_UID = 1001;
+const STRIMZI_UID = 1001;
 
 const SECCOMP = { seccompProfile: { type: 'RuntimeDefault' } } as const;
 

@@ -102,7 +102,7 @@ export function kafkaUserOf(program: Pick<Program, 'name' | 'reaches'>): string 
 }
 
 /** The client settings of a Kafka user on the TLS listener: SCRAM, its password from the Secret the User Operator writes, the cluster CA mounted read-only. */
-export function kafkaClientEnv(user: string): { env: Record<string, string>; secrets: Record<string, SecretRef> } {
+function kafkaClientEnv(user: string): { env: Record<string, string>; secrets: Record<string, SecretRef> } {
   return {
     env: {
       KAFKA_SECURITY_PROTOCOL: 'sasl_ssl',

@@ -5,7 +5,7 @@ import { parse } from 'yaml';
 import { projectRoot } from '../../stack/config.js';
 import { PART_OF } from './cluster.js';
 
-export const RULES_DIR = join(projectRoot, 'monitors', 'prometheus');
+const RULES_DIR = join(projectRoot, 'monitors', 'prometheus');
 
 export function ruleFiles(): string[] {
   return readdirSync(RULES_DIR)

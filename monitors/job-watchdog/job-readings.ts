@@ -7,7 +7,7 @@
 import type { Queryable } from './watchdog-role.js';
 import type { WatchedJob } from './settings.js';
 
-export interface RunPastDeadline {
+interface RunPastDeadline {
   runSlot: Date;
   claimedBy: string;
   runningSeconds: number;
@@ -26,7 +26,7 @@ export interface JobReading {
   pastDeadline: RunPastDeadline[];
 }
 
-export interface HoldsReading {
+interface HoldsReading {
   overdue: number;
   /** How long the oldest overdue hold is past its expiry; null when none is overdue. */
   oldestOverdueSeconds: number | null;

@@ -1,7 +1,8 @@
 /**
  * The job watchdog's command line: `npm run job-watchdog` (settings from the environment),
  * `--help` for the settings, `--env-example` for a documented .env file. It runs apart from the
- * jobs it watches (DESIGN.md decision 8): a sweeper that dies cannot take its watcher with it.
+ * jobs it watches (docs/design-decisions.md, "Scheduled work has a deadline, written down"): a
+ * sweeper that dies cannot take its watcher with it.
  */
 import { startMonitorProgram } from '../alerting/monitor-program.js';
 import { jobWatchdogSettings, parseJobWatchdogConfig } from './settings.js';

@@ -15,7 +15,7 @@ export interface WatchdogRoleOptions {
 }
 
 /** The statements that give `role` exactly what the watchdog needs; each is safe to run again. */
-export function watchdogRoleGrants(role: string, schema = 'public'): string[] {
+function watchdogRoleGrants(role: string, schema = 'public'): string[] {
   const name = pg.escapeIdentifier(role);
   const tables = ['job_runs', 'holds']
     .map((table) => `${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(table)}`)

@@ -31,7 +31,7 @@ export interface ReconcileOptions {
 }
 
 /** RECONCILE_GRACE_MS's default: a send claimed a minute ago and not stamped has stopped trying (each retry claims again). */
-export const DEFAULT_CLAIM_GRACE_MS = 60_000;
+const DEFAULT_CLAIM_GRACE_MS = 60_000;
 
 export interface ConsumerReconciliation {
   consumer: ReconciledConsumer;

@@ -45,7 +45,7 @@ export interface KeepSizeInputs {
 }
 
 /** A slot that keeps the cap above the target: it retains more than the target minus the margin. */
-export interface SlotInNeed {
+interface SlotInNeed {
   slotName: string;
   retainedBytes: number;
   walStatus: WalStatus | null;
@@ -70,7 +70,7 @@ export type KeepSizeDecision =
 const MB = 1024 * 1024;
 
 /** Postgres takes this setting in whole megabytes: a cap that must hold `bytes` is rounded up. */
-export function wholeMegabytesAtLeast(bytes: number): number {
+function wholeMegabytesAtLeast(bytes: number): number {
   return Math.ceil(bytes / MB) * MB;
 }
 

@@ -15,7 +15,7 @@ import { effectiveMarginBytes, keepSizeDecision, type RaiseHeld, type SlotRetent
 import type { Queryable } from './monitor-role.js';
 import { readMaxSlotWalKeepSize } from './slot-readings.js';
 
-export type KeepSizeMode = 'enforce' | 'check';
+type KeepSizeMode = 'enforce' | 'check';
 
 export interface KeepSizeGuardOptions {
   targetBytes: number;
@@ -43,7 +43,7 @@ async function walSegmentSize(db: Queryable): Promise<number> {
   return Number((result.rows[0] as { bytes?: string } | undefined)?.bytes ?? 0);
 }
 
-export async function setMaxSlotWalKeepSize(db: Queryable, bytes: number): Promise<void> {
+async function setMaxSlotWalKeepSize(db: Queryable, bytes: number): Promise<void> {
   await db.query(/* sql */ `alter system set max_slot_wal_keep_size = ${pg.escapeLiteral(postgresMegabytes(bytes))}`);
   await db.query(/* sql */ `select pg_catalog.pg_reload_conf()`);
   await waitFor(async () => (await readMaxSlotWalKeepSize(db)) === bytes, {

@@ -14,7 +14,7 @@ export interface MonitorRoleOptions {
 export type { Queryable };
 
 /** The statements that give `role` exactly what the monitor needs; each is safe to run again. */
-export function monitorRoleGrants(role: string): string[] {
+function monitorRoleGrants(role: string): string[] {
   const name = pg.escapeIdentifier(role);
   return [
     /* sql */ `alter role ${name} with login nosuperuser nocreatedb nocreaterole noreplication nobypassrls`,

@@ -26,7 +26,7 @@ import { alertDeliverySettings } from '../alerting/alert-settings.js';
 export const PROGRAM = 'slot-monitor';
 
 /** One source of truth for the cap: the monitor's default target is what the stack's Postgres is started with. */
-export const STACK_MAX_SLOT_WAL_KEEP_SIZE = stackSettings.settings.postgresMaxSlotWalKeepSize.default;
+const STACK_MAX_SLOT_WAL_KEEP_SIZE = stackSettings.settings.postgresMaxSlotWalKeepSize.default;
 /** The stack's Connect worker flushes offsets (and so confirms the slot's position) this often, and its connector sends a heartbeat this often. */
 const STACK_OFFSET_FLUSH_INTERVAL_MS = String(OFFSET_FLUSH_INTERVAL_MS);
 const STACK_HEARTBEAT_INTERVAL_MS = String(HEARTBEAT_INTERVAL_MS);

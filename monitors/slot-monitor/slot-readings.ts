@@ -57,7 +57,7 @@ function toNumber(text: string | null): number | null {
   return text === null ? null : Number(text);
 }
 
-export async function readSlots(db: Queryable): Promise<SlotReading[]> {
+async function readSlots(db: Queryable): Promise<SlotReading[]> {
   const { rows } = await db.query(SLOTS_SQL);
   return (rows as SlotRow[]).map((row) => ({
     slotName: row.slot_name,
@@ -92,7 +92,7 @@ export interface OutboxTable {
 }
 
 /** Rows ever inserted into the outbox, from the statistics collector (no read of the table itself). */
-export async function readOutboxInserts(db: Queryable, outbox: OutboxTable): Promise<number | null> {
+async function readOutboxInserts(db: Queryable, outbox: OutboxTable): Promise<number | null> {
   const { rows } = await db.query(
     /* sql */ `select n_tup_ins::text as inserts from pg_catalog.pg_stat_user_tables where schemaname = $1 and relname = $2`,
     [outbox.schema, outbox.table],
@@ -102,7 +102,7 @@ export async function readOutboxInserts(db: Queryable, outbox: OutboxTable): Pro
 }
 
 /** pg_current_wal_lsn() as a byte count, to measure how fast the database writes WAL. */
-export async function readWalPosition(db: Queryable): Promise<number> {
+async function readWalPosition(db: Queryable): Promise<number> {
   const { rows } = await db.query(
     /* sql */ `select pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint::text as position`,
   );

@@ -17,13 +17,13 @@ export function escapeHtml(value: unknown): string {
   return String(value).replace(/[&<>"']/g, (c) => ENTITIES[c] ?? c);
 }
 
-export function formatMs(ms: number): string {
+function formatMs(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;
   return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 }
 
 /** A moment as the time since the run began (m:ss), negative before it. */
-export function sinceStart(record: RehearsalRecord, at: number): string {
+function sinceStart(record: RehearsalRecord, at: number): string {
   const seconds = Math.round((at - record.startedAt) / 1000);
   const whole = Math.abs(seconds);
   return `${seconds < 0 ? '−' : '+'}${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, '0')}`;

@@ -19,9 +19,9 @@ import { seatServiceSettings } from '../../seat-service/settings.js';
 import { holdSweeperSettings } from '../../seat-service/sweeper-settings.js';
 import { projectRoot } from '../../stack/config.js';
 
-export const COMPOSE_FILE = join(projectRoot, 'docker-compose.yml');
+const COMPOSE_FILE = join(projectRoot, 'docker-compose.yml');
 
-export interface ComposeHealthcheck {
+interface ComposeHealthcheck {
   test?: string[] | string;
 }
 

@@ -8,7 +8,7 @@
  */
 import { NODE_24 } from '../../stack/node-runtime.js';
 
-export interface VariablePrefix {
+interface VariablePrefix {
   prefix: string;
   /** Names with the prefix that are not passed on the way the prefix says. */
   except?: readonly string[];

@@ -10,7 +10,7 @@
  * The runtime with the drill's counted consumer on produced CloudEvents (the shape Debezium's
  * router publishes), not the seat pipeline: what is under test is the runtime's hold.
  */
-import { Partitioners } from 'kafkajs';
+import { Partitioners } from '../../lib/kafka.js';
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../../lib/wait.js';
 import { installLeakGuard } from '../support/leak-guard.js';

@@ -7,10 +7,10 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { projectRoot } from '../../stack/config.js';
 
-export const grafanaDir = join(projectRoot, 'monitors', 'grafana');
+const grafanaDir = join(projectRoot, 'monitors', 'grafana');
 const dashboardsDir = join(grafanaDir, 'dashboards');
 
-export interface PanelTarget {
+interface PanelTarget {
   refId: string;
   expr: string;
   datasource?: { type?: string; uid?: string };

@@ -46,7 +46,7 @@ async function api<T>(prometheusUrl: string, path: string, params: Record<string
 }
 
 /** Seconds of a Prometheus duration as the targets API prints it: 15s, 1m, 1m30s, 500ms. */
-export function durationSeconds(text: string): number {
+function durationSeconds(text: string): number {
   const parts = [...text.matchAll(/(\d+)(ms|s|m|h)/g)];
   if (parts.length === 0 || parts.map((part) => part[0]).join('') !== text)
     throw new Error(`not a Prometheus duration: ${text}`);
@@ -74,7 +74,7 @@ export interface GrafanaTime {
  * The expr Grafana sends for an instant query: its interval variables and the dashboard's own
  * variables (at "All": their allValue) replaced. Throws on a variable it does not know.
  */
-export function expandExpr(expr: string, dashboard: Dashboard, time: GrafanaTime): string {
+function expandExpr(expr: string, dashboard: Dashboard, time: GrafanaTime): string {
   const variables = new Map<string, TemplateVariable>(
     dashboard.templating.list.map((variable) => [variable.name, variable]),
   );
@@ -131,7 +131,7 @@ export async function exposedMetricNames(prometheusUrl: string): Promise<Set<str
 }
 
 /** Series an instant query returns now. */
-export async function seriesCount(prometheusUrl: string, expr: string): Promise<number> {
+async function seriesCount(prometheusUrl: string, expr: string): Promise<number> {
   const data = await api<{ resultType: string; result: unknown[] }>(prometheusUrl, '/api/v1/query', { query: expr });
   return data.resultType === 'vector' || data.resultType === 'matrix' ? data.result.length : 1;
 }

@@ -18,7 +18,7 @@ import { freePort } from '../slot-monitor/support/alertmanager-process.js';
 import { track } from './leak-guard.js';
 import { uniqueName } from './stack.js';
 
-export interface KafkaNodeProcess {
+interface KafkaNodeProcess {
   nodeId: number;
   broker: string;
   pid(): number | undefined;

@@ -1,4 +1,3 @@
-import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 import { deleteConnector } from '../../connectors/connect-client.js';
 import { applyOutboxConnector, type ConnectorConfig } from '../../connectors/outbox-connector.js';
@@ -162,12 +161,6 @@ export async function collectRecords(
     },
   });
   return { records, stop };
-}
-
-export async function adminClient(url: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  return client;
 }
 
 /**

@@ -30,7 +30,7 @@ export function countedSchemaV2(namespace: string): string {
   return JSON.stringify({ ...v1, fields: [...v1.fields, { name: 'note', type: 'string', default: 'none' }] });
 }
 
-export const countedPayload = z.object({
+const countedPayload = z.object({
   key: z.string().min(1),
   seq: z.number().int().nonnegative(),
   behaviour: z.enum(['apply', 'fail', 'transient-once', 'crash', 'slow']),

@@ -1,9 +1,9 @@
 /** Who owns what in a consumer group, as the group coordinator describes it. */
-import { AssignerProtocol } from 'kafkajs';
+import { AssignerProtocol } from '../../../lib/kafka.js';
 import type { Kafka } from '../../../lib/kafka.js';
 import { waitFor } from '../../../lib/wait.js';
 
-export interface GroupMember {
+interface GroupMember {
   memberId: string;
   clientId: string;
   /** Partitions of the topic assigned to this member, ascending. */
@@ -15,7 +15,7 @@ export interface GroupState {
   members: GroupMember[];
 }
 
-export async function describeGroup(kafka: Kafka, groupId: string, topic: string): Promise<GroupState> {
+async function describeGroup(kafka: Kafka, groupId: string, topic: string): Promise<GroupState> {
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -38,7 +38,7 @@ export async function describeGroup(kafka: Kafka, groupId: string, topic: string
 }
 
 /** True when the group is stable and its members own each of the topic's `partitions` exactly once, every member at least one. */
-export function ownsAllPartitions(group: GroupState, partitions: number): boolean {
+function ownsAllPartitions(group: GroupState, partitions: number): boolean {
   const owned = group.members.flatMap((m) => m.partitions).sort((a, b) => a - b);
   return (
     group.state === 'Stable' &&

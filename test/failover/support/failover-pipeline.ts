@@ -18,7 +18,7 @@ import { testLogger } from '../../support/seat-pipeline.js';
 import type { StackEndpoints } from '../../support/stack.js';
 import type { PairMember, ReplicatedPair } from './replicated-pair.js';
 
-export const DEBEZIUM_ROLE = { user: 'stagefront_debezium', password: LOCAL_ROLE_PASSWORDS.debezium } as const;
+const DEBEZIUM_ROLE = { user: 'stagefront_debezium', password: LOCAL_ROLE_PASSWORDS.debezium } as const;
 
 export interface FailoverPipeline {
   name: string;

@@ -8,7 +8,7 @@ import type { SeatService } from '../../../seat-service/service.js';
 import { sleep } from '../../../lib/wait.js';
 
 const SEATS_PER_ROW = 10;
-export const ROWS = 60;
+const ROWS = 60;
 
 export async function createFailoverShow(service: SeatService, show: string): Promise<void> {
   await createShow(service.pool, {

@@ -27,7 +27,7 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export const GROUP_WAIT_MS = 100;
+const GROUP_WAIT_MS = 100;
 
 /** Where the test's Alertmanager notifies: people's alerts to one URL, Watchdog heartbeats to the dead man's switch URL. */
 export interface NotificationUrls {
@@ -36,7 +36,7 @@ export interface NotificationUrls {
 }
 
 /** The dead man's switch hears every Watchdog again this often (a second apart, so a test sees repeats). */
-export const DEAD_MANS_SWITCH_REPEAT = '1s';
+const DEAD_MANS_SWITCH_REPEAT = '1s';
 
 export async function startAlertmanager(urls: NotificationUrls): Promise<AlertmanagerProcess> {
   const binary = alertmanagerBinary();

@@ -27,7 +27,7 @@ export interface OutboxConnectorOptions {
 }
 
 /** The topic the connector writes outbox rows to. */
-export function outboxTopic(topicPrefix: string): string {
+function outboxTopic(topicPrefix: string): string {
   return `${topicPrefix}.public.outbox`;
 }
 

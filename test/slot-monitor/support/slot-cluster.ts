@@ -12,9 +12,9 @@ import { waitFor } from '../../../lib/wait.js';
 import { adminQuery, uniqueName } from '../../support/stack.js';
 
 /** SLOT_TEST_CLUSTER_PORT moves it, when another checkout's tests hold 54339. */
-export const SLOT_CLUSTER_PORT = Number(process.env.SLOT_TEST_CLUSTER_PORT ?? 54339);
+const SLOT_CLUSTER_PORT = Number(process.env.SLOT_TEST_CLUSTER_PORT ?? 54339);
 /** A cluster made by the launcher with every stack default (only home and port differ): what a fresh stack runs. FRESH_STACK_TEST_CLUSTER_PORT moves it. */
-export const FRESH_STACK_CLUSTER_PORT = Number(process.env.FRESH_STACK_TEST_CLUSTER_PORT ?? 54348);
+const FRESH_STACK_CLUSTER_PORT = Number(process.env.FRESH_STACK_TEST_CLUSTER_PORT ?? 54348);
 
 export interface SlotCluster {
   adminUrl: string;

@@ -18,7 +18,7 @@ export interface ReceivedAlert {
   endsAt: string;
 }
 
-export interface GenericWebhookCall {
+interface GenericWebhookCall {
   receivedAt: number;
   body: {
     status: string;

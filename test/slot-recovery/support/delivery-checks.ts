@@ -41,7 +41,7 @@ export async function seatStateDifferences(seatAdminUrl: string, consumerPool: P
 }
 
 /** Sum of the topics' high watermarks: how many records the collector must have read. */
-export async function recordsOnTopics(topics: string[]): Promise<number> {
+async function recordsOnTopics(topics: string[]): Promise<number> {
   const admin = createKafka({
     brokers: endpoints().kafkaBrokers,
     clientId: 'test-offsets',

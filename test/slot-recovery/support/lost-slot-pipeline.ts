@@ -19,7 +19,7 @@ import { dropSlot, testLogger } from '../../support/seat-pipeline.js';
 import type { StackEndpoints } from '../../support/stack.js';
 import type { SlotCluster } from '../../slot-monitor/support/slot-cluster.js';
 
-export const DEBEZIUM_ROLE = { user: 'stagefront_debezium', password: LOCAL_ROLE_PASSWORDS.debezium } as const;
+const DEBEZIUM_ROLE = { user: 'stagefront_debezium', password: LOCAL_ROLE_PASSWORDS.debezium } as const;
 
 export interface LostSlotPipeline {
   name: string;

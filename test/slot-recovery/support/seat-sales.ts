@@ -3,7 +3,7 @@ import { createShow, seatId } from '../../../seat-service/inventory.js';
 import type { SeatService } from '../../../seat-service/service.js';
 import { sleep } from '../../../lib/wait.js';
 
-export const SHOW = 'arena';
+const SHOW = 'arena';
 const SEATS_PER_ROW = 10;
 
 export async function createArena(service: SeatService): Promise<void> {

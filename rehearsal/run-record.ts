@@ -1,0 +1,212 @@
+/**
+ * A finished rehearsal as its record and text report: the checks (nothing sold twice, every
+ * consumer saw every event exactly once, the read model, ledger and emails agree, no buyer saw an
+ * error outside drills), each drill with its effect, the latencies and the alerts.
+ */
+import { errorMessage } from '../lib/errors.js';
+import { percentiles } from '../lib/percentiles.js';
+import type { Pool } from '../lib/postgres.js';
+import { OWN_PROGRAM_ALERTS } from './alerts.js';
+import {
+  availabilityCheck,
+  emailCheck,
+  exactlyOnceChecks,
+  ledgerCheck,
+  oversoldCheck,
+  reconcileRun,
+  type Check,
+} from './consistency.js';
+import type { CrowdOutcome } from './crowd.js';
+import type { DrillTarget } from './drill-targets.js';
+import type { DrillRun } from './drills.js';
+import type { RehearsalEnvironment } from './environment.js';
+import { latencyOverTime } from './latency.js';
+import type { AlertRecord, DrillRecord, RehearsalRecord } from './record.js';
+import type { OpenRun, ShowOnSale, SoldShow } from './rehearse.js';
+import { renderTextReport } from './report.js';
+import type { Sampler } from './sampler.js';
+import type { RehearsalConfig } from './settings.js';
+import { stageLatencies } from './stages.js';
+
+/** Buyer errors this long after a drill's part was back still count as the drill's. */
+const DRILL_SETTLE_MS = 10_000;
+/** A drill's alerts: those that began from its kill until this long after its part was back. */
+const DRILL_ALERT_WINDOW_MS = 120_000;
+
+/** The run's record (what rehearsal-<show>.json holds) and its text report. */
+export async function recordRun(
+  run: OpenRun,
+  show: ShowOnSale,
+  sold: SoldShow,
+  config: RehearsalConfig,
+  drills: DrillTarget[],
+): Promise<{ record: RehearsalRecord; text: string }> {
+  const { seatPool, consumerPool, alerts, env } = run;
+  const { crowd, drillRuns, since, startedAt, finishedAt, sampler } = sold;
+  const { checks, errorsDuring, errorsOutside } = await runChecks(run, show, sold);
+  const runAlerts = alerts.during(startedAt, finishedAt);
+  const latency = await latencyOverTime(seatPool, consumerPool, since);
+  const record: RehearsalRecord = {
+    showId: show.showId,
+    startedAt,
+    finishedAt,
+    machine: machineName(),
+    settings: { buyers: config.buyers, concurrency: config.concurrency, sections: config.sections, drills },
+    crowd: {
+      buyers: crowd.outcome.buyers,
+      confirmed: crowd.outcome.confirmed,
+      abandoned: crowd.outcome.abandoned,
+      released: crowd.outcome.released,
+      seatTaken: crowd.outcome.seatTaken,
+      gaveUp: crowd.outcome.gaveUp,
+      errors: errorsOutside.length,
+      errorsDuringDrills: errorsDuring.length,
+      seconds: crowd.ms / 1000,
+    },
+    samples: sampler.samples,
+    latency: latency.map((l) => ({ consumer: l.consumer, points: l.points })),
+    stages: await stageLatencies(seatPool, consumerPool, since),
+    drills: await drillRecords(drillRuns, {
+      seatPool,
+      consumerPool,
+      until: sold.until,
+      finishedAt,
+      checks,
+      sampler,
+      alerts: runAlerts,
+    }),
+    alerts: runAlerts,
+    checks,
+  };
+  const hold = percentiles(crowd.outcome.holdLatenciesMs);
+  const text = renderTextReport(record, {
+    mode: env.mode,
+    holdLatencyMs: { p50: Math.round(hold.p50 || 0), p99: Math.round(hold.p99 || 0) },
+    latency: latency.map((l) => ({ consumer: l.consumer, ...l.overall })),
+    leftOut: {
+      alerts: alerts.endedBefore(startedAt).filter((a) => (OWN_PROGRAM_ALERTS as readonly string[]).includes(a.name)),
+      reason: `about the rehearsal's own programs, stopped since the previous run; resolved ${show.waitedSeconds} s after it had started them, before the run began`,
+    },
+    alertGaps: alerts.gaps(),
+    missedSamples: sampler.missed,
+    logFiles: env.logFiles(),
+  });
+  return { record, text };
+}
+
+/** The run's checks, and the buyers' errors told apart: during a drill (expected) or outside every drill. */
+async function runChecks(
+  run: OpenRun,
+  show: ShowOnSale,
+  sold: SoldShow,
+): Promise<{ checks: Check[]; errorsDuring: CrowdOutcome['errors']; errorsOutside: CrowdOutcome['errors'] }> {
+  const { seatPool, consumerPool, env } = run;
+  const { crowd, drillRuns, finishedAt } = sold;
+  const windows = drillRuns.map((d) => ({ from: d.killedAt, to: (d.backAt ?? finishedAt) + DRILL_SETTLE_MS }));
+  const inDrill = (at: number) => windows.some((w) => at >= w.from && at <= w.to);
+  const errorsDuring = crowd.outcome.errors.filter((e) => inDrill(e.at));
+  const errorsOutside = crowd.outcome.errors.filter((e) => !inDrill(e.at));
+  const checks: Check[] = [
+    await oversoldCheck(seatPool, show.showId),
+    ...exactlyOnceChecks(sold.reconciliation),
+    await availabilityCheck(seatPool, consumerPool, show.showId),
+    await ledgerCheck(seatPool, consumerPool, show.showId),
+    await emailCheckOf(env, seatPool, sold.since),
+    crowdCheck(crowd.outcome, errorsOutside),
+    ...(drillRuns.length > 0 ? [drillsBackCheck(drillRuns)] : []),
+  ];
+  return { checks, errorsDuring, errorsOutside };
+}
+
+/** The email check; a mailbox that cannot be read fails the check with the reason instead of losing the report. */
+async function emailCheckOf(env: RehearsalEnvironment, seatPool: Pool, since: Date): Promise<Check> {
+  try {
+    return await emailCheck(seatPool, await env.emailMessageIds(), since);
+  } catch (err) {
+    return {
+      name: 'one confirmation email per order',
+      ok: false,
+      detail: `the received emails could not be read: ${errorMessage(err)}`,
+    };
+  }
+}
+
+function crowdCheck(outcome: CrowdOutcome, outside: CrowdOutcome['errors']): Check {
+  const shown = outside
+    .slice(0, 3)
+    .map((e) => e.message)
+    .join('; ');
+  return {
+    name: 'no buyer saw an error outside drills, every buyer got an answer',
+    ok: outside.length === 0 && outcome.failedBuyers === 0,
+    detail: `${outside.length} errors outside drills${shown === '' ? '' : ` (${shown})`}, ${outcome.failedBuyers} buyers without an answer`,
+  };
+}
+
+function drillsBackCheck(runs: DrillRun[]): Check {
+  const notBack = runs.filter((r) => r.backAt === null);
+  return {
+    name: 'every drilled part came back',
+    ok: notBack.length === 0,
+    detail:
+      notBack.length === 0
+        ? `${runs.length} of ${runs.length} back`
+        : `not back: ${notBack.map((r) => `${r.victim} (${r.notes.join('; ')})`).join(', ')}`,
+  };
+}
+
+interface DrillScope {
+  seatPool: Pool;
+  consumerPool: Pool;
+  until: Date;
+  finishedAt: number;
+  checks: Check[];
+  sampler: Sampler;
+  alerts: AlertRecord[];
+}
+
+/**
+ * Each drill with its effect: the peak lag from its kill until the next drill's (or the end), the alerts that began from its kill
+ * until 2 minutes after it was back (or the next drill's kill, if sooner), and its verdict: the reconciliation of the events written from
+ * its kill until the next drill's (nothing lost), with the run's no-double checks (seats, read
+ * model, ledger, emails).
+ */
+async function drillRecords(runs: DrillRun[], scope: DrillScope): Promise<DrillRecord[]> {
+  const doubles = scope.checks.filter((c) => /sold twice|read model|ledger|email/.test(c.name));
+  const records: DrillRecord[] = [];
+  for (const [i, run] of runs.entries()) {
+    const next = runs[i + 1]?.killedAt;
+    const window = await reconcileRun(
+      scope.seatPool,
+      scope.consumerPool,
+      new Date(run.killedAt),
+      next === undefined ? scope.until : new Date(next),
+    );
+    const counts = window.consumers.map((c) => `${c.consumer.name} ${c.handled}/${c.published}`).join(', ');
+    const failed = doubles.filter((c) => !c.ok).map((c) => c.name);
+    const ok = !window.gaps && failed.length === 0 && run.backAt !== null;
+    // Up to 2 minutes after it was back, but not into the next drill: each alert belongs to one drill.
+    const alertEnd = Math.min((run.backAt ?? scope.finishedAt) + DRILL_ALERT_WINDOW_MS, next ?? Infinity);
+    records.push({
+      target: run.target,
+      killedAt: run.killedAt,
+      restartedAt: run.restartedAt,
+      backAt: run.backAt,
+      caughtUpAt: run.caughtUpAt,
+      peakLag: scope.sampler.peakLag(run.killedAt, next),
+      alerts: [
+        ...new Set(scope.alerts.filter((a) => a.startsAt >= run.killedAt && a.startsAt <= alertEnd).map((a) => a.name)),
+      ],
+      verdict: {
+        ok,
+        detail: `${run.victim}: events written from the kill ${next === undefined ? 'to the end' : 'to the next drill'} handled ${counts} (reconciliation)${failed.length === 0 ? '; nothing sold, booked or emailed twice' : `; FAILED: ${failed.join(', ')}`}${run.backAt === null ? '; never came back' : ''}`,
+      },
+      notes: run.notes,
+    });
+  }
+  return records;
+}
+
+function machineName(): string {
+  return `${process.platform} ${process.arch}, Node ${process.version}`;
+}
