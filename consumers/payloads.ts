@@ -1,10 +1,13 @@
 /**
  * Validators for the catalogue's payloads as the consumers read them. Avro already checked the
  * types; these check what Avro cannot (non-empty ids, non-negative amounts, an email address).
+ * The payload types come from the Avro schemas (events/payload-types.ts, generated); each
+ * validator must give exactly its event's payload type, or `npm run typecheck` fails (a field
+ * added to a schema without a rule here, or one left here after the schema dropped it).
  */
 import { z } from 'zod';
-import { EVENTS, type EventName, readEventSchema } from '../events/catalogue.js';
-import type { EventTypeSpec, LatePolicy } from './runtime/types.js';
+import { EVENTS, type EventName, type EventPayloads, type EventType, readEventSchema } from '../events/catalogue.js';
+import type { EventOf, EventTypeSpec, LatePolicy } from './runtime/types.js';
 
 const id = z.string().min(1);
 const millis = z.number().int().nonnegative();
@@ -40,22 +43,49 @@ export const payloadSchemas = {
     currency: z.string().length(3),
     confirmed_at: millis,
   }),
-} as const satisfies Record<EventName, z.ZodType>;
+} satisfies { [N in EventName]: z.ZodType<EventPayloads[N]> };
+
+/** True when A and B are the same type (not merely assignable: a nullable field counts). */
+type Same<A, B> = (<X>() => X extends A ? 1 : 2) extends <X>() => X extends B ? 1 : 2 ? true : false;
+
+/** Compiles only while every validator's output is exactly its payload type. */
+const validatorsGivePayloadTypes: { [N in EventName]: Same<z.output<(typeof payloadSchemas)[N]>, EventPayloads[N]> } = {
+  seatHeld: true,
+  seatReleased: true,
+  seatHoldExpired: true,
+  seatSold: true,
+  orderConfirmed: true,
+};
+void validatorsGivePayloadTypes;
+
+/** The validators by name, typed so that `validators[name]` of a name `N` gives `EventPayloads[N]`. */
+const validators: { readonly [N in EventName]: z.ZodType<EventPayloads[N]> } = payloadSchemas;
+
+/** The event type entries of the catalogue events `N`, by ce_type, each typed by its payload. */
+export type CatalogueEventTypes<N extends EventName> = {
+  readonly [K in N as EventType<K>]: EventTypeSpec<EventPayloads[K]>;
+};
+
+/** A catalogue event as a consumer of `N` receives it: `switch (event.type)` narrows its payload. */
+export type CatalogueEvent<N extends EventName = EventName> = EventOf<CatalogueEventTypes<N>>;
 
 /**
  * The runtime's event type entries for catalogue events, read with this build's schema files.
  * `whenLate` is the consumer's: the same order.confirmed is right however late in a ledger and
  * wrong hours late as an email.
  */
-export function catalogueEventTypes(names: readonly EventName[], whenLate: LatePolicy): Record<string, EventTypeSpec> {
-  return Object.fromEntries(
-    names.map((name) => [
-      EVENTS[name].type,
-      {
-        whenLate,
-        readerSchema: readEventSchema(name),
-        parse: (payload: unknown) => payloadSchemas[name].parse(payload),
-      },
-    ]),
-  );
+export function catalogueEventTypes<N extends EventName>(
+  names: readonly N[],
+  whenLate: LatePolicy,
+): CatalogueEventTypes<N> {
+  const entries = names.map((name) => {
+    const spec: EventTypeSpec<EventPayloads[N]> = {
+      whenLate,
+      readerSchema: readEventSchema(name),
+      parse: (payload: unknown) => validators[name].parse(payload),
+    };
+    return [EVENTS[name].type, spec];
+  });
+  // Object.fromEntries forgets which key holds which entry; the map above pairs them.
+  return Object.fromEntries(entries) as CatalogueEventTypes<N>;
 }

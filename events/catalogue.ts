@@ -1,7 +1,8 @@
 /**
  * The event catalogue: the contract between the seat service and every consumer. Each event type
  * names its aggregate (which picks the Kafka topic), the field that is its key (which fixes the
- * order consumers see), its Avro schema file and registry subject, and what it means.
+ * order consumers see), its Avro schema file and registry subject, and what it means. The payload
+ * types are generated from the schema files (events/payload-types.ts).
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -68,60 +69,18 @@ export const EVENTS = {
 
 export type EventName = keyof typeof EVENTS;
 
-export interface SeatHeld {
-  seat_id: string;
-  show_id: string;
-  section: string;
-  hold_id: string;
-  buyer_id: string;
-  held_at: number;
-  expires_at: number;
-}
+/** The payload types, generated from the schema files (npm run payload-types). */
+export type {
+  EventPayloads,
+  OrderConfirmed,
+  SeatHeld,
+  SeatHoldExpired,
+  SeatReleased,
+  SeatSold,
+} from './payload-types.js';
 
-export interface SeatReleased {
-  seat_id: string;
-  show_id: string;
-  section: string;
-  hold_id: string;
-  released_at: number;
-}
-
-export interface SeatHoldExpired {
-  seat_id: string;
-  show_id: string;
-  section: string;
-  hold_id: string;
-  expired_at: number;
-}
-
-export interface SeatSold {
-  seat_id: string;
-  show_id: string;
-  section: string;
-  order_id: string;
-  price_cents: number;
-  sold_at: number;
-}
-
-export interface OrderConfirmed {
-  order_id: string;
-  show_id: string;
-  hold_id: string;
-  buyer_id: string;
-  buyer_email: string;
-  seat_ids: string[];
-  total_cents: number;
-  currency: string;
-  confirmed_at: number;
-}
-
-export interface EventPayloads {
-  seatHeld: SeatHeld;
-  seatReleased: SeatReleased;
-  seatHoldExpired: SeatHoldExpired;
-  seatSold: SeatSold;
-  orderConfirmed: OrderConfirmed;
-}
+/** An event type's ce_type, by its name: `EventType<'seatHeld'>` is `'com.stagefront.seat.held'`. */
+export type EventType<N extends EventName = EventName> = (typeof EVENTS)[N]['type'];
 
 const schemaDir = join(dirname(fileURLToPath(import.meta.url)), 'schemas');
 

@@ -1,9 +1,11 @@
 /** The order confirmation email consumer: order.confirmed → one email, claimed before, stamped after. */
 import type { Transporter } from 'nodemailer';
 import {
-  catalogueEventTypes,
+  type CatalogueEvent,
   type ConsumerDefinition,
+  catalogueEventTypes,
   consumerSettings,
+  defineConsumer,
   defineSettings,
   type LatePolicy,
   topicFor,
@@ -99,8 +101,8 @@ export function confirmationEmailConsumer(
   mailFrom: string,
   claimAbandonedAfterMs: number,
   concurrency = 1,
-): ConsumerDefinition {
-  return {
+): ConsumerDefinition<CatalogueEvent<'orderConfirmed'>> {
+  return defineConsumer({
     name,
     topics: confirmationEmailTopics(topicPrefix),
     eventTypes: catalogueEventTypes(['orderConfirmed'], WHEN_LATE),
@@ -110,5 +112,5 @@ export function confirmationEmailConsumer(
       concurrency,
       perform: (event) => sendConfirmation(transport, mailFrom, event),
     },
-  };
+  });
 }

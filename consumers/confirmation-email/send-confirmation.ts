@@ -5,11 +5,11 @@
  * failure (4xx, connection, timeout, authentication) is the infrastructure's and is retried.
  */
 import nodemailer, { type Transporter } from 'nodemailer';
-import type { OrderConfirmed } from '../../events/catalogue.js';
 import { errorMessage } from '../../lib/errors.js';
 import { ConfigError } from '../../lib/settings.js';
 import { PoisonError, TransientError } from '../runtime/failures.js';
-import type { ConsumedEvent } from '../runtime/types.js';
+import type { OrderConfirmed } from '../../events/catalogue.js';
+import type { CatalogueEvent } from '../payloads.js';
 
 export interface SmtpSettings {
   smtpHost: string;
@@ -82,10 +82,16 @@ function confirmationText(order: OrderConfirmed): string {
   ].join('\n');
 }
 
+/** A property of what nodemailer threw (its errors carry `code` and `responseCode`). */
+function propertyOf(err: unknown, name: 'code' | 'responseCode'): unknown {
+  return typeof err === 'object' && err !== null ? Reflect.get(err, name) : undefined;
+}
+
 function classifySmtpFailure(err: unknown): Error {
-  const { responseCode } = err as { responseCode?: number };
+  const code = propertyOf(err, 'responseCode');
+  const responseCode = typeof code === 'number' ? code : undefined;
   // Before the 5xx rule: a refused STARTTLS answers 5xx too, but it is about the server, not the message.
-  if ((err as { code?: string }).code === 'ETLS') {
+  if (propertyOf(err, 'code') === 'ETLS') {
     return new TransientError(
       'smtp_unavailable',
       `the SMTP connection could not be encrypted (STARTTLS refused or failed) and this consumer requires it (SMTP_REQUIRE_TLS; auto with SMTP_PASSWORD set): nothing was sent, the password neither; check the server's STARTTLS and certificate, or a network stripping STARTTLS: ${errorMessage(err)}`,
@@ -102,8 +108,12 @@ function classifySmtpFailure(err: unknown): Error {
   });
 }
 
-export async function sendConfirmation(transport: Transporter, from: string, event: ConsumedEvent): Promise<void> {
-  const order = event.payload as OrderConfirmed;
+export async function sendConfirmation(
+  transport: Transporter,
+  from: string,
+  event: CatalogueEvent<'orderConfirmed'>,
+): Promise<void> {
+  const order = event.payload;
   try {
     await transport.sendMail({
       from,

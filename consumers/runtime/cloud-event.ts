@@ -15,7 +15,7 @@ import { DEFAULT_DECODE_LIMITS, type DecodeLimits, checkRecordBounds } from './d
 import { PoisonError, TransientError } from './failures.js';
 import { attributeProblem } from './cloud-event-checks.js';
 import { headersAsStrings } from './headers.js';
-import type { ConsumedEvent, EventTypeSpec, SourceRecord } from './types.js';
+import type { EventOf, EventTypeSpec, EventTypes, SourceRecord } from './types.js';
 
 /** The record's CloudEvent attributes; throws PoisonError "not a cloudevent" when they are missing or invalid. */
 export function parseCloudEvent(record: SourceRecord): CloudEvent<unknown> {
@@ -212,20 +212,22 @@ function validatePayload(spec: EventTypeSpec, payload: unknown, type: string): u
 /**
  * The decoded event, or undefined when its type is not one this consumer handles (skipped).
  * A record over one of `limits` is poison before anything of it is parsed. Throws PoisonError (the record is at fault) or TransientError (the registry is away).
+ * Typed by `eventTypes` (EventOf): its `type` is a key of `eventTypes` and its payload what that
+ * entry's `parse` returned, which is the promise a typed handler relies on.
  */
-export async function decodeCloudEvent(
+export async function decodeCloudEvent<T extends EventTypes = EventTypes>(
   registry: Registry,
   record: SourceRecord,
-  eventTypes: Readonly<Record<string, EventTypeSpec>>,
+  eventTypes: T,
   limits: DecodeLimits = DEFAULT_DECODE_LIMITS,
-): Promise<ConsumedEvent | undefined> {
+): Promise<EventOf<T> | undefined> {
   checkRecordBounds(record, limits);
   const cloudEvent = parseCloudEvent(record);
   const spec = eventTypeSpec(eventTypes, cloudEvent.type);
   if (spec === undefined) return undefined;
   const { schemaId, payload } = await decodeAvroPayload(registry, record.value, spec.readerSchema, limits);
   const time = cloudEvent.time ?? '';
-  return {
+  const event = {
     id: cloudEvent.id,
     type: cloudEvent.type,
     source: cloudEvent.source,
@@ -238,4 +240,6 @@ export async function decodeCloudEvent(
     payload: validatePayload(spec, payload, cloudEvent.type),
     record,
   };
+  // The type was looked up in eventTypes and the payload came from that entry's parse: EventOf<T>.
+  return event as EventOf<T>;
 }

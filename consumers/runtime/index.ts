@@ -2,9 +2,11 @@
  * The consumer runtime as a library: everything a team needs to write a consumer of the seat and
  * order events, from this one module. A consumer is
  *
- * 1. a {@link ConsumerDefinition}: its name, topics, the catalogue event types it handles (each with
- *    a validator and a deadline policy, {@link catalogueEventTypes}), its effects and, when it keeps
- *    a read model, its own migrations ({@link ConsumerMigrations});
+ * 1. a {@link ConsumerDefinition} built with {@link defineConsumer}: its name, topics, the catalogue
+ *    event types it handles (each with a validator and a deadline policy, {@link catalogueEventTypes}),
+ *    its effects, which receive those events typed ({@link CatalogueEvent}: a union discriminated by
+ *    `type`, payloads typed from the Avro schemas) and, when it keeps a read model, its own
+ *    migrations ({@link ConsumerMigrations});
  * 2. a settings table: {@link consumerSettings} (the settings every consumer shares) spread into
  *    {@link defineSettings} beside the consumer's own;
  * 3. a `main.ts` that hands both to {@link runConsumerProgram}, the program frame: `--help`, settings,
@@ -17,23 +19,29 @@
 
 // Defining a consumer and its event types.
 export type {
+  CheckedConsumerDefinition,
   ConsumedEvent,
   ConsumerDefinition,
   ConsumerMigrations,
   DeliveryPolicy,
+  EventOf,
+  EventTypes,
   EventTypeSpec,
   ExternalEffects,
   LatePolicy,
+  PayloadOf,
   SourceRecord,
   TransactionalEffects,
 } from './types.js';
-export { catalogueEventTypes, payloadSchemas } from '../payloads.js';
+export { defineConsumer } from './types.js';
+export { type CatalogueEvent, type CatalogueEventTypes, catalogueEventTypes, payloadSchemas } from '../payloads.js';
 
 // The event catalogue: names, ce_types, payload types and topics.
 export {
   EVENTS,
   type EventName,
   type EventPayloads,
+  type EventType,
   type OrderConfirmed,
   type SeatHeld,
   type SeatHoldExpired,

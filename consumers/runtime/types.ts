@@ -17,10 +17,13 @@ export interface SourceRecord {
   timestamp: string;
 }
 
-/** A CloudEvent parsed from a record, its Avro payload decoded through the registry. */
-export interface ConsumedEvent<P = unknown> {
+/**
+ * A CloudEvent parsed from a record, its Avro payload decoded through the registry. `P` is the
+ * payload's type and `T` its ce_type, so a union of events is discriminated by `type`.
+ */
+export interface ConsumedEvent<P = unknown, T extends string = string> {
   id: string;
-  type: string;
+  type: T;
   source: string;
   subject: string | undefined;
   /** ce_dataschema: where the registry serves the writer's schema (absent on events written before it existed). */
@@ -59,18 +62,32 @@ export interface EventTypeSpec<P = unknown> {
   parse(payload: unknown): P;
 }
 
+/** A consumer's event types by ce_type, each with its payload's type. */
+export type EventTypes = Readonly<Record<string, EventTypeSpec>>;
+
+/** The payload type an event type entry's `parse` gives. */
+export type PayloadOf<S> = S extends EventTypeSpec<infer P> ? P : never;
+
+/**
+ * The event a consumer of `T` receives: a union discriminated by `type`, each member's payload
+ * typed by its entry (`switch (event.type)` narrows `event.payload`).
+ */
+export type EventOf<T extends EventTypes> = {
+  [K in keyof T & string]: ConsumedEvent<PayloadOf<T[K]>, K>;
+}[keyof T & string];
+
 /** Effects inside the consumer database: applied in the same transaction as the inbox rows. */
-export interface TransactionalEffects {
+export interface TransactionalEffects<E extends ConsumedEvent = ConsumedEvent> {
   kind: 'transactional';
   /** The batch's new events only, in offset order, inside the batch's transaction. */
-  apply(client: PoolClient, events: readonly ConsumedEvent[]): Promise<void>;
+  apply(client: PoolClient, events: readonly E[]): Promise<void>;
 }
 
 /**
  * Effects that leave the building (an email): the inbox row is claimed first, the effect is
  * performed with the event id as its idempotency key, and the row stamped after.
  */
-export interface ExternalEffects {
+export interface ExternalEffects<E extends ConsumedEvent = ConsumedEvent> {
   kind: 'external';
   /** A claim older than this counts as abandoned (its process died mid-send) and is claimed again. */
   claimAbandonedAfterMs: number;
@@ -78,18 +95,55 @@ export interface ExternalEffects {
   concurrency?: number;
   /** At most this many events are claimed and performed between two commits (and heartbeats). Default 32. */
   maxGroupSize?: number;
-  perform(event: ConsumedEvent): Promise<void>;
+  perform(event: E): Promise<void>;
 }
 
-export interface ConsumerDefinition {
+/**
+ * A consumer: its event types and the effects that receive their events (`E`, a union
+ * discriminated by `type`). Build one with {@link defineConsumer}, which infers `E` from the event
+ * types and checks the handler against it. `ConsumerDefinition` without `E` is any consumer, as
+ * the runtime holds it.
+ */
+export interface ConsumerDefinition<E extends ConsumedEvent = ConsumedEvent> {
   /** The inbox's consumer name, the `dlq_consumer` header and the `consumer` metric label. */
   name: string;
   topics: readonly string[];
   /** By ce_type. Events of other types on the same topics are skipped (committed, not applied). */
-  eventTypes: Readonly<Record<string, EventTypeSpec>>;
-  effects: TransactionalEffects | ExternalEffects;
+  eventTypes: EventTypes;
+  effects: TransactionalEffects<E> | ExternalEffects<E>;
   /** The consumer's own read-model migrations, applied after the runtime's shared ones. */
   migrations?: ConsumerMigrations;
+}
+
+/**
+ * The effects {@link defineConsumer} accepts for events `E`: the handler must take every one of
+ * them. (The methods of TransactionalEffects and ExternalEffects are compared both ways, so that
+ * a typed definition is a `ConsumerDefinition`; these function properties are compared strictly,
+ * so a handler written for fewer event types than the definition lists is refused.)
+ */
+type CheckedEffects<E extends ConsumedEvent> =
+  | (Omit<TransactionalEffects<E>, 'apply'> & { apply: (client: PoolClient, events: readonly E[]) => Promise<void> })
+  | (Omit<ExternalEffects<E>, 'perform'> & { perform: (event: E) => Promise<void> });
+
+/** What {@link defineConsumer} takes: a definition with its event types `T`, its handler checked strictly against them. */
+export interface CheckedConsumerDefinition<T extends EventTypes> extends Omit<
+  ConsumerDefinition<EventOf<T>>,
+  'eventTypes' | 'effects'
+> {
+  eventTypes: T;
+  effects: CheckedEffects<EventOf<T>>;
+}
+
+/**
+ * A consumer definition, its handler typed from its event types: with `eventTypes` from
+ * `catalogueEventTypes(['seatHeld', 'seatSold'], …)`, `apply(client, events)` receives
+ * `CatalogueEvent<'seatHeld' | 'seatSold'>` events, their payloads `SeatHeld` and `SeatSold` by
+ * `event.type`, without a cast.
+ */
+export function defineConsumer<T extends EventTypes>(
+  definition: CheckedConsumerDefinition<T>,
+): ConsumerDefinition<EventOf<T>> {
+  return definition;
 }
 
 /**

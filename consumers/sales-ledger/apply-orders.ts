@@ -1,7 +1,6 @@
 /** order.confirmed events added to the per show totals: one upsert per show and currency per batch. */
-import type { OrderConfirmed } from '../../events/catalogue.js';
 import type { PoolClient } from '../../lib/postgres.js';
-import type { ConsumedEvent } from '../runtime/types.js';
+import type { CatalogueEvent } from '../payloads.js';
 
 interface ShowTotals {
   showId: string;
@@ -11,10 +10,10 @@ interface ShowTotals {
   totalCents: number;
 }
 
-function totalsByShow(events: readonly ConsumedEvent[]): ShowTotals[] {
+function totalsByShow(events: readonly CatalogueEvent<'orderConfirmed'>[]): ShowTotals[] {
   const totals = new Map<string, ShowTotals>();
   for (const event of events) {
-    const order = event.payload as OrderConfirmed;
+    const order = event.payload;
     const key = `${order.show_id}\u0000${order.currency}`;
     const entry = totals.get(key) ?? {
       showId: order.show_id,
@@ -31,7 +30,10 @@ function totalsByShow(events: readonly ConsumedEvent[]): ShowTotals[] {
   return [...totals.values()];
 }
 
-export async function applyConfirmedOrders(client: PoolClient, events: readonly ConsumedEvent[]): Promise<void> {
+export async function applyConfirmedOrders(
+  client: PoolClient,
+  events: readonly CatalogueEvent<'orderConfirmed'>[],
+): Promise<void> {
   const totals = totalsByShow(events);
   await client.query(
     /* sql */ `

@@ -1,8 +1,10 @@
 /** The sales ledger consumer: order.confirmed into totals per show. */
 import {
-  catalogueEventTypes,
+  type CatalogueEvent,
   type ConsumerDefinition,
+  catalogueEventTypes,
   consumerSettings,
+  defineConsumer,
   defineSettings,
   type LatePolicy,
   topicFor,
@@ -17,11 +19,14 @@ export const salesLedgerSettings = defineSettings(
   consumerSettings({ groupId: 'sales-ledger', metricsPort: '9473', deadlineMs: '900000', whenLate: WHEN_LATE }),
 );
 
-export function salesLedgerConsumer(name: string, topicPrefix: string): ConsumerDefinition {
-  return {
+export function salesLedgerConsumer(
+  name: string,
+  topicPrefix: string,
+): ConsumerDefinition<CatalogueEvent<'orderConfirmed'>> {
+  return defineConsumer({
     name,
     topics: [topicFor(topicPrefix, 'order')],
     eventTypes: catalogueEventTypes(['orderConfirmed'], WHEN_LATE),
     effects: { kind: 'transactional', apply: applyConfirmedOrders },
-  };
+  });
 }

@@ -1,17 +1,14 @@
 /** Seat watch: how many seats each show and section had held, given back and sold. */
 import { fileURLToPath } from 'node:url';
 import {
-  type ConsumedEvent,
+  type CatalogueEvent,
   type ConsumerDefinition,
   EVENTS,
   type LatePolicy,
   type PoolClient,
-  type SeatHeld,
-  type SeatHoldExpired,
-  type SeatReleased,
-  type SeatSold,
   catalogueEventTypes,
   consumerSettings,
+  defineConsumer,
   defineSettings,
   topicFor,
   zList,
@@ -30,10 +27,11 @@ export const seatWatchSettings = defineSettings('seat-watch', {
   },
 });
 
-type SeatEvent = SeatHeld | SeatReleased | SeatHoldExpired | SeatSold;
+/** The events seat watch reads; `event.payload` is typed by `event.type` (SeatHeld, SeatSold, …). */
+type SeatEvent = CatalogueEvent<'seatHeld' | 'seatReleased' | 'seatHoldExpired' | 'seatSold'>;
 type Column = 'held' | 'hold_ended' | 'sold';
 
-const COLUMN_OF: Record<string, Column> = {
+const COLUMN_OF: Record<SeatEvent['type'], Column> = {
   [EVENTS.seatHeld.type]: 'held',
   [EVENTS.seatReleased.type]: 'hold_ended',
   [EVENTS.seatHoldExpired.type]: 'hold_ended',
@@ -46,17 +44,16 @@ const COLUMN_OF: Record<string, Column> = {
  */
 async function countSeatEvents(
   client: PoolClient,
-  events: readonly ConsumedEvent[],
+  events: readonly SeatEvent[],
   sections: readonly string[],
 ): Promise<void> {
   const counts = new Map<string, { show: string; section: string; held: number; hold_ended: number; sold: number }>();
   for (const event of events) {
-    const seat = event.payload as SeatEvent;
-    const column = COLUMN_OF[event.type];
-    if (column === undefined || (sections.length > 0 && !sections.includes(seat.section))) continue;
+    const seat = event.payload;
+    if (sections.length > 0 && !sections.includes(seat.section)) continue;
     const key = `${seat.show_id}\u0000${seat.section}`;
     const row = counts.get(key) ?? { show: seat.show_id, section: seat.section, held: 0, hold_ended: 0, sold: 0 };
-    row[column] += 1;
+    row[COLUMN_OF[event.type]] += 1;
     counts.set(key, row);
   }
   if (counts.size === 0) return;
@@ -81,12 +78,12 @@ export function seatWatchConsumer(config: {
   groupId: string;
   topicPrefix: string;
   sections: readonly string[];
-}): ConsumerDefinition {
-  return {
+}): ConsumerDefinition<SeatEvent> {
+  return defineConsumer({
     name: config.groupId,
     topics: [topicFor(config.topicPrefix, 'seat')],
     eventTypes: catalogueEventTypes(['seatHeld', 'seatReleased', 'seatHoldExpired', 'seatSold'], WHEN_LATE),
     effects: { kind: 'transactional', apply: (client, events) => countSeatEvents(client, events, config.sections) },
     migrations: { folder: fileURLToPath(new URL('migrations', import.meta.url)), schema: 'seat_watch' },
-  };
+  });
 }

@@ -16,6 +16,7 @@ import { confirmationEmailConsumer } from '../../consumers/confirmation-email/co
 import { createSmtpTransport } from '../../consumers/confirmation-email/send-confirmation.js';
 import { applyEffects } from '../../consumers/runtime/apply-effects.js';
 import { decodeCloudEvent } from '../../consumers/runtime/cloud-event.js';
+import { type CatalogueEvent, catalogueEventTypes } from '../../consumers/payloads.js';
 import type { PartitionControl, ProcessingContext } from '../../consumers/runtime/context.js';
 import type { ConsumedEvent, ConsumerDefinition, SourceRecord } from '../../consumers/runtime/types.js';
 import { applyConfirmedOrders } from '../../consumers/sales-ledger/apply-orders.js';
@@ -78,7 +79,7 @@ interface World {
   /** Orders confirmed and seats sold, from the seat service's answers. */
   orders: { orderId: string; eventIds: string[]; seats: string[] }[];
   /** order.confirmed events as the consumers decoded them (ce_id → event). */
-  confirmed: ConsumedEvent[];
+  confirmed: CatalogueEvent<'orderConfirmed'>[];
   close: () => Promise<void>;
 }
 
@@ -299,8 +300,10 @@ beforeAll(async () => {
       undefined,
     );
     expect(outcome.applied).toHaveLength(events.length);
-    if (definition.name === 'sales-ledger') world.confirmed = events;
   }
+  const orderConfirmed = catalogueEventTypes(['orderConfirmed'], 'keep-retrying');
+  const decodedOrders = await Promise.all(records.map((record) => decodeCloudEvent(registry, record, orderConfirmed)));
+  world.confirmed = decodedOrders.filter((event) => event !== undefined);
 }, 60_000);
 
 afterAll(async () => {

@@ -1,29 +1,56 @@
 /** The seat availability rules, one event at a time, as the set-based apply folds them. */
 import { describe, expect, it } from 'vitest';
 import { EVENTS } from '../../../events/catalogue.js';
-import { microsOf, nextSeatState } from '../../../consumers/seat-availability/apply-seat-events.js';
-import type { ConsumedEvent } from '../../../consumers/runtime/types.js';
+import { type SeatEvent, microsOf, nextSeatState } from '../../../consumers/seat-availability/apply-seat-events.js';
+import type { SourceRecord } from '../../../consumers/runtime/types.js';
 
-function event(type: string, time: string, payload: Record<string, unknown>): ConsumedEvent {
+/** An event's envelope at `time`, the same seat C1 every time. */
+function envelope(type: string, time: string) {
+  const record: SourceRecord = {
+    topic: 't',
+    partition: 0,
+    offset: '0',
+    key: null,
+    value: null,
+    headers: {},
+    timestamp: '0',
+  };
   return {
     id: `${type}@${time}`,
-    type,
     source: 'test',
     subject: 'C1',
     time,
     timeMs: Date.parse(time),
     key: 'C1',
     schemaId: 1,
-    payload: { seat_id: 'C1', show_id: 's', section: 'C', ...payload },
-    record: {} as ConsumedEvent['record'],
+    record,
   };
 }
 
-const held = (time: string, hold: string) => event(EVENTS.seatHeld.type, time, { hold_id: hold });
-const released = (time: string, hold: string) => event(EVENTS.seatReleased.type, time, { hold_id: hold });
-const sold = (time: string) => event(EVENTS.seatSold.type, time, { order_id: 'o1' });
+const seat = { seat_id: 'C1', show_id: 's', section: 'C' };
+const held = (time: string, hold: string): SeatEvent => ({
+  ...envelope(EVENTS.seatHeld.type, time),
+  type: EVENTS.seatHeld.type,
+  payload: {
+    ...seat,
+    hold_id: hold,
+    buyer_id: 'b1',
+    held_at: Date.parse(time),
+    expires_at: Date.parse(time) + 600_000,
+  },
+});
+const released = (time: string, hold: string): SeatEvent => ({
+  ...envelope(EVENTS.seatReleased.type, time),
+  type: EVENTS.seatReleased.type,
+  payload: { ...seat, hold_id: hold, released_at: Date.parse(time) },
+});
+const sold = (time: string): SeatEvent => ({
+  ...envelope(EVENTS.seatSold.type, time),
+  type: EVENTS.seatSold.type,
+  payload: { ...seat, order_id: 'o1', price_cents: 4500, sold_at: Date.parse(time) },
+});
 
-function fold(...events: ConsumedEvent[]) {
+function fold(...events: SeatEvent[]) {
   return events.reduce<ReturnType<typeof nextSeatState> | undefined>((row, e) => nextSeatState(row, e), undefined);
 }
 

@@ -14,7 +14,7 @@ import {
   sendConfirmation,
   type SmtpSettings,
 } from '../../../consumers/confirmation-email/send-confirmation.js';
-import type { ConsumedEvent } from '../../../consumers/runtime/types.js';
+import type { CatalogueEvent } from '../../../consumers/payloads.js';
 import { parseSettings } from '../../../lib/settings.js';
 
 const auths: string[] = [];
@@ -59,7 +59,7 @@ function settings(env: Record<string, string>): SmtpSettings {
   });
 }
 
-function event(id: string): ConsumedEvent {
+function event(id: string): CatalogueEvent<'orderConfirmed'> {
   return {
     id,
     payload: {
@@ -70,7 +70,7 @@ function event(id: string): ConsumedEvent {
       currency: 'EUR',
       buyer_email: 'buyer@example.com',
     },
-  } as unknown as ConsumedEvent;
+  } as unknown as CatalogueEvent<'orderConfirmed'>;
 }
 
 describe('a server that offers no STARTTLS', () => {
