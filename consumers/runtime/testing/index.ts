@@ -3,7 +3,7 @@
  * events described by type and payload, against a real Postgres database and without Kafka or
  * the registry server, and see what it applied, retried and dead-lettered and what it committed.
  * Its own entry (not in `consumers/runtime/index.ts`): only tests import it. The guide:
- * docs/writing-a-consumer.md#testing-a-consumer.
+ * docs/writing-a-consumer.md, section 10.
  */
 export {
   ConsumerTestKit,
