@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
     // Integration tests share one real stack on a 2-core machine: run files one at a time.
     fileParallelism: false,
     testTimeout: 120_000,

@@ -1,8 +1,9 @@
 /**
  * The files `npm run new-consumer` writes: a consumer on the runtime's entry point whose read model
  * counts its events per show and type (every catalogue payload names its show), in a schema of its
- * own, and a test that feeds it catalogue events on the real stack and checks the counts, a
- * duplicate and a redelivery included. A starting point that works, for the team to change.
+ * own, and a test that runs it over catalogue events with the runtime's test kit (real Postgres,
+ * no Kafka, no stack) and checks the counts, a duplicate and a redelivery included. A starting
+ * point that works, for the team to change.
  */
 import { EVENTS, type EventName } from '../events/catalogue.js';
 import type { LatePolicy } from '../consumers/runtime/types.js';
@@ -122,29 +123,22 @@ const SAMPLE_PAYLOADS: Record<EventName, string> = {
 
 export function testFile(plan: ConsumerPlan): string {
   const { name, schema, identifier } = plan;
-  const aggregates = aggregatesOf(plan.events);
   const samples = plan.events
-    .map((event) => `    catalogueEvent(ids, '${event}', ${SAMPLE_PAYLOADS[event]}, randomUUID()),`)
+    .map((event) => `    { type: '${event}', id: randomUUID(), payload: ${SAMPLE_PAYLOADS[event]} },`)
     .join('\n');
-  return `/** ${name} on the real stack: each event counted once per show and type, duplicates and redeliveries not at all. */
+  return `/**
+ * ${name} with the runtime's test kit (real Postgres, the runtime's own processing code, no Kafka):
+ * each event counted once per show and type, a duplicate and a redelivery not at all.
+ */
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ${identifier}Consumer } from '../../consumers/${name}/consumer.js';
-import { EVENTS, migrateConsumerDatabase, topicFor } from '../../consumers/runtime/index.js';
-import { createPool } from '../../lib/postgres.js';
-import { waitFor } from '../../lib/wait.js';
-import { type CloudEventRecord, produceCloudEvents } from '../support/cloudevent-records.js';
-import { installLeakGuard, track } from '../support/leak-guard.js';
-import { createTestDatabase, requireStack, uniqueName } from '../support/stack.js';
-import { type SchemaIds, catalogueEvent, catalogueSchemaIds } from './helpers/catalogue-events.js';
-import { FAST_POLICY, connectedProducer, createTopics, startTrackedConsumer, testKafka, testLogger, testRegistry } from './helpers/stack-fixture.js';
+import { EVENTS } from '../../consumers/runtime/index.js';
+import { ConsumerTestKit, type TestEvent, type TestPostgres, startTestPostgres } from '../../consumers/runtime/testing/index.js';
 import { runChildProgram } from './helpers/child-consumer.js';
 
-const stack = requireStack();
-installLeakGuard();
-
 /** One event of each type this consumer handles, for one show. */
-function eventsOf(ids: SchemaIds, show: string): CloudEventRecord[] {
+function eventsOf(show: string): TestEvent[] {
   const now = Date.now();
   return [
 ${samples}
@@ -153,43 +147,35 @@ ${samples}
 
 const TYPES = [${list(plan.events)}] as const;
 
+let postgres: TestPostgres;
+beforeAll(async () => (postgres = await startTestPostgres()), 60_000);
+afterAll(() => postgres.stop());
+
 describe('${name}', () => {
   it('counts each event once per show and type; a duplicate and a redelivery change nothing', async () => {
-    const prefix = uniqueName('${schema}');
-    const kafka = testKafka(stack, prefix);
-    const registry = testRegistry(stack);
-    const topicOf = (event: CloudEventRecord) => topicFor(prefix, Object.values(EVENTS).find((e) => e.type === event.type)?.aggregateType ?? 'seat');
-    await createTopics(kafka, [${aggregates.map((aggregate) => `topicFor(prefix, '${aggregate}')`).join(', ')}], 1);
-    const database = await createTestDatabase('${schema}');
-    const pool = createPool({ connectionString: database.url, applicationName: '${name}-test', logger: testLogger('pool'), max: 3 });
-    const closeDatabase = track(\`database \${database.name}\`, async () => {
-      await pool.end();
-      await database.drop();
-    });
-    const definition = ${identifier}Consumer({ groupId: prefix, topicPrefix: prefix });
-    await migrateConsumerDatabase(pool, definition);
-    const ids = await catalogueSchemaIds(registry);
-    const { producer, close: closeProducer } = await connectedProducer(kafka);
-    const produce = async (events: CloudEventRecord[]) => {
-      for (const event of events) await produceCloudEvents(producer, registry, topicOf(event), [event]);
-    };
-    const inboxCount = async () => (await pool.query('select count(*)::int as n from inbox where consumer = $1', [prefix])).rows[0].n as number;
-    const counts = async () => (await pool.query('select show_id, event_type, events::int from ${schema}.events_per_show order by show_id, event_type')).rows;
-    const expected = (extra: number) => ['show-1', 'show-2'].flatMap((show) =>
-      TYPES.map((type) => EVENTS[type].type).sort().map((type) => ({ show_id: show, event_type: type, events: show === 'show-1' ? 2 : 1 + extra })));
+    const definition = ${identifier}Consumer({ groupId: '${name}', topicPrefix: 'test' });
+    const database = await postgres.createDatabase(definition);
+    try {
+      const kit = new ConsumerTestKit(definition, { pool: database.pool });
+      const counts = async () => (await database.pool.query('select show_id, event_type, events::int from ${schema}.events_per_show order by show_id, event_type')).rows;
+      const expected = ['show-1', 'show-2'].flatMap((show) =>
+        TYPES.map((type) => EVENTS[type].type).sort().map((type) => ({ show_id: show, event_type: type, events: show === 'show-1' ? 2 : 1 })));
+      const story = [...eventsOf('show-1'), ...eventsOf('show-1'), ...eventsOf('show-2')];
+      const records = await kit.records([...story, story[0] as TestEvent]); // the first one twice
 
-    const story = [...eventsOf(ids, 'show-1'), ...eventsOf(ids, 'show-1'), ...eventsOf(ids, 'show-2')];
-    await produce([...story, story[0] as CloudEventRecord]); // the first one twice
-    const consumer = await startTrackedConsumer({ definition, kafka, groupId: prefix, registry, pool, logger: testLogger(prefix), policy: FAST_POLICY });
-    await waitFor(async () => (await inboxCount()) === story.length, { timeoutMs: 30_000, description: \`all \${story.length} distinct events in the inbox\` });
-    expect(await counts()).toEqual(expected(0));
+      const first = await kit.run(records);
+      expect(first.applied).toHaveLength(story.length);
+      expect(first.duplicates).toBe(1);
+      expect(first.deadLetters).toEqual([]);
+      expect(await counts()).toEqual(expected);
 
-    const marker = eventsOf(ids, 'show-2'); // after the redelivery on the same one-partition topics
-    await produce([...story, ...marker]);
-    await waitFor(async () => (await inboxCount()) === story.length + marker.length, { timeoutMs: 30_000, description: 'the redelivery and the marker events handled' });
-    await consumer.close();
-    expect(await counts()).toEqual(expected(1));
-    await Promise.all([closeDatabase(), closeProducer()]);
+      const redelivery = await kit.run(records);
+      expect(redelivery.applied).toEqual([]);
+      expect(redelivery.duplicates).toBe(records.length);
+      expect(await counts()).toEqual(expected);
+    } finally {
+      await database.close();
+    }
   });
 
   it('its program starts with --help and lists its settings', async () => {

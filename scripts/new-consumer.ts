@@ -25,7 +25,7 @@ Generates a consumer on the consumer runtime that passes its own test as generat
   consumers/<name>/consumer.ts                    definition, effects and settings
   consumers/<name>/main.ts                        the program
   consumers/<name>/migrations/000001_….sql        its read model, in Postgres schema <name with _>
-  test/consumers/<name>.test.ts                   its test against the stack
+  test/consumers/<name>.test.ts                   its test (the runtime's test kit: Postgres, no stack)
   package.json                                    the consumer:<name> script
 
 <name>: lower-case words joined by hyphens, e.g. seat-heatmap.
@@ -170,7 +170,7 @@ function main(args: string[]): number {
     }
     const written = generate(plan);
     console.log(
-      `new-consumer: wrote ${plan.name}:\n${written.map((path) => `  ${path}`).join('\n')}\n\nNext:\n  npx vitest run test/consumers/${plan.name}.test.ts    its test, against the stack\n  npm run consumer:${plan.name} -- --help              its settings\nThen make countEvents and its table yours: docs/writing-a-consumer.md.`,
+      `new-consumer: wrote ${plan.name}:\n${written.map((path) => `  ${path}`).join('\n')}\n\nNext:\n  npx vitest run test/consumers/${plan.name}.test.ts    its test (no stack needed)\n  npm run consumer:${plan.name} -- --help              its settings\nThen make countEvents and its table yours: docs/writing-a-consumer.md.`,
     );
     return 0;
   } catch (err) {

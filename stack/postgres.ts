@@ -160,7 +160,8 @@ export function postgresHome(layout: StackLayout): string {
   return join(privateOutsideDataRoot(), digest(layout.home, 8), 'postgres');
 }
 
-function initCluster(layout: StackLayout, dataDir: string): void {
+/** initdb into `dataDir` as the server user: the admin role `postgres` with the stack's password, UTF8, C locale. */
+export function initCluster(layout: StackLayout, dataDir: string): void {
   if (existsSync(join(dataDir, 'PG_VERSION'))) return;
   const parent = dirname(dataDir);
   mkdirSync(parent, { recursive: true });

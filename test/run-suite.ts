@@ -9,7 +9,7 @@
  * other arguments go to vitest (file filters, -t).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { createLogger } from '../lib/logger.js';
 import { projectRoot, stackLayout } from '../stack/config.js';
@@ -17,7 +17,14 @@ import { stackStatus, startStack, stopStack } from '../stack/launcher.js';
 import { ensurePrerequisites } from '../stack/prerequisites.js';
 import { ensureNodeRuntime, nodeRuntimeEnv } from '../stack/node-runtime.js';
 import { outsideDataRoot } from '../stack/postgres.js';
-import { excludedFiles, parseSuiteArgs, SUITE_NODE_ENV, suiteRuns, type SuiteRun } from './suite-plan.js';
+import {
+  excludedFiles,
+  parseSuiteArgs,
+  projectTestFiles,
+  SUITE_NODE_ENV,
+  suiteRuns,
+  type SuiteRun,
+} from './suite-plan.js';
 import { add, countReport, totalsLine, type Totals, type VitestJson } from './suite-totals.js';
 
 function runStep(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): boolean {
@@ -42,15 +49,6 @@ function tookText(ms: number): string {
   return ms < 120_000 ? `${Math.round(ms / 1000)} s` : `${(ms / 60_000).toFixed(1)} min`;
 }
 
-/** Every test file under test/, as a path from the project root (vitest.config.ts includes test/**\/*.test.ts). */
-function testFiles(dir: string = join(projectRoot, 'test')): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return testFiles(path);
-    return entry.name.endsWith('.test.ts') ? [relative(projectRoot, path)] : [];
-  });
-}
-
 /** One vitest run on the run's Node, its children too (PATH), with a JSON report of its own. */
 function runVitest(
   run: SuiteRun,
@@ -72,7 +70,7 @@ function runVitest(
   const vitest = join(projectRoot, 'node_modules', 'vitest', 'vitest.mjs');
   const env = nodeRuntimeEnv(runtime, { ...process.env, [SUITE_NODE_ENV]: runtime.version });
   // A filter that names only slow files leaves a fast-tier run empty: that is no failure.
-  const exclude = excludedFiles(run, testFiles()).flatMap((file) => ['--exclude', file]);
+  const exclude = excludedFiles(run, projectTestFiles()).flatMap((file) => ['--exclude', file]);
   if (exclude.length > 0) exclude.push('--passWithNoTests');
   const args = [
     vitest,

@@ -6,7 +6,31 @@
  * the fast tier only, on the started-with Node when it is that major, otherwise on its pin
  * (stack/node-runtime.ts installs it).
  */
+import { readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { projectRoot } from '../stack/config.js';
 import { NODE_PINS, nodeMajor, type NodePin } from '../stack/node-runtime.js';
+
+/** The folders holding test files (vitest.config.ts includes `<folder>/**\/*.test.ts` of each). */
+export const TEST_FOLDERS: readonly string[] = ['test', 'examples'];
+
+/**
+ * What `npm test` runs: the tests that need no stack, in seconds (the unit tests, the executor
+ * tests and the examples' tests on a throwaway Postgres). package.json's `test` script is
+ * `vitest run` with these (test/unit/node-runtime.test.ts checks it).
+ */
+export const STACK_FREE: readonly string[] = ['test/unit', 'examples'];
+
+/** Every test file of the project, as a path from the project root. */
+export function projectTestFiles(folders: readonly string[] = TEST_FOLDERS): string[] {
+  const under = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) return under(path);
+      return entry.name.endsWith('.test.ts') ? [relative(projectRoot, path)] : [];
+    });
+  return folders.flatMap((folder) => under(join(projectRoot, folder)));
+}
 
 /**
  * The fast tier (vitest globs from the project root): what each Node other than the newest runs.
@@ -24,6 +48,7 @@ import { NODE_PINS, nodeMajor, type NodePin } from '../stack/node-runtime.js';
  */
 export const FAST_TIER: readonly string[] = [
   'test/unit/**/*.test.ts',
+  'examples/**/*.test.ts',
   'test/stack/components-answer.test.ts',
   'test/consumers/runtime-idempotency.test.ts',
   'test/rehearsal/small-rehearsal.test.ts',

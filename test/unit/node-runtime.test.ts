@@ -7,7 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../stack/config.js';
 import {
@@ -22,7 +22,17 @@ import {
   nodeRuntimeEnv,
   type NodeRuntime,
 } from '../../stack/node-runtime.js';
-import { excludedFiles, FAST_TIER, matchesGlob, NODE_CHOICES, parseSuiteArgs, suiteRuns } from '../suite-plan.js';
+import {
+  excludedFiles,
+  FAST_TIER,
+  matchesGlob,
+  NODE_CHOICES,
+  parseSuiteArgs,
+  projectTestFiles,
+  STACK_FREE,
+  suiteRuns,
+  TEST_FOLDERS,
+} from '../suite-plan.js';
 
 describe('Node 24 from the npm registry', () => {
   let runtimes: string;
@@ -80,15 +90,6 @@ describe('Node 24 from the npm registry', () => {
     );
   });
 });
-
-/** Test files under `dir`, as paths from the project root. */
-function testFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return testFiles(path);
-    return entry.name.endsWith('.test.ts') ? [relative(projectRoot, path)] : [];
-  });
-}
 
 const engines = (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { engines: { node: string } })
   .engines.node;
@@ -148,7 +149,7 @@ describe('test:all runs', () => {
   });
 
   it('the fast tier leaves out every test file outside it, and a full run leaves out none', () => {
-    const files = testFiles(join(projectRoot, 'test'));
+    const files = projectTestFiles();
     const left = excludedFiles({ pin: undefined, tier: 'fast' }, files);
     const kept = files.filter((file) => !left.includes(file));
     expect(kept).toContain('test/unit/suite-node.test.ts');
@@ -162,12 +163,24 @@ describe('test:all runs', () => {
   });
 
   it('every fast-tier entry names at least one test file that exists', () => {
-    const files = testFiles(join(projectRoot, 'test'));
+    const files = projectTestFiles();
     for (const entry of FAST_TIER)
       expect(
         files.some((file) => matchesGlob(file, entry)),
         entry,
       ).toBe(true);
+  });
+
+  it('npm test runs the stack-free tests, all in the fast tier, and vitest finds tests in every test folder', async () => {
+    const scripts = (
+      JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+    ).scripts;
+    expect(scripts.test).toBe(`vitest run ${STACK_FREE.join(' ')}`);
+    const stackFree = projectTestFiles().filter((file) => STACK_FREE.some((folder) => file.startsWith(`${folder}/`)));
+    expect(stackFree).toContain('test/unit/consumers/executor/executor.test.ts');
+    expect(stackFree.filter((file) => !FAST_TIER.some((glob) => matchesGlob(file, glob)))).toEqual([]);
+    const config = (await import('../../vitest.config.js')).default as { test?: { include?: string[] } };
+    expect(config.test?.include).toEqual(TEST_FOLDERS.map((folder) => `${folder}/**/*.test.ts`));
   });
 
   it('matches globs as vitest does for these: `**/` any folders, `*` any part of a name', () => {

@@ -4,22 +4,24 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runMigrations } from '../../../lib/migrations.js';
-import { assertReachable, createPool } from '../../../lib/postgres.js';
+import { type Pool, assertReachable, createPool } from '../../../lib/postgres.js';
 import { captureLogs } from './log-capture.js';
-import { ADMIN_PG_URL, START_HINT, dropSchema, randomSchemaName } from './pg-test-schema.js';
+import { ADMIN_PG_URL, START_HINT, dropSchema, randomSchemaName, useTestPostgres } from './pg-test-schema.js';
 
-const pool = createPool({
-  connectionString: ADMIN_PG_URL,
-  applicationName: 'lib-migrations-test',
-  logger: captureLogs('silent').logger,
-  max: 4,
-});
+useTestPostgres();
+let pool: Pool;
 
 let schema: string;
 let folder: string;
 
 beforeAll(async () => {
   await assertReachable(ADMIN_PG_URL, START_HINT);
+  pool = createPool({
+    connectionString: ADMIN_PG_URL,
+    applicationName: 'lib-migrations-test',
+    logger: captureLogs('silent').logger,
+    max: 4,
+  });
 });
 afterAll(async () => {
   await pool.end();

@@ -1,11 +1,25 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
+import { type TestPostgres, startTestPostgres } from '../../../consumers/runtime/testing/index.js';
 import type { Pool } from '../../../lib/postgres.js';
 import { startHint } from '../../../stack/config.js';
-import { endpoints } from '../../support/stack.js';
 
-/** The admin URL of the stack's own Postgres cluster (the launcher's settings), never a server assumed elsewhere. */
-export const ADMIN_PG_URL = endpoints().postgresAdminUrl;
+/**
+ * The admin URL of this file's Postgres, set by useTestPostgres's beforeAll: a throwaway cluster
+ * (no stack needed), or TEST_POSTGRES_URL. Never a server assumed elsewhere.
+ */
+export let ADMIN_PG_URL = '';
+
+/** Call first in the file (before the hooks that use ADMIN_PG_URL): starts its Postgres, and stops it last. */
+export function useTestPostgres(): void {
+  let server: TestPostgres | undefined;
+  beforeAll(async () => {
+    server = await startTestPostgres();
+    ADMIN_PG_URL = server.adminUrl;
+  }, 120_000);
+  afterAll(() => server?.stop());
+}
 
 export const START_HINT = startHint;
 

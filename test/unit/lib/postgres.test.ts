@@ -1,24 +1,32 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PipelineError, isTransient } from '../../../lib/errors.js';
-import { assertReachable, createPool, redactConnectionString, withTransaction } from '../../../lib/postgres.js';
+import {
+  type Pool,
+  assertReachable,
+  createPool,
+  redactConnectionString,
+  withTransaction,
+} from '../../../lib/postgres.js';
 import type { PoolClient } from '../../../lib/postgres.js';
 import { waitFor } from '../../../lib/wait.js';
 import { captureLogs } from './log-capture.js';
-import { ADMIN_PG_URL, START_HINT, dropSchema, randomSchemaName } from './pg-test-schema.js';
+import { ADMIN_PG_URL, START_HINT, dropSchema, randomSchemaName, useTestPostgres } from './pg-test-schema.js';
 
 const logs = captureLogs('info');
-const pool = createPool({
-  connectionString: ADMIN_PG_URL,
-  applicationName: 'lib-postgres-test',
-  logger: logs.logger,
-  max: 4,
-});
+useTestPostgres();
+let pool: Pool;
 let schema: string;
 let q: string;
 
 beforeAll(async () => {
   await assertReachable(ADMIN_PG_URL, START_HINT);
+  pool = createPool({
+    connectionString: ADMIN_PG_URL,
+    applicationName: 'lib-postgres-test',
+    logger: logs.logger,
+    max: 4,
+  });
 });
 afterAll(async () => {
   await pool.end();
