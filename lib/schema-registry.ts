@@ -46,7 +46,7 @@ async function registryFetch(registry: Registry, path: string, init: RequestInit
     return await fetch(url, { ...init, headers, signal: AbortSignal.timeout(10_000) });
   } catch (cause) {
     throw new PipelineError(
-      'schema_registry_unreachable',
+      'schema_registry_unavailable',
       `the schema registry at ${registryAddress(registry.url)} does not answer; start it (npm run stack -- start) or fix the registry URL`,
       { cause },
     );
