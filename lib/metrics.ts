@@ -17,7 +17,7 @@ export function createMetricsRegistry(program: string): Registry {
 }
 
 /** Returns true (or resolves to true) when fine; false or a throw means not fine, the message is the reason. */
-type Check = () => boolean | Promise<boolean>;
+export type Check = () => boolean | Promise<boolean>;
 
 export interface ServeHttpOptions {
   registry: Registry;

@@ -4,7 +4,7 @@
  */
 import pg from 'pg';
 import type { Pool, PoolClient } from 'pg';
-import { PipelineError, causeChain, errorMessage, isRetryablePgError } from './errors.js';
+import { PipelineError, causeChain, errorMessage, isRetryablePgError, sqlState } from './errors.js';
 import type { Logger } from './logger.js';
 import { retryDelay, sleep } from './wait.js';
 
@@ -55,10 +55,6 @@ export interface TransactionOptions {
   /** Backoff between attempts: full jitter, base 20 ms, cap 500 ms unless told otherwise. */
   baseDelayMs?: number;
   maxDelayMs?: number;
-}
-
-function sqlState(err: unknown): string | undefined {
-  return err instanceof pg.DatabaseError ? err.code : undefined;
 }
 
 async function commit(client: PoolClient): Promise<void> {

@@ -47,7 +47,7 @@ async function registryFetch(registry: Registry, path: string, init: RequestInit
     return await fetch(url, { ...init, headers, signal: AbortSignal.timeout(10_000) });
   } catch (cause) {
     throw new PipelineError(
-      'schema_registry_unreachable',
+      'schema_registry_unavailable',
       `the schema registry at ${registryAddress(registry.url)} does not answer; start it (npm run stack -- start) or fix the registry URL`,
       { cause },
     );
@@ -55,7 +55,7 @@ async function registryFetch(registry: Registry, path: string, init: RequestInit
 }
 
 /** The latest registered schema text of a subject, or undefined when the subject is new. */
-async function latestSchema(registry: Registry, subject: string): Promise<string | undefined> {
+export async function latestSchema(registry: Registry, subject: string): Promise<string | undefined> {
   const response = await registryFetch(registry, `/subjects/${encodeURIComponent(subject)}/versions/latest`);
   if (response.status === 404) return undefined;
   if (!response.ok)

@@ -14,6 +14,7 @@ export type Release = () => void | Promise<void>;
 export class Releasers {
   readonly #logger: Logger;
   readonly #stack: { name: string; release: Release }[] = [];
+  #releasing: Promise<unknown[]> | undefined;
 
   constructor(logger: Logger) {
     this.#logger = logger;
@@ -27,8 +28,17 @@ export class Releasers {
     return this.#stack.length;
   }
 
-  /** Runs every cleanup, newest first; returns the errors (empty when all went well). */
-  async releaseAll(): Promise<unknown[]> {
+  /**
+   * Runs every cleanup, newest first; returns the errors (empty when all went well). A call while
+   * a release is under way (a signal's and the program's own) waits for that one instead of
+   * running the remaining cleanups beside it.
+   */
+  releaseAll(): Promise<unknown[]> {
+    this.#releasing ??= this.#releaseInOrder().finally(() => (this.#releasing = undefined));
+    return this.#releasing;
+  }
+
+  async #releaseInOrder(): Promise<unknown[]> {
     const errors: unknown[] = [];
     for (let entry = this.#stack.pop(); entry !== undefined; entry = this.#stack.pop()) {
       try {

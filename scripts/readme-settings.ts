@@ -2,7 +2,8 @@
  * The settings tables in docs/configuration.md come from the programs' settings tables, so they
  * cannot drift: `npm run docs:settings` rewrites every `<!-- settings:NAME -->` …
  * `<!-- /settings:NAME -->` block there, and a unit test fails when the file differs from what this
- * would write. (The file keeps its old name: other code imports PROGRAM_SETTINGS from it.)
+ * would write. It rewrites the error-codes block of docs/operations.md from lib/errors.ts the same way.
+ * (The file keeps its old name: other code imports PROGRAM_SETTINGS from it.)
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -14,6 +15,7 @@ import { redriveSettings } from '../consumers/redrive/settings.js';
 import { salesLedgerSettings } from '../consumers/sales-ledger/consumer.js';
 import { recomputeSettings } from '../consumers/sales-ledger/recompute-settings.js';
 import { seatAvailabilitySettings } from '../consumers/seat-availability/consumer.js';
+import { errorCodesMarkdown } from '../lib/errors.js';
 import { settingsMarkdownTable, type SettingsDefinition, type SettingsTable } from '../lib/settings.js';
 import { jobWatchdogSettings } from '../monitors/job-watchdog/settings.js';
 import { reconcileSettings } from '../monitors/reconciliation/settings.js';
@@ -60,7 +62,20 @@ export function renderSettingsBlocks(markdown: string): string {
   );
 }
 
+/** The Markdown file whose error-codes block lists ERROR_CODES (lib/errors.ts). */
+export const OPERATIONS_DOC = join(projectRoot, 'docs', 'operations.md');
+
+/** The document with its `<!-- error-codes -->` block rewritten from the error table. */
+export function renderErrorCodesBlock(markdown: string): string {
+  const block = /<!-- error-codes -->\n(?:[\s\S]*?<!-- \/error-codes -->\n)?/;
+  if (!block.test(markdown))
+    throw new Error(`${relative(projectRoot, OPERATIONS_DOC)} has no <!-- error-codes --> block`);
+  return markdown.replace(block, () => `<!-- error-codes -->\n${errorCodesMarkdown()}\n<!-- /error-codes -->\n`);
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   writeFileSync(CONFIGURATION_DOC, renderSettingsBlocks(readFileSync(CONFIGURATION_DOC, 'utf8')));
   console.log(`${relative(projectRoot, CONFIGURATION_DOC)}: settings tables rewritten`);
+  writeFileSync(OPERATIONS_DOC, renderErrorCodesBlock(readFileSync(OPERATIONS_DOC, 'utf8')));
+  console.log(`${relative(projectRoot, OPERATIONS_DOC)}: error codes rewritten`);
 }

@@ -14,7 +14,7 @@ import {
   type ConnectorStatus,
 } from '../connectors/connect-client.js';
 import { applyOutboxConnector, type ConnectorConfig } from '../connectors/outbox-connector.js';
-import { PipelineError } from '../lib/errors.js';
+import { type ErrorCode, PipelineError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { waitFor } from '../lib/wait.js';
 import type { StackLayout } from './config.js';
@@ -50,7 +50,7 @@ export interface FailoverReport {
   seconds: number;
 }
 
-function failoverError(code: string, message: string): PipelineError {
+function failoverError(code: ErrorCode, message: string): PipelineError {
   return new PipelineError(code, message);
 }
 

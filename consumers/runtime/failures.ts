@@ -4,7 +4,15 @@
  * dead-lettered after the delivery limit) or the infrastructure's (everything else: never counted
  * against the record, retried until the event type's deadline).
  */
-import { PipelineError, causeChain, errorMessage } from '../../lib/errors.js';
+import {
+  type ErrorCode,
+  type TransientErrorCode,
+  PipelineError,
+  causeChain,
+  errorMessage,
+  isPostgresDataError,
+  sqlState,
+} from '../../lib/errors.js';
 
 /** Why a record went to the dead letter topic; the `dlq_reason` header and the metric label. */
 export type DeadLetterReason =
@@ -16,12 +24,27 @@ export type DeadLetterReason =
   | 'data error'
   | 'crashed the consumer';
 
+/** The error code of each dead letter reason (lib/errors.ts ERROR_CODES). */
+const POISON_CODES: Readonly<Record<DeadLetterReason, ErrorCode>> = {
+  'deadline exceeded': 'deadline_exceeded',
+  'not a cloudevent': 'not_a_cloudevent',
+  undecodable: 'undecodable',
+  'unknown schema': 'unknown_schema',
+  'invalid payload': 'invalid_payload',
+  'data error': 'data_error',
+  'crashed the consumer': 'crashed_the_consumer',
+};
+
 /**
  * Thrown by a handler (or the runtime) to say "not this record's fault": a provider's 5xx, a
  * timeout, a busy claim. Any error that is not poison is treated so; this class gives it a code.
  */
 export class TransientError extends PipelineError {
-  constructor(code: string, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {
+  constructor(
+    code: TransientErrorCode,
+    message: string,
+    options: { cause?: unknown; details?: Record<string, unknown> } = {},
+  ) {
     super(code, message, options);
     this.name = 'TransientError';
   }
@@ -40,7 +63,7 @@ export class PoisonError extends PipelineError {
     message: string,
     options: { cause?: unknown; details?: Record<string, unknown> } = {},
   ) {
-    super(reason.replaceAll(' ', '_'), message, options);
+    super(POISON_CODES[reason], message, options);
     this.name = 'PoisonError';
     this.reason = reason;
   }
@@ -49,20 +72,6 @@ export class PoisonError extends PipelineError {
 export type Failure =
   | { kind: 'infrastructure'; code: string; message: string }
   | { kind: 'poison'; reason: DeadLetterReason; message: string };
-
-/**
- * SQLSTATE classes that are about the values a statement carried, not about the database:
- * 22 data_exception (a value out of range, bad text), 23 integrity_constraint_violation.
- * Every other class (08 connection, 25006 read-only, 28 login, 42501 permission, 53 resources,
- * 57014 statement timeout, 40 serialization, XX internal) is the infrastructure's.
- */
-const DATA_ERROR_SQLSTATE_CLASSES: ReadonlySet<string> = new Set(['22', '23']);
-
-function sqlState(link: unknown): string | undefined {
-  const { code, severity } = (link ?? {}) as { code?: unknown; severity?: unknown };
-  // A Postgres error as node-postgres builds it: a five-character code and a severity.
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && typeof severity === 'string' ? code : undefined;
-}
 
 /** A short, bounded label for what failed: a SQLSTATE, a socket code, an error code or name. */
 export function failureCode(err: unknown): string {
@@ -88,9 +97,7 @@ export function classifyFailure(err: unknown): Failure {
   const message = errorMessage(err);
   for (const link of causeChain(err)) {
     if (link instanceof PoisonError) return { kind: 'poison', reason: link.reason, message };
-    const state = sqlState(link);
-    if (state !== undefined && DATA_ERROR_SQLSTATE_CLASSES.has(state.slice(0, 2)))
-      return { kind: 'poison', reason: 'data error', message };
+    if (isPostgresDataError(link)) return { kind: 'poison', reason: 'data error', message };
   }
   return { kind: 'infrastructure', code: failureCode(err), message };
 }

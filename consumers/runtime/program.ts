@@ -1,19 +1,23 @@
 /**
- * The life of a consumer program: --help, settings, then (in setup order) logger, consumer
- * database pool, the consumer's definition, migrations (the runtime's, then the consumer's own),
- * Kafka and registry clients, the runtime, the metrics endpoint; graceful shutdown on the first
- * signal releases them in reverse order, forced on the second.
+ * The life of a consumer program, in the frame every long-running program shares
+ * (lib/long-running-program.ts: settings, logger, /metrics /healthz /readyz, graceful shutdown).
+ * Its parts in setup order: tracing, consumer database pool, the consumer's definition, migrations
+ * (the runtime's, then the consumer's own), Kafka and registry clients, the runtime, the metrics
+ * endpoint; the first signal releases them in reverse order, the second forces the exit.
  */
 import { createKafka } from '../../lib/kafka.js';
-import { type KafkaClientSecurity, kafkaClientSecurity } from '../../lib/kafka-security.js';
-import { startProgram } from '../../lib/cli.js';
-import { errorMessage } from '../../lib/errors.js';
+import { kafkaClientSecurity } from '../../lib/kafka-security.js';
 import type { Logger } from '../../lib/logger.js';
-import { createMetricsRegistry, serveHttp } from '../../lib/metrics.js';
+import {
+  type ProgramParts,
+  type StartedProgram,
+  serveProgramEndpoint,
+  startLongRunningProgram,
+} from '../../lib/long-running-program.js';
+import { createMetricsRegistry } from '../../lib/metrics.js';
 import { assertReachable, createPool } from '../../lib/postgres.js';
 import { createSchemaRegistry } from '../../lib/schema-registry.js';
-import { type Config, type SettingsDefinition, type SettingsTable, configForLog } from '../../lib/settings.js';
-import { Releasers, onShutdownSignals } from '../../lib/shutdown.js';
+import type { Config, SettingsDefinition, SettingsTable } from '../../lib/settings.js';
 import { startTracing } from '../../lib/tracing.js';
 import { startConsumer } from './consumer.js';
 import { registerConsumerMetrics } from './metrics.js';
@@ -30,11 +34,11 @@ export interface BuiltConsumer {
 async function startParts<C extends CommonConsumerConfig>(
   program: string,
   config: C,
-  security: KafkaClientSecurity,
-  logger: Logger,
-  releasers: Releasers,
+  { logger, releasers }: ProgramParts,
   build: (config: C, logger: Logger) => BuiltConsumer,
-): Promise<void> {
+): Promise<StartedProgram> {
+  // Bad KAFKA_SECURITY_* settings (or an unreadable CA file) are bad configuration (exit 2), found before anything starts.
+  const security = kafkaClientSecurity(program, config);
   await assertReachable(config.databaseUrl, 'npm run stack -- start (or set CONSUMER_DATABASE_URL)');
   // Released last: the consumer's final spans are sent after it stopped.
   const tracing = startTracing({ serviceName: program, otlpEndpoint: config.otlpEndpoint, logger });
@@ -72,15 +76,14 @@ async function startParts<C extends CommonConsumerConfig>(
   });
   releasers.add('consumer', () => running.stop());
   registerConsumerMetrics(metrics, built.definition.name, running.events);
-  const http = await serveHttp({
+  const http = await serveProgramEndpoint(releasers, {
     registry: metrics,
     port: config.metricsPort,
     host: config.metricsHost,
     health: running.isHealthy,
     ready: running.isReady,
   });
-  releasers.add('metrics endpoint', () => http.close());
-  logger.info({ metrics: http.url, topics: built.definition.topics, group: config.groupId }, `${program} consuming`);
+  return { http, logFields: { topics: built.definition.topics, group: config.groupId } };
 }
 
 /** Runs a consumer program until a signal; exits 1 when the start fails, 2 on bad settings. */
@@ -88,32 +91,11 @@ export function runConsumerProgram<T extends SettingsTable>(
   def: SettingsDefinition<T>,
   build: (config: Config<T> & CommonConsumerConfig, logger: Logger) => BuiltConsumer,
 ): void {
-  startProgram({
+  startLongRunningProgram({
     settings: def,
     usage: `Usage: npm run consumer:${def.program} [-- --help | --env-example]\n\nConsumes its topics until SIGINT/SIGTERM (a second signal forces the exit).`,
     logLevel: (config) => (config as Config<T> & CommonConsumerConfig).logLevel,
-    main: async (parsed, _args, logger) => {
-      const config = parsed as Config<T> & CommonConsumerConfig;
-      // Bad KAFKA_SECURITY_* settings (or an unreadable CA file) are bad configuration (exit 2), found before anything starts.
-      const security = kafkaClientSecurity(def.program, config);
-      logger.info({ config: configForLog(def, config) }, `${def.program} starting`);
-      const releasers = new Releasers(logger);
-      onShutdownSignals({
-        logger,
-        graceful: async () => {
-          const errors = await releasers.releaseAll();
-          if (errors.length > 0) process.exitCode = 1;
-        },
-      });
-      try {
-        await startParts(def.program, config, security, logger, releasers, build);
-      } catch (err) {
-        logger.fatal({ err }, `${def.program} could not start`);
-        console.error(`${def.program}: could not start: ${errorMessage(err)}`);
-        await releasers.releaseAll();
-        return 1;
-      }
-      return 'running';
-    },
+    lines: { starting: `${def.program} starting`, running: `${def.program} consuming` },
+    start: (config, parts) => startParts(def.program, config as Config<T> & CommonConsumerConfig, parts, build),
   });
 }

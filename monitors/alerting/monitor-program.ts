@@ -1,11 +1,13 @@
 /**
- * The command line every long-running monitor shares: settings (with the monitor's own checks
- * across settings), --help / --env-example from lib/cli, a start, and graceful shutdown on signals.
+ * A polling monitor as a program, in the frame every long-running program shares
+ * (lib/long-running-program.ts): its settings (with the monitor's own checks across settings), its
+ * start line with alert destinations shown as their origin, and its running monitor released on the
+ * first signal.
  */
-import { startProgram } from '../../lib/cli.js';
 import type { Logger, LogLevel } from '../../lib/logger.js';
+import { startLongRunningProgram } from '../../lib/long-running-program.js';
+import type { HttpEndpoint } from '../../lib/metrics.js';
 import { configForLog, type Config, type SettingsDefinition, type SettingsTable } from '../../lib/settings.js';
-import { onShutdownSignals } from '../../lib/shutdown.js';
 import { urlOrigin } from './delivery-queue.js';
 
 export interface MonitorProgram<T extends SettingsTable> {
@@ -15,7 +17,7 @@ export interface MonitorProgram<T extends SettingsTable> {
   what: string;
   parse: (env: NodeJS.ProcessEnv) => Config<T>;
   logLevel: (config: Config<T>) => LogLevel;
-  start: (config: Config<T>, logger: Logger) => Promise<{ http: { url: string }; stop(): Promise<void> }>;
+  start: (config: Config<T>, logger: Logger) => Promise<{ http: HttpEndpoint; stop(): Promise<void> }>;
 }
 
 /** Settings holding a destination URL, which may embed a token or a password: logged as their origin. */
@@ -35,21 +37,17 @@ export function monitorConfigForLog<T extends SettingsTable>(
 }
 
 export function startMonitorProgram<T extends SettingsTable>(program: MonitorProgram<T>): void {
-  startProgram({
+  startLongRunningProgram({
     settings: program.settings,
     usage: program.usage,
     parse: program.parse,
     logLevel: program.logLevel,
-    main: async (config, args, logger) => {
-      if (args.length > 0) {
-        process.stderr.write(`unknown argument ${args[0]}\n\n${program.usage}`);
-        return 2;
-      }
-      logger.info({ config: monitorConfigForLog(program.settings, config) }, `starting the ${program.what}`);
+    configForLog: (config) => monitorConfigForLog(program.settings, config),
+    lines: { starting: `starting the ${program.what}`, running: `${program.what} running` },
+    start: async (config, { logger, releasers }) => {
       const running = await program.start(config, logger);
-      logger.info({ metrics: `${running.http.url}/metrics` }, `${program.what} running`);
-      onShutdownSignals({ logger, graceful: () => running.stop() });
-      return 'running';
+      releasers.add(program.what, () => running.stop());
+      return { http: running.http };
     },
   });
 }

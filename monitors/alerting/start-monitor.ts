@@ -8,7 +8,8 @@ import { hostname } from 'node:os';
 import type pg from 'pg';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../../lib/logger.js';
-import { createMetricsRegistry, serveHttp, type HttpEndpoint } from '../../lib/metrics.js';
+import { serveProgramEndpoint } from '../../lib/long-running-program.js';
+import { createMetricsRegistry, type HttpEndpoint } from '../../lib/metrics.js';
 import { createPool } from '../../lib/postgres.js';
 import { Releasers } from '../../lib/shutdown.js';
 import { createAlertSinks, type AlertDestinations } from './alert-destinations.js';
@@ -107,13 +108,12 @@ export async function startPollingMonitor<Name extends string, Metrics extends P
     const label = databaseLabel(config.databaseUrl);
     // Listening first: the alerts link to this server's address. /readyz reads the loop made below
     // (no await in between, so no request can come before it exists).
-    const http = await serveHttp({
+    const http = await serveProgramEndpoint(releasers, {
       registry,
       port: config.metricsPort,
       host: config.metricsHost,
       ready: () => loop.lastPollOk,
     });
-    releasers.add('metrics server', () => http.close());
     const staticLabels = { service: program, database: label };
     const tracker = new AlertTracker<Name | 'Watchdog'>(spec.catalog, {
       staticLabels,

@@ -128,7 +128,7 @@ describe('the guide example runs against the stack', () => {
     const run = async (description: string, done: (metrics: string) => boolean): Promise<string> => {
       const child = startChildProgram(`${EXAMPLE}/main.ts`, env);
       try {
-        const url = await waitFor(() => /"metrics":"(http:\/\/[^"]+)"/.exec(child.output())?.[1], {
+        const url = await waitFor(() => /"metrics":"(http:\/\/[^"]+)\/metrics"/.exec(child.output())?.[1], {
           timeoutMs: 60_000,
           description: 'seat watch to log its metrics URL',
         });

@@ -2,6 +2,7 @@
  * The job watchdog against a real hold sweeper process, a real seat database and a real
  * Alertmanager: a sweeper killed with -9 makes JobRunOverdue fire, a new one resolves it; overdue
  * holds piling up alert and resolve once swept; runs past their deadline and failing runs alert.
+ * The sweeper's /healthz and /readyz are checked on the way (ready only while it can claim its runs).
  * Each test has a seat database and a watchdog of its own.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +22,12 @@ installLeakGuard();
 const SWEEP_INTERVAL_MS = 1000;
 const TOLERANCE = 3;
 const POLL_INTERVAL_MS = 500;
+
+/** GET a path of the sweeper's metrics server: status and body. */
+async function probe(sweeper: { metricsUrl: string }, path: string): Promise<{ status: number; body: string }> {
+  const response = await fetch(sweeper.metricsUrl.replace(/\/metrics$/, path));
+  return { status: response.status, body: await response.text() };
+}
 
 describe('job watchdog: hold sweeper runs, overdue holds, deadlines, failures', () => {
   let receiver: WebhookReceiver;
@@ -98,6 +105,8 @@ describe('job watchdog: hold sweeper runs, overdue holds, deadlines, failures', 
     expect(metrics).toMatch(/^hold_sweeper_runs_total\{outcome="succeeded",program="hold-sweeper"\} [1-9]/m);
     expect(metrics).toMatch(/^hold_sweeper_last_success_timestamp_seconds\{program="hold-sweeper"\} [1-9]/m);
     expect(own.firing('JobRunOverdue', 'hold-sweeper')).toEqual([]);
+    expect(await probe(first, '/healthz')).toEqual({ status: 200, body: 'ok\n' });
+    expect(await probe(first, '/readyz')).toEqual({ status: 200, body: 'ok\n' });
 
     const killedAt = Date.now();
     await first.killHard();
@@ -130,6 +139,28 @@ describe('job watchdog: hold sweeper runs, overdue holds, deadlines, failures', 
       },
     );
     timings.resolvedAfterRestart = (back?.receivedAt ?? 0) - restartedAt;
+
+    // Its readiness follows what the database lets it do (not its own word): refused the claim in
+    // job_runs, it is not ready but still live; granted again, ready and claiming (rows in job_runs).
+    await own.database.admin(/* sql */ `revoke insert on job_runs from stagefront_service`);
+    const refused = await waitFor(
+      async () => {
+        const answer = await probe(second, '/readyz');
+        return answer.status === 503 && answer;
+      },
+      { timeoutMs: 20_000, description: 'the sweeper to report not ready while it cannot claim its runs' },
+    );
+    expect(refused.body).toMatch(/^not ready: .*job_runs/);
+    expect((await probe(second, '/healthz')).status).toBe(200);
+    const claims = async () => Number((await own.database.admin(/* sql */ `select count(*) from job_runs`))[0]?.count);
+    const claimedWhileRefused = await claims();
+    await own.database.admin(/* sql */ `grant insert on job_runs to stagefront_service`);
+    await waitFor(async () => (await probe(second, '/readyz')).status === 200, {
+      timeoutMs: 20_000,
+      description: 'the sweeper to be ready again once it can claim',
+    });
+    expect(await claims()).toBeGreaterThan(claimedWhileRefused);
+
     const stoppedAt = Date.now();
     await second.close();
     timings.gracefulStop = Date.now() - stoppedAt;

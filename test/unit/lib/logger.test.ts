@@ -30,12 +30,12 @@ describe('createLogger', () => {
 
   it('serializes errors with their code and cause', () => {
     const { logger, lines } = captureLogs('info');
-    const err = new PipelineError('inbox_write_failed', 'outer', { cause: new Error('inner') });
+    const err = new PipelineError('migration_failed', 'outer', { cause: new Error('inner') });
     logger.error({ err }, 'failed');
     expect(lines[0]?.err).toMatchObject({
       type: 'PipelineError',
       message: expect.stringContaining('outer'),
-      code: 'inbox_write_failed',
+      code: 'migration_failed',
     });
     expect(JSON.stringify(lines[0]?.err)).toContain('inner');
   });

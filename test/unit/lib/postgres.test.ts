@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { PipelineError, isTransient } from '../../../lib/errors.js';
+import { PipelineError, causeChain, isRetryablePgError } from '../../../lib/errors.js';
 import {
   type Pool,
   assertReachable,
@@ -87,7 +87,7 @@ describe('withTransaction', () => {
 
   it('rolls back and rethrows the same error without retrying a non-retryable failure', async () => {
     let attempts = 0;
-    const failure = new PipelineError('effect_failed', 'the effect failed');
+    const failure = new PipelineError('data_error', 'the effect failed');
     await expect(
       withTransaction(pool, async (client) => {
         attempts += 1;
@@ -124,7 +124,7 @@ describe('withTransaction', () => {
     const reason: unknown = rejected[0]?.reason;
     expect(reason).toBeInstanceOf(pg.DatabaseError);
     expect(reason).toMatchObject({ code: '40001' });
-    expect(isTransient(reason)).toBe(true);
+    expect(causeChain(reason).some(isRetryablePgError)).toBe(true);
     expect(await counterValue()).toBe(1);
   });
 });
@@ -152,7 +152,7 @@ describe('withTransaction, when the server ends the connection between two state
       },
       { retries: 0 },
     );
-    await expect(outcome).rejects.toSatisfy((err: unknown) => isTransient(err));
+    await expect(outcome).rejects.toSatisfy((err: unknown) => causeChain(err).some(isRetryablePgError));
     expect(await counterValue()).toBe(0);
     await killer.end();
   });

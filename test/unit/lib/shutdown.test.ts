@@ -53,6 +53,22 @@ describe('Releasers', () => {
     expect(runs).toBe(1);
     expect(releasers.size).toBe(0);
   });
+
+  it('a second release while one is under way waits for it, and the cleanups still run one at a time in order', async () => {
+    const order: string[] = [];
+    let finishConsumer: () => void = () => undefined;
+    const releasers = new Releasers(captureLogs('silent').logger);
+    releasers.add('pool', () => void order.push('pool'));
+    releasers.add('consumer', () => new Promise<void>((resolve) => (finishConsumer = resolve)));
+    const bySignal = releasers.releaseAll();
+    const byProgram = releasers.releaseAll();
+    await Promise.resolve();
+    expect(order).toEqual([]);
+    finishConsumer();
+    await byProgram;
+    expect(order).toEqual(['pool']);
+    expect(await bySignal).toEqual([]);
+  });
 });
 
 describe('onShutdownSignals', () => {

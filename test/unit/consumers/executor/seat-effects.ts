@@ -35,7 +35,7 @@ async function writeEffects(client: PoolClient, events: readonly ConsumedEvent[]
   faults.during?.(events);
   if (faults.infrastructure > 0) {
     faults.infrastructure -= 1;
-    throw new TransientError('test_outage', 'the test switched the infrastructure off');
+    throw new TransientError('provider_unavailable', 'the test switched the infrastructure off');
   }
   const poison = events.find((event) => faults.poison.has(event.id));
   if (poison !== undefined) throw new PoisonError('data error', `event ${poison.id} is poison for this test`);
