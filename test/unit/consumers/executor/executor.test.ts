@@ -134,7 +134,7 @@ describe('processBatch on real Postgres, no Kafka', () => {
       const report = await kit.run(events);
       expect(report.retries.map((retry) => retry.kind)).toEqual(['infrastructure', 'infrastructure']);
       expect(report.failing).toHaveLength(2);
-      expect(report.failing.every((f) => f.code === 'test_outage' && !f.pastDeadline)).toBe(true);
+      expect(report.failing.every((f) => f.code === 'provider_unavailable' && !f.pastDeadline)).toBe(true);
       expect(report.partitions[0]?.pauses).toBe(2);
       expect(report.deadLetters).toEqual([]);
       expect(report.partitions).toMatchObject([{ committedThrough: '2' }]);
