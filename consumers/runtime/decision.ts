@@ -137,7 +137,7 @@ export const DECISION_RULES: readonly DecisionRule[] = [
   },
   {
     unit: 'dead-letter',
-    outcome: 'any',
+    outcome: ['infrastructure', 'poison', 'handler-bug'],
     when: 'Kafka did not take the dead letter',
     decision: 'wait',
     then: 'the same dead letter again after a backoff',

@@ -2,6 +2,7 @@
  * The decision step (decision.ts) over every rule: each case names the rule it must be decided
  * by, and a last test fails when a rule has no case (a branch of the failure model nobody tests).
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   DECISION_RULES,
@@ -12,6 +13,7 @@ import {
   decidingRule,
 } from '../../../consumers/runtime/decision.js';
 import type { Failure } from '../../../consumers/runtime/failures.js';
+import { DECISIONS_DOC, renderDecisionBlock } from '../../../scripts/docs-decisions.js';
 
 const infrastructure: Failure = { kind: 'infrastructure', code: '25006', message: 'read-only' };
 const poison: Failure = { kind: 'poison', reason: 'undecodable', message: 'bad bytes' };
@@ -183,5 +185,15 @@ describe('decide: what the partition does after a try', () => {
       used.has(index) ? [] : [`${index}: ${rule.decision} ${rule.when}`],
     );
     expect(unused).toEqual([]);
+  });
+});
+
+describe('the decision table in docs/consumers.md', () => {
+  it('is the rules as the code has them (npm run docs:decisions rewrites it)', () => {
+    const doc = readFileSync(DECISIONS_DOC, 'utf8');
+    expect(
+      renderDecisionBlock(doc) === doc,
+      'docs/consumers.md decision table is stale: run npm run docs:decisions',
+    ).toBe(true);
   });
 });
