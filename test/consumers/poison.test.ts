@@ -28,7 +28,6 @@ import {
   createTopics,
   startTrackedConsumer,
   testKafka,
-  testLogger,
   testRegistry,
 } from './helpers/stack-fixture.js';
 
