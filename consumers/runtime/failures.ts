@@ -1,8 +1,9 @@
 /**
  * The failure model in one place (docs/design-decisions.md, "Retry to a deadline, not a count;
- * only a bad record is poison"): a failed delivery is either the record's fault (poison:
- * dead-lettered after the delivery limit) or the infrastructure's (everything else: never counted
- * against the record, retried until the event type's deadline).
+ * only a bad record is poison"): a failed delivery is the record's fault (poison: dead-lettered
+ * after the delivery limit), a bug in the consumer's own code (handler-bug), or the
+ * infrastructure's (everything else). Neither of the last two is ever counted against the record:
+ * both are retried until the event type's deadline, then its policy applies.
  */
 import {
   type ErrorCode,
@@ -71,7 +72,42 @@ export class PoisonError extends PipelineError {
 
 export type Failure =
   | { kind: 'infrastructure'; code: string; message: string }
-  | { kind: 'poison'; reason: DeadLetterReason; message: string };
+  | { kind: 'poison'; reason: DeadLetterReason; message: string }
+  /** `code`: the error's class (`TypeError`, …); `stack`: where in the consumer's code it was thrown. */
+  | { kind: 'handler-bug'; code: string; message: string; stack: string };
+
+export type FailureKind = Failure['kind'];
+
+/** The built-in classes that only a programming error throws (`AssertionError`: node:assert's and test libraries'). */
+const PROGRAMMING_ERROR_NAMES: ReadonlySet<string> = new Set([
+  'TypeError',
+  'ReferenceError',
+  'RangeError',
+  'SyntaxError',
+  'EvalError',
+  'URIError',
+  'AssertionError',
+]);
+
+/**
+ * A link that says the world failed, not the code: one of our errors (PipelineError, a
+ * TransientError included), a Postgres error, a system error (`syscall`, or a code such as
+ * ECONNREFUSED or undici's UND_ERR_SOCKET; Node's own ERR_* codes are left to the class), a
+ * kafkajs error. `fetch failed` is a TypeError whose cause is such a link: not a bug.
+ */
+function isWorldFailure(link: unknown): boolean {
+  if (link instanceof PipelineError) return true;
+  const { code, syscall, name } = (link ?? {}) as { code?: unknown; syscall?: unknown; name?: unknown };
+  if (typeof syscall === 'string') return true;
+  if (typeof code === 'string' && code.length > 0 && !code.startsWith('ERR_')) return true;
+  return typeof name === 'string' && name.startsWith('KafkaJS');
+}
+
+/** The programming error in the chain, unless some link says the world failed. */
+function programmingError(chain: readonly unknown[]): Error | undefined {
+  if (chain.some(isWorldFailure)) return undefined;
+  return chain.find((link): link is Error => link instanceof Error && PROGRAMMING_ERROR_NAMES.has(link.name));
+}
 
 /** A short, bounded label for what failed: a SQLSTATE, a socket code, an error code or name. */
 export function failureCode(err: unknown): string {
@@ -79,9 +115,13 @@ export function failureCode(err: unknown): string {
     const state = sqlState(link);
     if (state !== undefined) return state;
   }
+  // Any link's code before any name: `fetch failed` is a TypeError, its cause says ECONNREFUSED.
   for (const link of causeChain(err)) {
-    const { code, name } = (link ?? {}) as { code?: unknown; name?: unknown };
+    const { code } = (link ?? {}) as { code?: unknown };
     if (typeof code === 'string' && code.length > 0 && code.length <= 40) return code;
+  }
+  for (const link of causeChain(err)) {
+    const { name } = (link ?? {}) as { name?: unknown };
     if (typeof name === 'string' && name !== 'Error' && name.length <= 40) return name;
   }
   return 'error';
@@ -89,15 +129,21 @@ export function failureCode(err: unknown): string {
 
 /**
  * Poison: a PoisonError anywhere in the cause chain (the decoder's reasons, or a handler's "data
- * error"), or a Postgres data error (SQLSTATE class 22 or 23). Everything else, unknown errors
- * included, is the infrastructure's: the partition is held and retried, and past the deadline an
- * alert fires; a good record never reaches the dead letter topic because a dependency is ill.
+ * error"), or a Postgres data error (SQLSTATE class 22 or 23). A handler bug: a TypeError,
+ * ReferenceError, RangeError, SyntaxError, EvalError, URIError or AssertionError in the chain, with
+ * no link that says the world failed (see `isWorldFailure`). Everything else, unknown errors
+ * included, is the infrastructure's. A bug and an infrastructure failure hold the partition and
+ * are retried, past the deadline an alert fires; a good record never reaches the dead letter topic
+ * because a dependency is ill, or because the code that handles it is.
  */
 export function classifyFailure(err: unknown): Failure {
   const message = errorMessage(err);
-  for (const link of causeChain(err)) {
+  const chain = causeChain(err);
+  for (const link of chain) {
     if (link instanceof PoisonError) return { kind: 'poison', reason: link.reason, message };
     if (isPostgresDataError(link)) return { kind: 'poison', reason: 'data error', message };
   }
+  const bug = programmingError(chain);
+  if (bug !== undefined) return { kind: 'handler-bug', code: bug.name, message, stack: bug.stack ?? String(bug) };
   return { kind: 'infrastructure', code: failureCode(err), message };
 }

@@ -3,7 +3,7 @@
  * instead of counting inside the processing code.
  */
 import { EventEmitter } from 'node:events';
-import type { DeadLetterReason } from './failures.js';
+import type { DeadLetterReason, FailureKind } from './failures.js';
 
 interface Where {
   topic: string;
@@ -14,9 +14,17 @@ export interface RuntimeEventMap {
   applied: [Where & { type: string; count: number }];
   duplicate: [Where & { count: number }];
   skipped: [Where & { type: string }];
-  retry: [Where & { kind: 'infrastructure' | 'poison'; attempt: number; delayMs: number }];
-  /** A group or record failed for the infrastructure's reasons and holds its partition. */
-  failing: [Where & { code: string; error: string; oldestEventAgeMs: number; pastDeadline: boolean }];
+  retry: [Where & { kind: FailureKind; attempt: number; delayMs: number }];
+  /** A group or record failed for reasons that are not the record's (the infrastructure, or a bug in the consumer) and holds its partition. */
+  failing: [
+    Where & {
+      kind: 'infrastructure' | 'handler-bug';
+      code: string;
+      error: string;
+      oldestEventAgeMs: number;
+      pastDeadline: boolean;
+    },
+  ];
   /** The partition is no longer held by a failure (applied, dead-lettered, or given up for a rebalance). */
   recovered: [Where];
   deadLettered: [Where & { reason: DeadLetterReason }];

@@ -24,7 +24,7 @@ export function registerConsumerMetrics(registry: Registry, consumer: string, ev
   });
   const retries = new Counter({
     name: 'consumer_retries_total',
-    help: 'Retries of a record or batch after a failure.',
+    help: 'Retries of a record or batch after a failure; kind: infrastructure, poison or handler_bug.',
     labelNames: ['consumer', 'topic', 'kind'],
     registers,
   });
@@ -73,6 +73,12 @@ export function registerConsumerMetrics(registry: Registry, consumer: string, ev
     labelNames: ['consumer', 'topic', 'partition', 'error'],
     registers,
   });
+  const handlerBug = new Gauge({
+    name: 'consumer_handler_bug',
+    help: "1 while a partition is held by a bug in the consumer's own code (TypeError, ReferenceError, …); 0 while held by another failure.",
+    labelNames: ['consumer', 'topic', 'partition'],
+    registers,
+  });
   /** The failure code now shown per partition, so a new code replaces the old series. */
   const shownCode = new Map<string, string>();
   const clearFailing = (topic: string, partition: string) => {
@@ -81,9 +87,11 @@ export function registerConsumerMetrics(registry: Registry, consumer: string, ev
     failingAge.remove({ consumer, topic, partition, error: code });
     pastDeadline.remove({ consumer, topic, partition, error: code });
     shownCode.delete(`${topic}/${partition}`);
+    handlerBug.remove({ consumer, topic, partition });
   };
-  events.on('failing', ({ topic, partition, code, oldestEventAgeMs, pastDeadline: past }) => {
+  events.on('failing', ({ topic, partition, kind, code, oldestEventAgeMs, pastDeadline: past }) => {
     const p = String(partition);
+    handlerBug.set({ consumer, topic, partition: p }, kind === 'handler-bug' ? 1 : 0);
     if (shownCode.get(`${topic}/${p}`) !== code) clearFailing(topic, p);
     shownCode.set(`${topic}/${p}`, code);
     failingAge.set({ consumer, topic, partition: p, error: code }, oldestEventAgeMs / 1000);
@@ -93,7 +101,7 @@ export function registerConsumerMetrics(registry: Registry, consumer: string, ev
   events.on('applied', ({ topic, type, count }) => processed.inc({ consumer, topic, type }, count));
   events.on('duplicate', ({ topic, count }) => duplicates.inc({ consumer, topic }, count));
   events.on('skipped', ({ topic }) => skipped.inc({ consumer, topic }));
-  events.on('retry', ({ topic, kind }) => retries.inc({ consumer, topic, kind }));
+  events.on('retry', ({ topic, kind }) => retries.inc({ consumer, topic, kind: kind.replaceAll('-', '_') }));
   events.on('deadLettered', ({ topic, reason }) => deadLettered.inc({ consumer, topic, reason }));
   events.on('batchFinished', ({ topic, durationMs }) => batchDuration.observe({ consumer, topic }, durationMs / 1000));
   events.on('eventHandled', ({ topic, partition, ageMs }) => {

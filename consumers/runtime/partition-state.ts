@@ -4,18 +4,18 @@
  * at stop. A retry wait is never slept inside kafkajs's eachBatch (kafkajs fetches again only
  * when every batch of the last fetch is done, so one sleeping partition would stop them all): the
  * partition is paused, its retry facts are kept here, a timer resumes it, and its next batch goes
- * on from these facts. The choices themselves are pure functions (`nextStep`, `afterGroupFailure`,
- * `afterRecordFailure`), tested on their own.
+ * on from these facts. The choices themselves are pure functions (`nextStep` here, `decide` in
+ * decision.ts), tested on their own.
  */
-import type { Lateness } from './delivery.js';
-import type { DeadLetterReason, Failure } from './failures.js';
+import type { Unit } from './decision.js';
+import type { DeadLetterReason } from './failures.js';
 
 /** A unit of work waiting out a retry: the partition is held at its first record. */
 export interface Hold {
   /** The first record of the unit; the partition's next batch starts here. */
   offset: string;
   /** `group`: the group starting at `offset` is tried whole again; `record`: that record alone; `dead-letter`: its dead letter is sent again. */
-  unit: 'group' | 'record' | 'dead-letter';
+  unit: Unit;
   /** When the unit first failed: the deadlines' late-retry window and the dead letter's first failure. */
   failingSinceMs: number;
   /** Tries of the unit so far in this process: the backoff's attempt. */
@@ -68,55 +68,11 @@ export function nextStep(state: Pick<PartitionState, 'committed' | 'alone' | 'ho
   return { kind: 'group', hold, count: !state.committed && hold?.counted !== true };
 }
 
-/** Wait, then try again: the backoff's attempt, never past `maxDelayMs` (the next deadline decision); `countNext`: the next try is counted durably. */
-export interface Retry {
-  kind: 'retry';
-  backoffAttempt: number;
-  maxDelayMs: number;
-  countNext: boolean;
-}
-
-/**
- * A group failed. Poison: isolate it, so the record at fault is found. Infrastructure: retry the
- * same group (its durable count stands) — unless some event's dead-letter policy is due, then
- * isolate so each record meets its own.
- */
-export function afterGroupFailure(
-  failure: Failure,
-  late: Lateness | undefined,
-  attempt: number,
-): Retry | { kind: 'isolate' } {
-  if (failure.kind === 'poison' || late?.deadLetterNow === true) return { kind: 'isolate' };
-  return { kind: 'retry', backoffAttempt: attempt, maxDelayMs: late?.msUntilNextChange ?? Infinity, countNext: false };
-}
-
-/**
- * A record alone failed. Poison: counted (the next try is counted again), dead-lettered at the
- * delivery limit. Infrastructure: retried uncounted until its dead-letter policy is due.
- */
-export function afterRecordFailure(input: {
-  failure: Failure;
-  late: Lateness | undefined;
-  /** Tries of the record alone so far in this process (this one not included). */
-  attempt: number;
-  /** Its durable count, this try included. */
-  attempts: number;
-  deliveryLimit: number;
-}): Retry | { kind: 'dead-letter'; reason: DeadLetterReason; attempts: number } {
-  const { failure, late, attempt, attempts, deliveryLimit } = input;
-  if (failure.kind === 'poison') {
-    if (attempts >= deliveryLimit) return { kind: 'dead-letter', reason: failure.reason, attempts };
-    return { kind: 'retry', backoffAttempt: attempts - 1, maxDelayMs: Infinity, countNext: true };
-  }
-  if (late?.deadLetterNow === true) return { kind: 'dead-letter', reason: 'deadline exceeded', attempts: attempt + 1 };
-  return { kind: 'retry', backoffAttempt: attempt, maxDelayMs: late?.msUntilNextChange ?? Infinity, countNext: false };
-}
-
 /**
  * Whether a held unit's durable attempt stands for its next try: only when this try's count was
  * really written (a count that itself failed wrote nothing) and the retry does not ask for a new one.
  */
-export function countStands(countedThisTry: boolean, retry: Pick<Retry, 'countNext'>): boolean {
+export function countStands(countedThisTry: boolean, retry: { countNext: boolean }): boolean {
   return countedThisTry && !retry.countNext;
 }
 

@@ -3,17 +3,18 @@
  * by step (`nextStep` in partition-state.ts chooses), each step applied and committed; this file
  * is where retry, isolation and dead-lettering branch off.
  *
- *   processBatch        step by step through the batch, from the partition's state
- *     processGroup      a group from the first record not done: counted durably first while the
- *                       partition may be a redelivery (before decoding, so a crash while decoding
- *                       is counted too), decoded, applied in one transaction, committed. A count
- *                       left by an earlier try that never came back, poison, or a dead-letter
- *                       deadline isolates it
- *     processAlone      one record: counted durably first, poison counts toward the delivery limit
- *                       (so a crash loop ends too), an infrastructure failure retries until the
- *                       deadline
- *     deadLetter        the record goes to the dead letter topic, then the partition moves on
- *     holdPartition     a retry is due: the partition is paused and resumed by a timer, its facts
+ *   processBatch        step by step through the batch, from the partition's state; each step is
+ *                       one unit: a group, a record alone, or a record's dead letter
+ *     groupUnit         a group from the first record not done, decoded and applied in one
+ *                       transaction, committed; counted durably first while the partition may be a
+ *                       redelivery (before decoding, so a crash while decoding is counted too)
+ *     recordUnit        one record alone, counted durably first: poison counts toward the delivery
+ *                       limit (so a crash loop ends too)
+ *     deadLetterUnit    the record goes to the dead letter topic, then the partition moves on
+ *     tryUnit           the one retry loop every unit goes through: count, try, classify the
+ *                       failure, and do what `decide` (decision.ts) says: apply, wait, isolate,
+ *                       dead-letter or abandon
+ *     holdPartition     a wait is due: the partition is paused and resumed by a timer, its facts
  *                       kept in its state; this batch returns at once, the other partitions flow
  *
  * Any step may find the batch abandoned (stop, rebalance, failed commit or heartbeat): it
@@ -27,6 +28,7 @@ import { decodeCloudEvent } from './cloud-event.js';
 import type { PartitionControl, ProcessingContext } from './context.js';
 import { sendToDeadLetterTopic } from './dead-letter.js';
 import { startEventSpans } from './event-spans.js';
+import { type Decision, type DecisionInput, type Outcome as TryOutcome, type Unit, decide } from './decision.js';
 import {
   type AttemptCount,
   type AttemptKey,
@@ -43,8 +45,6 @@ import {
   type Hold,
   type PartitionState,
   type Step,
-  afterGroupFailure,
-  afterRecordFailure,
   countStands,
   crashedBefore,
   nextStep,
@@ -70,12 +70,13 @@ export async function processBatch(
   while (index < records.length && control.active()) {
     const record = records[index] as SourceRecord;
     const step = nextStep(state, record.offset);
-    let outcome: Outcome;
-    let advance = 1;
-    if (step.kind === 'dead-letter')
-      outcome = await deadLetter(ctx, control, state, record, step.hold.deadLetter, step.hold);
-    else if (step.kind === 'alone') outcome = await processAlone(ctx, control, state, record, step);
-    else ({ outcome, advance } = await processGroup(ctx, control, state, records, index, step));
+    const work =
+      step.kind === 'dead-letter'
+        ? deadLetterUnit(ctx, control, state, record, step.hold.deadLetter, step.hold, step.hold.failingSinceMs)
+        : step.kind === 'alone'
+          ? recordUnit(ctx, control, state, record, step.hold, step.failingSinceMs)
+          : groupUnit(ctx, control, state, records, index, step);
+    const { outcome, advance } = await tryUnit(ctx, control, state, work);
     if (outcome !== 'done') return;
     index += advance;
     if (!(await control.heartbeat())) return;
@@ -97,7 +98,148 @@ export async function releaseHold(ctx: ProcessingContext, state: PartitionState)
   ctx.events.emit('recovered', { topic: state.topic, partition: state.partition });
 }
 
-// ── a group ───────────────────────────────────────────────────────────────────────────────────
+// ── the one retry loop ────────────────────────────────────────────────────────────────────────
+
+/** What a try of a unit came back with: the records it moved past, or why it did not. */
+type TryResult = { advance: number } | 'abandoned' | 'not-decodable';
+
+/** One unit of work as the retry loop sees it; a group, a record alone and a dead letter differ only in these parts. */
+interface UnitWork {
+  unit: Unit;
+  /** The unit's first record: where the partition is held. */
+  first: SourceRecord;
+  hold: Hold | undefined;
+  /** Since when the unit (or the group it was isolated from) has been failing. */
+  failingSinceMs: number | undefined;
+  /** Where its durable count is kept, and whether this try is counted before it starts. */
+  count?: { key: AttemptKey; now: boolean };
+  run(): Promise<TryResult>;
+  /** The records whose lateness a failure holds. */
+  held(): readonly SourceRecord[];
+  /** Isolating: records through this offset are processed one at a time. */
+  isolateThrough(): string;
+  /** Tells on-call about the wait (the retry log line). */
+  logWait(failure: Failure, attempt: number, delayMs: number): void;
+}
+
+/**
+ * Counts, tries, and on every outcome does what `decide` says. A try that the infrastructure (or
+ * the consumer's own bug) failed takes its count back before the wait, so the count against a
+ * record is its poison failures plus the tries the process died in.
+ */
+async function tryUnit(
+  ctx: ProcessingContext,
+  control: PartitionControl,
+  state: PartitionState,
+  work: UnitWork,
+): Promise<{ outcome: Outcome; advance: number }> {
+  const facts: TryFacts = {
+    failingSinceMs: work.failingSinceMs,
+    attempt: work.hold?.attempt ?? 0,
+    attempts: work.hold?.attempts ?? 1,
+    counted: work.hold?.counted ?? false,
+  };
+  const decideOn = (outcome: TryOutcome, late?: DecisionInput['late']) =>
+    decide({
+      unit: work.unit,
+      outcome,
+      late,
+      attempt: facts.attempt,
+      attempts: facts.attempts,
+      deliveryLimit: ctx.policy.deliveryLimit,
+    });
+  try {
+    if (work.count?.now === true) {
+      const count = await countAttempt(ctx.pool, work.count.key);
+      Object.assign(facts, { counted: true, attempts: count.attempts, count });
+      state.counted = true;
+      // A record's earlier counts with no poison recorded: tries the process died in.
+      const unfinishedBefore = work.unit === 'group' ? crashedBefore(count) : count.lastReason === undefined;
+      const decision = decideOn({ kind: 'counted', unfinishedBefore, lastReason: count.lastReason });
+      if (decision.kind !== 'apply') return await followDecision(ctx, control, state, work, decision, facts);
+    }
+    const result = await work.run();
+    if (typeof result === 'string')
+      return await followDecision(ctx, control, state, work, decideOn({ kind: result }), facts);
+    finish(ctx, state, work.first.offset, work.failingSinceMs);
+    return { outcome: 'done', advance: result.advance };
+  } catch (err) {
+    const failure = classifyFailure(err);
+    facts.failure = failure;
+    facts.failingSinceMs ??= Date.now();
+    const { count } = work;
+    if (failure.kind === 'poison' && facts.counted && count !== undefined)
+      await bestEffort(ctx, () => recordPoison(ctx.pool, count.key, failure.reason, failure.message));
+    const late =
+      failure.kind !== 'poison' && work.unit !== 'dead-letter'
+        ? reportFailing(ctx, control, work.held(), failure, facts.failingSinceMs)
+        : undefined;
+    return followDecision(ctx, control, state, work, decideOn({ kind: 'failed', failure }, late), facts);
+  }
+}
+
+interface TryFacts {
+  failure?: Failure;
+  failingSinceMs: number | undefined;
+  attempt: number;
+  attempts: number;
+  counted: boolean;
+  count?: AttemptCount;
+}
+
+async function followDecision(
+  ctx: ProcessingContext,
+  control: PartitionControl,
+  state: PartitionState,
+  work: UnitWork,
+  decision: Decision,
+  facts: TryFacts,
+): Promise<{ outcome: Outcome; advance: number }> {
+  const { failure, failingSinceMs } = facts;
+  switch (decision.kind) {
+    case 'apply':
+      return { outcome: 'done', advance: 0 };
+    case 'abandon':
+      return { outcome: 'abandoned', advance: 0 };
+    case 'isolate':
+      state.hold = undefined;
+      state.alone = { throughOffset: work.isolateThrough(), failingSinceMs };
+      return { outcome: 'done', advance: 0 };
+    case 'dead-letter': {
+      const error =
+        failure?.message ??
+        facts.count?.lastError ??
+        `the consumer process ended during each of ${ctx.policy.deliveryLimit} attempts to apply this record`;
+      const letter = { reason: decision.reason, error, attempts: decision.attempts };
+      return tryUnit(
+        ctx,
+        control,
+        state,
+        deadLetterUnit(ctx, control, state, work.first, letter, work.hold, failingSinceMs),
+      );
+    }
+    case 'wait': {
+      let { counted } = facts;
+      // The try came back, failed by what is not the record's: not one the process died in. Its count goes.
+      if (failure !== undefined && failure.kind !== 'poison' && counted && work.count !== undefined)
+        if (await takeBackCount(ctx, work.count.key)) counted = false;
+      const delayMs = retryWait(ctx, decision.backoffAttempt, decision.maxDelayMs);
+      if (failure !== undefined) work.logWait(failure, facts.attempt + 1, delayMs);
+      const hold: Hold = {
+        offset: work.first.offset,
+        unit: work.unit,
+        failingSinceMs: failingSinceMs ?? Date.now(),
+        attempt: facts.attempt + 1,
+        counted: countStands(counted, decision),
+        ...(work.unit === 'record' ? { attempts: facts.attempts } : {}),
+        ...(work.hold?.deadLetter === undefined ? {} : { deadLetter: work.hold.deadLetter }),
+      };
+      return { outcome: await holdPartition(ctx, control, state, hold, delayMs), advance: 0 };
+    }
+  }
+}
+
+// ── the three units ───────────────────────────────────────────────────────────────────────────
 
 /** Transactional effects: every decodable record from here is one group. External effects: groups of a bounded size. */
 function groupLimit(ctx: ProcessingContext): number {
@@ -126,71 +268,110 @@ async function decodeRun(
   return deliveries;
 }
 
-/** From here on, records through `throughOffset` are processed one at a time. */
-function isolate(
-  state: PartitionState,
-  throughOffset: string,
-  failingSinceMs: number | undefined,
-): { outcome: Outcome; advance: number } {
-  state.hold = undefined;
-  state.alone = { throughOffset, failingSinceMs };
-  return { outcome: 'done', advance: 0 };
-}
-
-async function processGroup(
+/** A group from `records[index]`: decoded up to the first record that does not decode, applied in one go. */
+function groupUnit(
   ctx: ProcessingContext,
   control: PartitionControl,
   state: PartitionState,
   records: readonly SourceRecord[],
   index: number,
   step: Step & { kind: 'group' },
-): Promise<{ outcome: Outcome; advance: number }> {
+): UnitWork {
   const first = records[index] as SourceRecord;
-  const { hold } = step;
-  const limit = groupLimit(ctx);
-  let counted = hold?.counted ?? false;
+  const whole = records.slice(index, index + groupLimit(ctx));
   let deliveries: Delivery[] = [];
-  try {
-    if (step.count) {
-      const count = await countAttempt(ctx.pool, attemptKey(ctx, first, 'group'));
-      counted = true;
-      state.counted = true;
-      // The culprit is unknown (it may not even decode): each record of what the group can be, alone.
-      if (crashedBefore(count))
-        return isolate(
-          state,
-          (records[Math.min(records.length, index + limit) - 1] as SourceRecord).offset,
-          hold?.failingSinceMs,
-        );
-    }
-    deliveries = await decodeRun(ctx, records, index, limit);
-    // Not decodable now: poison, or the registry is away. Alone, it finds out which.
-    if (deliveries.length === 0) return isolate(state, first.offset, hold?.failingSinceMs);
-    if (!(await applyAndCommit(ctx, control, state, deliveries))) return { outcome: 'abandoned', advance: 0 };
-    finish(ctx, state, first.offset, hold?.failingSinceMs);
-    return { outcome: 'done', advance: deliveries.length };
-  } catch (err) {
-    const failure = classifyFailure(err);
-    const failingSinceMs = hold?.failingSinceMs ?? Date.now();
-    const held = deliveries.length > 0 ? deliveries.map((d) => d.record) : records.slice(index, index + limit);
-    const late =
-      failure.kind === 'infrastructure' ? reportFailing(ctx, control, held, failure, failingSinceMs) : undefined;
-    const attempt = hold?.attempt ?? 0;
-    const next = afterGroupFailure(failure, late, attempt);
-    if (next.kind !== 'retry') return isolate(state, (held.at(-1) ?? first).offset, failingSinceMs); // each record meets its own fate
-    // The try came back, failed by the infrastructure: not one the process died in. Its count goes.
-    if (counted && (await takeBackCount(ctx, attemptKey(ctx, first, 'group')))) counted = false;
-    const delayMs = retryWait(ctx, next.backoffAttempt, next.maxDelayMs);
-    logRetry(ctx, control, { size: held.length }, failure, attempt + 1, delayMs);
-    const outcome = await holdPartition(
-      ctx,
-      control,
-      state,
-      { offset: first.offset, unit: 'group', failingSinceMs, attempt: attempt + 1, counted },
-      delayMs,
-    );
-    return { outcome, advance: 0 };
-  }
+  let decodedNone = false;
+  const held = () => (deliveries.length > 0 ? deliveries.map((d) => d.record) : whole);
+  return {
+    unit: 'group',
+    first,
+    hold: step.hold,
+    failingSinceMs: step.hold?.failingSinceMs,
+    count: { key: attemptKey(ctx, first, 'group'), now: step.count },
+    async run() {
+      deliveries = await decodeRun(ctx, records, index, whole.length);
+      decodedNone = deliveries.length === 0;
+      if (decodedNone) return 'not-decodable';
+      return (await applyAndCommit(ctx, control, state, deliveries)) ? { advance: deliveries.length } : 'abandoned';
+    },
+    held,
+    // Not decodable: its first record alone. Otherwise what was tried, or (a crash before: the
+    // culprit may not even decode) each record the group can hold.
+    isolateThrough: () => (decodedNone ? first : (held().at(-1) ?? first)).offset,
+    logWait: (failure, attempt, delayMs) => logRetry(ctx, control, { size: held().length }, failure, attempt, delayMs),
+  };
+}
+
+/** One record alone; every try is counted durably before it starts. */
+function recordUnit(
+  ctx: ProcessingContext,
+  control: PartitionControl,
+  state: PartitionState,
+  record: SourceRecord,
+  hold: Hold | undefined,
+  failingSinceMs: number | undefined,
+): UnitWork {
+  return {
+    unit: 'record',
+    first: record,
+    hold,
+    failingSinceMs,
+    count: { key: attemptKey(ctx, record, 'record'), now: hold?.counted !== true },
+    async run() {
+      const event = await decodeCloudEvent(ctx.registry, record, ctx.definition.eventTypes, ctx.decodeLimits);
+      return (await applyAndCommit(ctx, control, state, [{ record, event }])) ? { advance: 1 } : 'abandoned';
+    },
+    held: () => [record],
+    isolateThrough: () => record.offset,
+    logWait: (failure, attempt, delayMs) =>
+      logRetry(ctx, control, recordIds(record, ctx.definition.name), failure, attempt, delayMs),
+  };
+}
+
+/** Sends the record to the dead letter topic (held and sent again while Kafka refuses), then commits past it. */
+function deadLetterUnit(
+  ctx: ProcessingContext,
+  control: PartitionControl,
+  state: PartitionState,
+  record: SourceRecord,
+  facts: DeadLetterFacts,
+  hold: Hold | undefined,
+  failingSinceMs: number | undefined,
+): UnitWork {
+  const consumer = ctx.definition.name;
+  const firstFailureMs = failingSinceMs ?? Date.now();
+  const sameLetter = hold?.unit === 'dead-letter' ? hold : undefined;
+  return {
+    unit: 'dead-letter',
+    first: record,
+    hold: {
+      ...(sameLetter ?? { offset: record.offset, unit: 'dead-letter', attempt: 0, counted: false }),
+      failingSinceMs: firstFailureMs,
+      deadLetter: facts,
+    },
+    failingSinceMs,
+    async run() {
+      if (!control.active()) return 'abandoned';
+      await sendToDeadLetterTopic(ctx.producer, record, {
+        ...facts,
+        firstFailureAt: new Date(firstFailureMs),
+        consumer,
+      });
+      ctx.logger.error(
+        { ...recordIds(record, consumer), reason: facts.reason, error: facts.error, attempts: facts.attempts },
+        `dead-lettered: ${facts.reason}`,
+      );
+      ctx.events.emit('deadLettered', { topic: record.topic, partition: record.partition, reason: facts.reason });
+      return (await commitPast(ctx, control, state, record.offset)) ? { advance: 1 } : 'abandoned';
+    },
+    held: () => [record],
+    isolateThrough: () => record.offset,
+    logWait: (failure, _attempt, delayMs) =>
+      ctx.logger.warn(
+        { ...recordIds(record, consumer), error: failure.message, delayMs },
+        'the dead letter topic did not take the record; retrying',
+      ),
+  };
 }
 
 /** Applies the deliveries' effects (forgetting the partition's counts with them) and commits their offsets. */
@@ -256,143 +437,6 @@ async function committed(
   return true;
 }
 
-// ── one record alone ──────────────────────────────────────────────────────────────────────────
-
-/**
- * Decodes and applies `record` alone until it is applied, skipped or dead-lettered, the partition
- * held, or the batch abandoned. Every attempt is counted durably before it starts, and an attempt
- * that the infrastructure failed takes its count back (that failure was not the record's, and the
- * process did not die in it): so the count is poison failures plus attempts the process died in.
- */
-async function processAlone(
-  ctx: ProcessingContext,
-  control: PartitionControl,
-  state: PartitionState,
-  record: SourceRecord,
-  step: Step & { kind: 'alone' },
-): Promise<Outcome> {
-  const key = attemptKey(ctx, record, 'record');
-  const { hold } = step;
-  const attempt = hold?.attempt ?? 0;
-  let counted = hold?.counted ?? false;
-  let attempts = hold?.attempts;
-  try {
-    if (!counted) {
-      const count = await countAttempt(ctx.pool, key);
-      counted = true;
-      attempts = count.attempts;
-      state.counted = true;
-      if (count.attempts > ctx.policy.deliveryLimit)
-        return await deadLetter(
-          ctx,
-          control,
-          state,
-          record,
-          crashedFacts(count, ctx.policy.deliveryLimit),
-          hold,
-          step.failingSinceMs,
-        );
-    }
-    const event = await decodeCloudEvent(ctx.registry, record, ctx.definition.eventTypes, ctx.decodeLimits);
-    if (!(await applyAndCommit(ctx, control, state, [{ record, event }]))) return 'abandoned';
-    finish(ctx, state, record.offset, step.failingSinceMs);
-    return 'done';
-  } catch (err) {
-    const failure = classifyFailure(err);
-    const failingSinceMs = step.failingSinceMs ?? Date.now();
-    if (failure.kind === 'poison' && counted)
-      await bestEffort(ctx, () => recordPoison(ctx.pool, key, failure.reason, failure.message));
-    const late =
-      failure.kind === 'infrastructure' ? reportFailing(ctx, control, [record], failure, failingSinceMs) : undefined;
-    const next = afterRecordFailure({
-      failure,
-      late,
-      attempt,
-      attempts: attempts ?? 1,
-      deliveryLimit: ctx.policy.deliveryLimit,
-    });
-    if (next.kind === 'dead-letter')
-      return deadLetter(
-        ctx,
-        control,
-        state,
-        record,
-        { reason: next.reason, error: failure.message, attempts: next.attempts },
-        hold,
-        failingSinceMs,
-      );
-    if (failure.kind === 'infrastructure' && counted && (await takeBackCount(ctx, key))) counted = false;
-    const delayMs = retryWait(ctx, next.backoffAttempt, next.maxDelayMs);
-    logRetry(ctx, control, recordIds(record, ctx.definition.name), failure, attempt + 1, delayMs);
-    const counts = { counted: countStands(counted, next), ...(attempts === undefined ? {} : { attempts }) };
-    return holdPartition(
-      ctx,
-      control,
-      state,
-      { offset: record.offset, unit: 'record', failingSinceMs, attempt: attempt + 1, ...counts },
-      delayMs,
-    );
-  }
-}
-
-/** A count past the limit with no poison recorded: the process died during every one of them. */
-function crashedFacts(count: AttemptCount, limit: number): DeadLetterFacts {
-  return {
-    reason: count.lastReason ?? 'crashed the consumer',
-    error: count.lastError ?? `the consumer process ended during each of ${limit} attempts to apply this record`,
-    attempts: count.attempts - 1,
-  };
-}
-
-// ── dead letters ──────────────────────────────────────────────────────────────────────────────
-
-/** Sends the record to the dead letter topic (held and tried again while Kafka refuses), then commits past it. */
-async function deadLetter(
-  ctx: ProcessingContext,
-  control: PartitionControl,
-  state: PartitionState,
-  record: SourceRecord,
-  facts: DeadLetterFacts,
-  hold: Hold | undefined,
-  failingSinceMs = hold?.failingSinceMs,
-): Promise<Outcome> {
-  if (!control.active()) return 'abandoned';
-  const consumer = ctx.definition.name;
-  const firstFailureMs = failingSinceMs ?? Date.now();
-  try {
-    await sendToDeadLetterTopic(ctx.producer, record, { ...facts, firstFailureAt: new Date(firstFailureMs), consumer });
-  } catch (err) {
-    const attempt = hold?.unit === 'dead-letter' ? hold.attempt : 0;
-    const delayMs = retryWait(ctx, attempt, Infinity);
-    ctx.logger.warn(
-      { ...recordIds(record, consumer), error: errorMessage(err), delayMs },
-      'the dead letter topic did not take the record; retrying',
-    );
-    return holdPartition(
-      ctx,
-      control,
-      state,
-      {
-        offset: record.offset,
-        unit: 'dead-letter',
-        failingSinceMs: firstFailureMs,
-        attempt: attempt + 1,
-        counted: false,
-        deadLetter: facts,
-      },
-      delayMs,
-    );
-  }
-  ctx.logger.error(
-    { ...recordIds(record, consumer), reason: facts.reason, error: facts.error, attempts: facts.attempts },
-    `dead-lettered: ${facts.reason}`,
-  );
-  ctx.events.emit('deadLettered', { topic: record.topic, partition: record.partition, reason: facts.reason });
-  if (!(await commitPast(ctx, control, state, record.offset))) return 'abandoned';
-  finish(ctx, state, record.offset, failingSinceMs);
-  return 'done';
-}
-
 // ── shared steps ──────────────────────────────────────────────────────────────────────────────
 
 function attemptKey(
@@ -432,18 +476,19 @@ async function holdPartition(
   return 'abandoned';
 }
 
-/** Emits `failing` (the alert's source) and says how late the held events are. */
+/** Emits `failing` (the alerts' source) and says how late the held events are. */
 function reportFailing(
   ctx: ProcessingContext,
   control: PartitionControl,
   records: readonly SourceRecord[],
-  failure: Failure & { kind: 'infrastructure' },
+  failure: Failure & { kind: 'infrastructure' | 'handler-bug' },
   failingSinceMs: number,
 ) {
   const late = latenessOf(ctx.definition, ctx.policy, records, failingSinceMs);
   ctx.events.emit('failing', {
     topic: control.topic,
     partition: control.partition,
+    kind: failure.kind,
     code: failure.code,
     error: failure.message,
     oldestEventAgeMs: late.oldestAgeMs,
@@ -466,30 +511,27 @@ function logRetry(
   attempt: number,
   delayMs: number,
 ): void {
-  const detail = failure.kind === 'poison' ? { reason: failure.reason } : { code: failure.code };
-  ctx.logger.warn(
-    {
-      consumer: ctx.definition.name,
-      topic: control.topic,
-      partition: control.partition,
-      ...ids,
-      kind: failure.kind,
-      ...detail,
-      error: failure.message,
-      attempt,
-      delayMs,
-    },
-    failure.kind === 'poison'
-      ? 'the record failed as poison; retrying it up to the delivery limit'
-      : 'the infrastructure failed; retrying, the partition held in order',
-  );
-  ctx.events.emit('retry', {
-    topic: control.topic,
-    partition: control.partition,
-    kind: failure.kind,
-    attempt,
-    delayMs,
-  });
+  const where = { consumer: ctx.definition.name, topic: control.topic, partition: control.partition, ...ids };
+  const retry = { attempt, delayMs };
+  if (failure.kind === 'handler-bug')
+    ctx.logger.error(
+      { ...where, kind: failure.kind, code: failure.code, error: failure.message, stack: failure.stack, ...retry },
+      `a bug in consumer ${ctx.definition.name} (${failure.code}) holds the partition; retrying until the event's deadline`,
+    );
+  else
+    ctx.logger.warn(
+      {
+        ...where,
+        kind: failure.kind,
+        ...(failure.kind === 'poison' ? { reason: failure.reason } : { code: failure.code }),
+        error: failure.message,
+        ...retry,
+      },
+      failure.kind === 'poison'
+        ? 'the record failed as poison; retrying it up to the delivery limit'
+        : 'the infrastructure failed; retrying, the partition held in order',
+    );
+  ctx.events.emit('retry', { topic: control.topic, partition: control.partition, kind: failure.kind, ...retry });
 }
 
 /**

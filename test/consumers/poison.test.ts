@@ -1,4 +1,8 @@
+import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
+import { RuntimeEvents } from '../../consumers/runtime/lifecycle.js';
+import { registerConsumerMetrics } from '../../consumers/runtime/metrics.js';
+import { createLogger } from '../../lib/logger.js';
 import { deadLetterTopicFor } from '../../events/catalogue.js';
 import type { Message } from '../../lib/kafka.js';
 import { waitFor } from '../../lib/wait.js';
@@ -8,6 +12,7 @@ import { cloudEventMessage, registerTestSchema, routerHeaders } from '../support
 import { installLeakGuard } from '../support/leak-guard.js';
 import { requireStack, uniqueName } from '../support/stack.js';
 import { runChildProgram } from './helpers/child-consumer.js';
+import { metricValue } from './helpers/metrics.js';
 import {
   COUNTED_TYPE,
   appliedRows,
@@ -23,7 +28,6 @@ import {
   createTopics,
   startTrackedConsumer,
   testKafka,
-  testLogger,
   testRegistry,
 } from './helpers/stack-fixture.js';
 
@@ -35,7 +39,7 @@ function headersFor(key: string, id: string): Message['headers'] {
 }
 
 describe('poison records', () => {
-  it('dead-letters each kind of poison after the delivery limit while later records on both partitions keep flowing', async () => {
+  it('dead-letters each kind of poison after the delivery limit while later records on both partitions keep flowing; a handler bug holds its partition, named, until fixed', async () => {
     const name = uniqueName('poison');
     const topic = `${name}.seat`;
     const kafka = testKafka(stack, name);
@@ -69,6 +73,10 @@ describe('poison records', () => {
     for (const [index, message] of Object.values(poison).entries())
       partition0.push(message, await good('k0', index + 1));
     partition0.push(await good('k0', 6, 'transient-once'), await good('k0', 7));
+    // A bug in the handler: never poison, never dead-lettered; held (and named) until the fix is deployed.
+    const bugOffset = String(partition0.length);
+    const bugRecord = await good('k0', 8, 'bug');
+    partition0.push(bugRecord, await good('k0', 9));
     const partition1 = await Promise.all([0, 1, 2, 3, 4, 5].map((seq) => good('k1', seq)));
     await producer.send({
       topic,
@@ -78,16 +86,50 @@ describe('poison records', () => {
       ],
     });
 
+    const bug = { fixed: false };
+    const events = new RuntimeEvents();
+    const metrics = new Registry();
+    registerConsumerMetrics(metrics, name, events);
+    const logLines: Record<string, unknown>[] = [];
+    const logger = createLogger({
+      name,
+      level: 'warn',
+      destination: { write: (line: string) => void logLines.push(JSON.parse(line) as Record<string, unknown>) },
+    });
     const consumer = await startTrackedConsumer({
-      definition: countedConsumer(name, [topic]),
+      definition: countedConsumer(name, [topic], { bug }),
       kafka,
       groupId: name,
       registry,
       pool: db.pool,
-      logger: testLogger(name),
+      logger,
       policy: FAST_POLICY,
+      events,
     });
-    await waitFor(async () => (await appliedRows(db.pool, name)).length === 8 + 6, {
+    const bugLine = await waitFor(() => logLines.find((line) => line.kind === 'handler-bug'), {
+      timeoutMs: 60_000,
+      description: 'the handler bug logged',
+    });
+    expect(bugLine).toMatchObject({
+      level: 'error',
+      consumer: name,
+      ce_id: String(bugRecord.headers?.ce_id),
+      ce_type: COUNTED_TYPE,
+      topic,
+      partition: 0,
+      offset: bugOffset,
+      code: 'TypeError',
+    });
+    expect(String(bugLine.stack)).toContain('applyCounted');
+    // While held by the bug: its gauge is 1 for that partition, its retries counted as handler_bug.
+    const held = await metrics.metrics();
+    expect(metricValue(held, 'consumer_handler_bug', { consumer: name, topic, partition: '0' })).toBe(1);
+    expect(metricValue(held, 'consumer_retries_total', { consumer: name, topic, kind: 'handler_bug' })).toBeGreaterThan(
+      0,
+    );
+    expect((await appliedRows(db.pool, name)).some((row) => row.seq === 8)).toBe(false);
+    bug.fixed = true;
+    await waitFor(async () => (await appliedRows(db.pool, name)).length === 10 + 6, {
       timeoutMs: 60_000,
       description: 'every good record applied',
     });
@@ -98,11 +140,12 @@ describe('poison records', () => {
       },
       { timeoutMs: 30_000, description: 'five dead letters' },
     );
+    expect(await metrics.metrics()).not.toMatch(/^consumer_handler_bug\{/m);
     await consumer.close();
 
     const rows = await appliedRows(db.pool, name);
     assertKeyOrder(rows);
-    expect(rows.filter((r) => r.key === 'k0').map((r) => r.seq)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(rows.filter((r) => r.key === 'k0').map((r) => r.seq)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     expect(rows.filter((r) => r.key === 'k1').map((r) => r.seq)).toEqual([0, 1, 2, 3, 4, 5]);
     expect(deadLetters.map((d) => d.reason)).toEqual(Object.keys(poison));
     for (const dead of deadLetters) {

@@ -33,7 +33,7 @@ export function countedSchemaV2(namespace: string): string {
 const countedPayload = z.object({
   key: z.string().min(1),
   seq: z.number().int().nonnegative(),
-  behaviour: z.enum(['apply', 'fail', 'transient-once', 'crash', 'slow']),
+  behaviour: z.enum(['apply', 'fail', 'transient-once', 'crash', 'slow', 'bug']),
   note: z.string().optional(),
 });
 export type CountedPayload = z.infer<typeof countedPayload>;
@@ -50,9 +50,13 @@ async function applyCounted(
   consumer: string,
   events: readonly ConsumedEvent[],
   transientSeen: Set<string>,
+  bug: { fixed: boolean } | undefined,
 ): Promise<void> {
   for (const event of events) {
     const payload = event.payload as CountedPayload;
+    // A bug in the handler until the test "deploys the fix": it reads a field the payload does not have (a real TypeError).
+    const venue = (payload as unknown as { venue: { id: string } }).venue;
+    if (payload.behaviour === 'bug' && bug?.fixed !== true && venue.id === '') continue;
     // A data error on this record's values, as Postgres raises it (SQLSTATE 22012): poison.
     if (payload.behaviour === 'fail') await client.query(/* sql */ `select $1::int / 0`, [payload.seq]);
     // Long batches, so a rebalance lands in the middle of one.
@@ -75,11 +79,13 @@ export interface CountedOptions {
   /** Default keep-retrying with the consumer's deadline. */
   whenLate?: LatePolicy;
   deadlineMs?: number;
+  /** `bug` records throw a TypeError while `fixed` is false. */
+  bug?: { fixed: boolean };
 }
 
 export function countedConsumer(name: string, topics: string[], options: CountedOptions = {}): ConsumerDefinition {
   const transientSeen = new Set<string>();
-  const { readerSchema, whenLate = 'keep-retrying', deadlineMs } = options;
+  const { readerSchema, whenLate = 'keep-retrying', deadlineMs, bug } = options;
   return {
     name,
     topics,
@@ -91,7 +97,10 @@ export function countedConsumer(name: string, topics: string[], options: Counted
         parse: (payload) => countedPayload.parse(payload),
       },
     },
-    effects: { kind: 'transactional', apply: (client, events) => applyCounted(client, name, events, transientSeen) },
+    effects: {
+      kind: 'transactional',
+      apply: (client, events) => applyCounted(client, name, events, transientSeen, bug),
+    },
   };
 }
 

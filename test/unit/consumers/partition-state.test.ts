@@ -1,22 +1,13 @@
-/** The runtime's per-partition choices (partition-state.ts), case by case, and the holds' timers. */
+/** The runtime's per-partition step choice (partition-state.ts), case by case, and the holds' timers; the decision after a try is in decision.test.ts. */
 import { describe, expect, it, vi } from 'vitest';
-import type { Lateness } from '../../../consumers/runtime/delivery.js';
-import type { Failure } from '../../../consumers/runtime/failures.js';
 import {
   type Hold,
   type PartitionState,
   PartitionStates,
-  afterGroupFailure,
-  afterRecordFailure,
   countStands,
   crashedBefore,
   nextStep,
 } from '../../../consumers/runtime/partition-state.js';
-
-const infrastructure: Failure = { kind: 'infrastructure', code: '25006', message: 'read-only' };
-const poison: Failure = { kind: 'poison', reason: 'undecodable', message: 'bad bytes' };
-const onTime: Lateness = { oldestAgeMs: 1_000, pastDeadline: false, deadLetterNow: false, msUntilNextChange: 5_000 };
-const dueNow: Lateness = { oldestAgeMs: 90_000, pastDeadline: true, deadLetterNow: true, msUntilNextChange: Infinity };
 
 function hold(unit: Hold['unit'], offset: string, more: Partial<Hold> = {}): Hold {
   return { offset, unit, failingSinceMs: 1_000, attempt: 2, counted: true, ...more };
@@ -87,69 +78,6 @@ describe('nextStep: what to do with the first record not done', () => {
   ];
   it.each(cases)('$name', ({ state, offset, expected }) => {
     expect(nextStep(state, offset)).toEqual(expected);
-  });
-});
-
-describe('afterGroupFailure', () => {
-  const cases = [
-    { name: 'poison isolates the group', failure: poison, late: undefined, attempt: 0, expected: { kind: 'isolate' } },
-    {
-      name: 'an infrastructure failure retries the same group, uncounted, never past the next deadline decision',
-      failure: infrastructure,
-      late: onTime,
-      attempt: 3,
-      expected: { kind: 'retry', backoffAttempt: 3, maxDelayMs: 5_000, countNext: false },
-    },
-    {
-      name: 'a dead-letter deadline due isolates, so each record meets its own policy',
-      failure: infrastructure,
-      late: dueNow,
-      attempt: 3,
-      expected: { kind: 'isolate' },
-    },
-  ];
-  it.each(cases)('$name', ({ failure, late, attempt, expected }) => {
-    expect(afterGroupFailure(failure, late, attempt)).toEqual(expected);
-  });
-});
-
-describe('afterRecordFailure', () => {
-  const cases = [
-    {
-      name: 'poison below the limit: retried, counted again',
-      failure: poison,
-      late: undefined,
-      attempt: 0,
-      attempts: 1,
-      expected: { kind: 'retry', backoffAttempt: 0, maxDelayMs: Infinity, countNext: true },
-    },
-    {
-      name: 'poison at the limit: dead-lettered with its reason',
-      failure: poison,
-      late: undefined,
-      attempt: 2,
-      attempts: 3,
-      expected: { kind: 'dead-letter', reason: 'undecodable', attempts: 3 },
-    },
-    {
-      name: 'infrastructure: retried, not counted',
-      failure: infrastructure,
-      late: onTime,
-      attempt: 4,
-      attempts: 1,
-      expected: { kind: 'retry', backoffAttempt: 4, maxDelayMs: 5_000, countNext: false },
-    },
-    {
-      name: 'infrastructure past a dead-letter deadline: dead-lettered as late',
-      failure: infrastructure,
-      late: dueNow,
-      attempt: 4,
-      attempts: 1,
-      expected: { kind: 'dead-letter', reason: 'deadline exceeded', attempts: 5 },
-    },
-  ];
-  it.each(cases)('$name', ({ failure, late, attempt, attempts, expected }) => {
-    expect(afterRecordFailure({ failure, late, attempt, attempts, deliveryLimit: 3 })).toEqual(expected);
   });
 });
 
