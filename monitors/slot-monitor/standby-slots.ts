@@ -10,6 +10,7 @@ import { errorMessage } from '../../lib/errors.js';
 import type { AlertCandidate } from './alert-tracker.js';
 import { formatBytes } from './byte-size.js';
 import type { Queryable } from './monitor-role.js';
+import { SLOT_ALERTS } from '../alerts/slot-alerts.js';
 
 export interface StandbyRules {
   /** The other nodes of the seat database (the monitor role's URLs); empty: one node, nothing here applies. */
@@ -166,7 +167,7 @@ function notSynchronized(slotName: string, standby: string, problem: string): Al
   return {
     name: 'StandbySlotNotSynchronized',
     labels: { slot_name: slotName, standby },
-    summary: `Replication slot ${slotName} is not synchronized to the standby ${standby}: after a failover to it the connector could not resume.`,
+    summary: SLOT_ALERTS.StandbySlotNotSynchronized.summary({ slot: slotName, standby }),
     description: `Slot ${slotName} on standby ${standby}: ${problem}.`,
   };
 }
@@ -175,7 +176,7 @@ function behind(slotName: string, standby: string, lagBytes: number, maxBytes: n
   return {
     name: 'StandbySlotBehind',
     labels: { slot_name: slotName, standby },
-    summary: `The standby ${standby}'s copy of replication slot ${slotName} is ${formatBytes(lagBytes)} behind the primary's: after a failover to it the connector would resume from that far back (more to decode again, and duplicates if its offsets are lost).`,
+    summary: SLOT_ALERTS.StandbySlotBehind.summary({ slot: slotName, standby, lag: formatBytes(lagBytes) }),
     description: `confirmed_flush_lsn of ${slotName} on the standby trails the primary's by ${formatBytes(lagBytes)} (threshold ${formatBytes(maxBytes)}, SLOT_MONITOR_STANDBY_SLOT_MAX_LAG).`,
   };
 }

@@ -110,7 +110,9 @@ describe('job watchdog: hold sweeper runs, overdue holds, deadlines, failures', 
     );
     timings.overdueAfterKill = (overdue?.receivedAt ?? 0) - killedAt;
     expect(overdue?.labels).toMatchObject({ severity: 'critical', service: 'job-watchdog', job_name: 'hold-sweeper' });
-    expect(overdue?.annotations.summary).toMatch(/^hold-sweeper has not run for [\d.]+ s \(it should run every 1 s\)/);
+    expect(overdue?.annotations.summary).toMatch(
+      /^hold-sweeper has not claimed a run for [\d.]+ s \(it should run every 1 s\)/,
+    );
     expect(overdue?.annotations.runbook).toMatch(/^1\. .*\n2\. /);
     const generic = receiver.generic.find((call) => call.body.alertname === 'JobRunOverdue' && own.mine(call.body));
     expect(generic?.body).toMatchObject({ source: 'job-watchdog', status: 'firing' });
