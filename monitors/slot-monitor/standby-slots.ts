@@ -84,13 +84,13 @@ export async function findPrimary(
   throw new Error(`no node of the seat database is a primary (${seen.join('; ')})`);
 }
 
-interface PrimarySlot {
+export interface PrimarySlot {
   slot_name: string;
   failover: boolean;
   flushed: string | null;
 }
 
-interface StandbySlot {
+export interface StandbySlot {
   slot_name: string;
   synced: boolean;
   temporary: boolean;
@@ -136,19 +136,29 @@ export async function standbySlotConditions(
       continue;
     }
     for (const slot of watched) {
-      const copy = copies.get(slot.slot_name);
-      const problem = copyProblem(slot, copy);
-      const lagBytes =
-        copy?.flushed != null && slot.flushed !== null
-          ? Math.max(0, Number(slot.flushed) - Number(copy.flushed))
-          : null;
-      states.push({ slotName: slot.slot_name, standby: standby.label, synced: problem === undefined, lagBytes });
-      if (problem !== undefined) candidates.push(notSynchronized(slot.slot_name, standby.label, problem));
-      else if (lagBytes !== null && lagBytes > rules.standbySlotMaxLagBytes)
-        candidates.push(behind(slot.slot_name, standby.label, lagBytes, rules.standbySlotMaxLagBytes));
+      const judged = judgeStandbyCopy(slot, copies.get(slot.slot_name), standby.label, rules.standbySlotMaxLagBytes);
+      states.push(judged.state);
+      if (judged.candidate) candidates.push(judged.candidate);
     }
   }
   return { candidates, states };
+}
+
+/** One failover slot's copy on one standby: its state for the metrics, and the alert it raises if any. Pure. */
+export function judgeStandbyCopy(
+  slot: PrimarySlot,
+  copy: StandbySlot | undefined,
+  standby: string,
+  maxLagBytes: number,
+): { state: StandbySlotState; candidate: AlertCandidate | undefined } {
+  const problem = copyProblem(slot, copy);
+  const lagBytes =
+    copy?.flushed != null && slot.flushed !== null ? Math.max(0, Number(slot.flushed) - Number(copy.flushed)) : null;
+  const state = { slotName: slot.slot_name, standby, synced: problem === undefined, lagBytes };
+  if (problem !== undefined) return { state, candidate: notSynchronized(slot.slot_name, standby, problem) };
+  if (lagBytes !== null && lagBytes > maxLagBytes)
+    return { state, candidate: behind(slot.slot_name, standby, lagBytes, maxLagBytes) };
+  return { state, candidate: undefined };
 }
 
 function copyProblem(slot: PrimarySlot, copy: StandbySlot | undefined): string | undefined {
