@@ -333,6 +333,15 @@ export function service(program: Program) {
   };
 }
 
+/** How often Prometheus scrapes every program in Kubernetes (the ServiceMonitor's endpoint interval). */
+export const SCRAPE_INTERVAL = '15s';
+
+/**
+ * The rule evaluation interval the alert rules are checked against in Kubernetes: the project ships
+ * no Prometheus resource, so it is the Prometheus Operator's default evaluationInterval.
+ */
+export const ASSUMED_EVALUATION_INTERVAL = '30s';
+
 /** One ServiceMonitor for every program's Service; each pod is a target, its job the Service's scrape-job label. */
 export function serviceMonitor() {
   return {
@@ -342,7 +351,7 @@ export function serviceMonitor() {
     spec: {
       jobLabel: SCRAPE_JOB_LABEL,
       selector: { matchLabels: { ...PART_OF }, matchExpressions: [{ key: SCRAPE_JOB_LABEL, operator: 'Exists' }] },
-      endpoints: [{ port: 'metrics', path: '/metrics', interval: '15s' }],
+      endpoints: [{ port: 'metrics', path: '/metrics', interval: SCRAPE_INTERVAL }],
     },
   };
 }

@@ -5,6 +5,7 @@
  */
 import type { AlertSink } from './alert-sinks.js';
 import type { AlertCandidate, AlertTracker, TrackedAlert } from './alert-tracker.js';
+import { HEARTBEAT_ALERTS } from '../alerts/heartbeat-alerts.js';
 
 /** Resolved alerts are re-sent this long, so a lost "resolved" is repeated (Prometheus does 15 min). */
 export const RESOLVED_RESEND_MS = 15 * 60 * 1000;
@@ -14,7 +15,7 @@ export function heartbeatAlert(monitor: string): AlertCandidate<'Watchdog'> {
   return {
     name: 'Watchdog',
     labels: {},
-    summary: `The ${monitor} is alive. This alert always fires; page when it stops arriving.`,
+    summary: HEARTBEAT_ALERTS.Watchdog.summary({ sender: `The ${monitor}` }),
     description: `Heartbeat of the ${monitor} (the Alertmanager Watchdog convention). Route it to a dead man's switch.`,
   };
 }

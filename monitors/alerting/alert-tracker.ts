@@ -1,25 +1,16 @@
 /**
  * Turns "conditions that hold now" (candidates, computed on every poll) into alert lifecycles:
  * an alert starts when its condition first appears and resolves when it is gone, never once per poll.
- * Shared by the monitors; each brings its own catalog of alerts (severity + runbook per name).
+ * Shared by the monitors; each brings its view of the alert catalogue (monitors/alerts/: severity and
+ * runbook steps per name).
  */
-export type Severity = 'critical' | 'warning' | 'info' | 'none';
+import { runbookText, runbookUrl, type AnyAlertSpec, type Severity } from '../alerts/alert-spec.js';
 
-export interface AlertDefinition {
-  severity: Severity;
-  runbook: readonly string[];
-}
+export { RUNBOOK_DOCUMENT, runbookText, runbookUrl } from '../alerts/alert-spec.js';
+export type { Severity };
 
-/** The document with a runbook section per alert, relative to the project root. */
-export const RUNBOOK_DOCUMENT = 'docs/operations.md';
-
-/**
- * Where an alert's runbook section is, for its `runbook_url` annotation: the heading named after
- * the alert (its anchor is the name in lower case), as the Prometheus rules link it too.
- */
-export function runbookUrl(name: string): string {
-  return `${RUNBOOK_DOCUMENT}#${name.toLowerCase()}`;
-}
+/** What the tracker needs of an alert's catalogue entry (monitors/alerts/): severity and steps. */
+export type AlertDefinition = Pick<AnyAlertSpec, 'severity' | 'steps'>;
 
 export interface AlertTrackerOptions {
   /** Labels every alert of this monitor carries: service, database. */
@@ -65,11 +56,6 @@ function identity(name: string, labels: Record<string, string>): string {
     .sort()
     .map((key) => `${key}=${labels[key]}`);
   return `${name}{${sorted.join(',')}}`;
-}
-
-/** The runbook as numbered lines, the way the `runbook` annotation carries it. */
-export function runbookText(definition: AlertDefinition): string {
-  return definition.runbook.map((step, index) => `${index + 1}. ${step}`).join('\n');
 }
 
 export class AlertTracker<Name extends string> {

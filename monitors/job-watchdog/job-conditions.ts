@@ -6,6 +6,7 @@ import type { AlertCandidate } from '../alerting/alert-tracker.js';
 import type { JobAlertName } from './alert-catalog.js';
 import type { JobReading, WatchdogReading } from './job-readings.js';
 import type { WatchedJob } from './settings.js';
+import { JOB_ALERTS } from '../alerts/job-alerts.js';
 
 type Candidate = AlertCandidate<JobAlertName>;
 
@@ -44,7 +45,11 @@ function overdue(job: WatchedJob, reading: JobReading, rules: JobRules, watching
     {
       name: 'JobRunOverdue',
       labels: { job_name: job.name },
-      summary: `${job.name} has not run for ${seconds(silent)} (it should run every ${seconds(job.intervalMs / 1000)}): no process is doing this job.`,
+      summary: JOB_ALERTS.JobRunOverdue.summary({
+        job: job.name,
+        silent: seconds(silent),
+        every: seconds(job.intervalMs / 1000),
+      }),
       description: `${job.name} ${last}; overdue after ${seconds(limit)} (interval × ${rules.overdueTolerance}).`,
     },
   ];
@@ -54,7 +59,12 @@ function pastDeadline(job: WatchedJob, reading: JobReading): Candidate[] {
   return reading.pastDeadline.map((run) => ({
     name: 'JobRunPastDeadline',
     labels: { job_name: job.name, run_slot: run.runSlot.toISOString() },
-    summary: `A ${job.name} run has been running for ${seconds(run.runningSeconds)}, past its ${seconds(job.deadlineMs / 1000)} deadline: ${run.claimedBy} hangs or died mid-run.`,
+    summary: JOB_ALERTS.JobRunPastDeadline.summary({
+      runs: 'A run',
+      job: job.name,
+      deadline: seconds(job.deadlineMs / 1000),
+      claimant: run.claimedBy,
+    }),
     description: `job_runs row ${job.name} / ${run.runSlot.toISOString()} claimed by ${run.claimedBy} has no finished_at after ${seconds(run.runningSeconds)}.`,
   }));
 }
@@ -65,7 +75,7 @@ function failing(job: WatchedJob, reading: JobReading, rules: JobRules): Candida
     {
       name: 'JobRunsFailing',
       labels: { job_name: job.name },
-      summary: `The last ${reading.consecutiveFailures} runs of ${job.name} failed: the job runs but cannot do its work.`,
+      summary: JOB_ALERTS.JobRunsFailing.summary({ runs: String(reading.consecutiveFailures), job: job.name }),
       description: `Failed runs since the last success: ${reading.consecutiveFailures} (alert at ${rules.failingRuns}). Latest error: ${reading.lastError ?? 'not recorded'}.`,
     },
   ];
@@ -78,7 +88,10 @@ function overdueHolds(reading: WatchdogReading, rules: JobRules): Candidate[] {
     {
       name: 'OverdueHoldsPilingUp',
       labels: {},
-      summary: `${count} holds are past their expiry and still hold their seats (the oldest by ${seconds(oldestOverdueSeconds ?? 0)}): buyers cannot buy those seats.`,
+      summary: JOB_ALERTS.OverdueHoldsPilingUp.summary({
+        count: String(count),
+        oldest: seconds(oldestOverdueSeconds ?? 0),
+      }),
       description: `Active holds with expires_at older than ${seconds(rules.overdueHoldGraceMs / 1000)}: ${count} (alert at ${rules.overdueHoldsAlertCount}).`,
     },
   ];

@@ -11,6 +11,7 @@ import { jobAlertCandidates, type JobRules } from './job-conditions.js';
 import { readWatchdogState } from './job-readings.js';
 import type { JobWatchdogMetrics } from './metrics.js';
 import type { Queryable } from './watchdog-role.js';
+import { JOB_ALERTS } from '../alerts/job-alerts.js';
 
 type Candidate = AlertCandidate<JobAlertName>;
 
@@ -44,7 +45,7 @@ export class JobConditionSource implements ConditionSource<JobAlertName> {
     return {
       name: 'JobWatchdogDatabaseUnreachable',
       labels: {},
-      summary: `The job watchdog cannot reach the seat database ${where}, so nobody sees whether the hold sweeper runs.`,
+      summary: JOB_ALERTS.JobWatchdogDatabaseUnreachable.summary({ where }),
       description: `Reading job_runs and holds on ${where} failed: ${errorMessage(err)}`,
     };
   }

@@ -14,6 +14,7 @@ import { formatBytes, postgresMegabytes } from './byte-size.js';
 import { effectiveMarginBytes, keepSizeDecision, type RaiseHeld, type SlotRetention } from './keep-size-decision.js';
 import type { Queryable } from './monitor-role.js';
 import { readMaxSlotWalKeepSize } from './slot-readings.js';
+import { SLOT_ALERTS } from '../alerts/slot-alerts.js';
 
 type KeepSizeMode = 'enforce' | 'check';
 
@@ -149,9 +150,7 @@ export class KeepSizeGuard {
       mode === 'check'
         ? `check-only mode: set it back to ${target} by hand once every slot retains at most ${restoreAt}`
         : `the monitor restores ${target} by itself once every slot retains at most ${restoreAt}`;
-    const summary = ownCap
-      ? `The slot monitor capped the unlimited max_slot_wal_keep_size at ${cap}, ${above} above its target ${target}, because ${why}; ${restore}.`
-      : `max_slot_wal_keep_size is raised to ${cap}, ${above} above the target ${target}, and kept there because ${why}; ${restore}.`;
+    const summary = SLOT_ALERTS.SlotKeepSizeRaised.summary({ ownCap, cap, above, target, because: why, restore });
     return {
       name: 'SlotKeepSizeRaised',
       labels: {},
@@ -167,14 +166,17 @@ export class KeepSizeGuard {
   #mismatch(currentBytes: number, toBytes: number, why: string, raise: RaiseHeld | undefined): AlertCandidate {
     const target = formatBytes(this.#options.targetBytes);
     const current = formatBytes(currentBytes);
-    const risk = currentBytes < 0 ? ' With no cap, a dead slot can fill the disk and stop the seat database.' : '';
     const value = raise
       ? ` Set it to ${formatBytes(toBytes)}, not the target: ${slotsRetaining(raise)}, and a cap below a slot's retained WAL invalidates it at the next checkpoint.`
       : '';
     return {
       name: 'SlotKeepSizeMismatch',
       labels: {},
-      summary: `max_slot_wal_keep_size is ${current} on the seat database, not the required ${target}.${risk}`,
+      summary: SLOT_ALERTS.SlotKeepSizeMismatch.summary({
+        current,
+        target,
+        uncapped: (clause) => (currentBytes < 0 ? clause : ''),
+      }),
       description: `max_slot_wal_keep_size is ${current}; the monitor's target is ${target} (SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE); ${why}.${value}`,
     };
   }
@@ -188,7 +190,7 @@ export class KeepSizeGuard {
       {
         name: 'SlotKeepSizeCorrected',
         labels: {},
-        summary: `The slot monitor changed max_slot_wal_keep_size from ${from} to ${to} on the seat database.`,
+        summary: SLOT_ALERTS.SlotKeepSizeCorrected.summary({ from, to }),
         description: `At ${correction.at.toISOString()} max_slot_wal_keep_size was ${from}; the monitor ran ALTER SYSTEM SET max_slot_wal_keep_size = '${postgresMegabytes(correction.toBytes)}' and pg_reload_conf() (its target is ${formatBytes(this.#options.targetBytes)}).`,
       },
     ];

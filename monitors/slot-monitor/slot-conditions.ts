@@ -5,6 +5,7 @@ import type { AlertCandidate } from './alert-tracker.js';
 import { formatBytes } from './byte-size.js';
 import type { SlotHistory } from './slot-history.js';
 import type { DatabaseReading, SlotReading } from './slot-readings.js';
+import { SLOT_ALERTS } from '../alerts/slot-alerts.js';
 
 export interface SlotRules {
   /** Required slots; empty means every slot is watched and none is required. */
@@ -29,28 +30,29 @@ function slotFacts(slot: SlotReading, keepSize: number): string {
 
 function walStatusCandidate(slot: SlotReading, description: string): AlertCandidate | undefined {
   const labels = { slot_name: slot.slotName };
-  const retained = slot.retainedBytes === null ? 'its WAL' : `${formatBytes(slot.retainedBytes)} of WAL`;
+  const slotName = slot.slotName;
+  const retained = slot.retainedBytes === null ? undefined : formatBytes(slot.retainedBytes);
   switch (slot.walStatus) {
     case 'extended':
       return {
         name: 'SlotWalExtended',
         labels,
         description,
-        summary: `Replication slot ${slot.slotName} holds ${retained}, more than max_wal_size: its reader is behind or stopped.`,
+        summary: SLOT_ALERTS.SlotWalExtended.summary({ slot: slotName, retained }),
       };
     case 'unreserved':
       return {
         name: 'SlotWalUnreserved',
         labels,
         description,
-        summary: `Replication slot ${slot.slotName} is past max_slot_wal_keep_size: the next checkpoint invalidates it and CDC events will be lost.`,
+        summary: SLOT_ALERTS.SlotWalUnreserved.summary({ slot: slotName }),
       };
     case 'lost':
       return {
         name: 'SlotLost',
         labels,
         description,
-        summary: `Replication slot ${slot.slotName} is LOST: the WAL it needed is gone, Debezium cannot continue, and events must be re-emitted from the outbox.`,
+        summary: SLOT_ALERTS.SlotLost.summary({ slot: slotName }),
       };
     default:
       return undefined;
@@ -72,7 +74,7 @@ function headroomCandidate(
       name: 'SlotHeadroomCritical',
       labels,
       description,
-      summary: `Replication slot ${slot.slotName} has only ${left} of WAL headroom left before it passes max_slot_wal_keep_size.`,
+      summary: SLOT_ALERTS.SlotHeadroomCritical.summary({ slot: slot.slotName, left }),
     };
   }
   if (fraction < rules.headroomWarningFraction) {
@@ -80,7 +82,7 @@ function headroomCandidate(
       name: 'SlotHeadroomLow',
       labels,
       description,
-      summary: `Replication slot ${slot.slotName} has ${left} of WAL headroom left: its reader is not keeping up.`,
+      summary: SLOT_ALERTS.SlotHeadroomLow.summary({ slot: slot.slotName, left }),
     };
   }
   return undefined;
@@ -101,7 +103,7 @@ function inactiveCandidate(
     name: 'SlotInactive',
     labels: { slot_name: slot.slotName },
     description: `${description} Inactive since at least ${since.toISOString()}.`,
-    summary: `Nobody has read replication slot ${slot.slotName} for ${Math.round(inactiveMs / 1000)} s: the CDC connector is down and WAL piles up.`,
+    summary: SLOT_ALERTS.SlotInactive.summary({ slot: slot.slotName, duration: `${Math.round(inactiveMs / 1000)} s` }),
   };
 }
 
@@ -117,7 +119,7 @@ function growthCandidate(
     name: 'SlotWalGrowingWithoutOutboxWrites',
     labels: { slot_name: slot.slotName },
     description: `${description} Retained WAL grew by ${formatBytes(growth.grownBytes)} over ${growth.polls} polls with no outbox insert.`,
-    summary: `Replication slot ${slot.slotName} keeps growing while nothing is written to the outbox: the connector heartbeat is not advancing the slot.`,
+    summary: SLOT_ALERTS.SlotWalGrowingWithoutOutboxWrites.summary({ slot: slot.slotName }),
   };
 }
 
@@ -129,7 +131,7 @@ function missingCandidates(reading: DatabaseReading, rules: SlotRules): AlertCan
       name: 'SlotMissing' as const,
       labels: { slot_name: name },
       description: `Slot ${name} is configured as required (SLOT_MONITOR_SLOTS) but pg_replication_slots has no row for it.`,
-      summary: `Replication slot ${name} does not exist: no CDC events are being captured for it.`,
+      summary: SLOT_ALERTS.SlotMissing.summary({ slot: name }),
     }));
 }
 

@@ -15,6 +15,7 @@ import { SlotHistory } from './slot-history.js';
 import { readDatabase, type OutboxTable } from './slot-readings.js';
 import { findPrimary, standbySlotConditions, withNodeClient, type StandbyRules } from './standby-slots.js';
 import { WalRate, walBurstCandidate, type WalBurstRules } from './wal-rate.js';
+import { SLOT_ALERTS } from '../alerts/slot-alerts.js';
 
 export interface SlotConditionSourceOptions {
   db: Queryable;
@@ -73,7 +74,7 @@ export class SlotConditionSource implements ConditionSource<AlertName> {
     return {
       name: 'SlotMonitorDatabaseUnreachable',
       labels: {},
-      summary: `The slot monitor cannot reach the seat database ${where}, so it cannot see the replication slots.`,
+      summary: SLOT_ALERTS.SlotMonitorDatabaseUnreachable.summary({ where }),
       description: `Polling pg_replication_slots on ${where} failed: ${errorMessage(err)}`,
     };
   }

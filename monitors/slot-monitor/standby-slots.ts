@@ -10,6 +10,7 @@ import { errorMessage } from '../../lib/errors.js';
 import type { AlertCandidate } from './alert-tracker.js';
 import { formatBytes } from './byte-size.js';
 import type { Queryable } from './monitor-role.js';
+import { SLOT_ALERTS } from '../alerts/slot-alerts.js';
 
 export interface StandbyRules {
   /** The other nodes of the seat database (the monitor role's URLs); empty: one node, nothing here applies. */
@@ -83,13 +84,13 @@ export async function findPrimary(
   throw new Error(`no node of the seat database is a primary (${seen.join('; ')})`);
 }
 
-interface PrimarySlot {
+export interface PrimarySlot {
   slot_name: string;
   failover: boolean;
   flushed: string | null;
 }
 
-interface StandbySlot {
+export interface StandbySlot {
   slot_name: string;
   synced: boolean;
   temporary: boolean;
@@ -135,19 +136,29 @@ export async function standbySlotConditions(
       continue;
     }
     for (const slot of watched) {
-      const copy = copies.get(slot.slot_name);
-      const problem = copyProblem(slot, copy);
-      const lagBytes =
-        copy?.flushed != null && slot.flushed !== null
-          ? Math.max(0, Number(slot.flushed) - Number(copy.flushed))
-          : null;
-      states.push({ slotName: slot.slot_name, standby: standby.label, synced: problem === undefined, lagBytes });
-      if (problem !== undefined) candidates.push(notSynchronized(slot.slot_name, standby.label, problem));
-      else if (lagBytes !== null && lagBytes > rules.standbySlotMaxLagBytes)
-        candidates.push(behind(slot.slot_name, standby.label, lagBytes, rules.standbySlotMaxLagBytes));
+      const judged = judgeStandbyCopy(slot, copies.get(slot.slot_name), standby.label, rules.standbySlotMaxLagBytes);
+      states.push(judged.state);
+      if (judged.candidate) candidates.push(judged.candidate);
     }
   }
   return { candidates, states };
+}
+
+/** One failover slot's copy on one standby: its state for the metrics, and the alert it raises if any. Pure. */
+export function judgeStandbyCopy(
+  slot: PrimarySlot,
+  copy: StandbySlot | undefined,
+  standby: string,
+  maxLagBytes: number,
+): { state: StandbySlotState; candidate: AlertCandidate | undefined } {
+  const problem = copyProblem(slot, copy);
+  const lagBytes =
+    copy?.flushed != null && slot.flushed !== null ? Math.max(0, Number(slot.flushed) - Number(copy.flushed)) : null;
+  const state = { slotName: slot.slot_name, standby, synced: problem === undefined, lagBytes };
+  if (problem !== undefined) return { state, candidate: notSynchronized(slot.slot_name, standby, problem) };
+  if (lagBytes !== null && lagBytes > maxLagBytes)
+    return { state, candidate: behind(slot.slot_name, standby, lagBytes, maxLagBytes) };
+  return { state, candidate: undefined };
 }
 
 function copyProblem(slot: PrimarySlot, copy: StandbySlot | undefined): string | undefined {
@@ -166,7 +177,7 @@ function notSynchronized(slotName: string, standby: string, problem: string): Al
   return {
     name: 'StandbySlotNotSynchronized',
     labels: { slot_name: slotName, standby },
-    summary: `Replication slot ${slotName} is not synchronized to the standby ${standby}: after a failover to it the connector could not resume.`,
+    summary: SLOT_ALERTS.StandbySlotNotSynchronized.summary({ slot: slotName, standby }),
     description: `Slot ${slotName} on standby ${standby}: ${problem}.`,
   };
 }
@@ -175,7 +186,7 @@ function behind(slotName: string, standby: string, lagBytes: number, maxBytes: n
   return {
     name: 'StandbySlotBehind',
     labels: { slot_name: slotName, standby },
-    summary: `The standby ${standby}'s copy of replication slot ${slotName} is ${formatBytes(lagBytes)} behind the primary's: after a failover to it the connector would resume from that far back (more to decode again, and duplicates if its offsets are lost).`,
+    summary: SLOT_ALERTS.StandbySlotBehind.summary({ slot: slotName, standby, lag: formatBytes(lagBytes) }),
     description: `confirmed_flush_lsn of ${slotName} on the standby trails the primary's by ${formatBytes(lagBytes)} (threshold ${formatBytes(maxBytes)}, SLOT_MONITOR_STANDBY_SLOT_MAX_LAG).`,
   };
 }

@@ -8,6 +8,7 @@ import { RUNNING_XACTS_INTERVAL_MS } from '../../connectors/slot-confirmation.js
 import type { AlertCandidate } from './alert-tracker.js';
 import { formatBytes, postgresMegabytes } from './byte-size.js';
 import type { DatabaseReading } from './slot-readings.js';
+import { SLOT_ALERTS } from '../alerts/slot-alerts.js';
 
 interface RateSample {
   at: number;
@@ -87,7 +88,11 @@ export function walBurstCandidate(
   return {
     name: 'SlotCapTooSmallForWalRate',
     labels: {},
-    summary: `max_slot_wal_keep_size (${formatBytes(cap)}) is smaller than the ${formatBytes(Math.round(burst))} of WAL this database wrote at its peak between two confirmations of an active slot: raise SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE to at least ${suggested}.`,
+    summary: SLOT_ALERTS.SlotCapTooSmallForWalRate.summary({
+      cap: formatBytes(cap),
+      burst: formatBytes(Math.round(burst)),
+      suggested,
+    }),
     description: `Peak WAL rate over the last ${window}: ${formula} = ${formatBytes(Math.round(burst))}, against max_slot_wal_keep_size ${formatBytes(cap)}. A burst like it makes an active, healthy slot unreserved and then lost before the connector confirms its position. Raise SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE (max_slot_wal_keep_size) to at least ${suggested} if the disk has room, or shorten offset.flush.interval.ms / heartbeat.interval.ms (and SLOT_MONITOR_OFFSET_FLUSH_INTERVAL_MS / SLOT_MONITOR_HEARTBEAT_INTERVAL_MS with them).`,
   };
 }

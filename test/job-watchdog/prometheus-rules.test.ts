@@ -78,6 +78,6 @@ describe('the rules use only metrics the programs export', () => {
     );
     const used = usedNames('consumer-alerts.rules.yml', 'consumer_');
     expect(unknownNames(used, exported)).toEqual([]);
-    expect(used.length).toBe(5);
+    expect(used.length).toBe(6);
   });
 });

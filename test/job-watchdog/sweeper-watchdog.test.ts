@@ -1,10 +1,12 @@
 /**
  * The job watchdog against a real hold sweeper process, a real seat database and a real
  * Alertmanager: a sweeper killed with -9 makes JobRunOverdue fire, a new one resolves it; overdue
- * holds piling up alert and resolve once swept; runs past their deadline and failing runs alert.
- * The sweeper's /healthz and /readyz are checked on the way (ready only while it can claim its runs).
+ * holds piling up alert and resolve once swept; runs past their deadline and failing runs alert; a
+ * database the watchdog cannot connect to alerts and resolves. The sweeper's /healthz and /readyz
+ * are checked on the way (ready only while it can claim its runs).
  * Each test has a seat database and a watchdog of its own.
  */
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../lib/logger.js';
 import { sleep, waitFor } from '../../lib/wait.js';
@@ -14,7 +16,12 @@ import { startAlertmanager, type AlertmanagerProcess } from '../slot-monitor/sup
 import { received, startWebhookReceiver, type WebhookReceiver } from '../slot-monitor/support/webhook-receiver.js';
 import { installLeakGuard } from '../support/leak-guard.js';
 import { requireStack } from '../support/stack.js';
-import { createWatchedDatabase, startSweeperProcess, type WatchedDatabase } from './support/watched-database.js';
+import {
+  createWatchedDatabase,
+  startSweeperProcess,
+  WATCHDOG_ROLE,
+  type WatchedDatabase,
+} from './support/watched-database.js';
 
 requireStack();
 installLeakGuard();
@@ -119,7 +126,9 @@ describe('job watchdog: hold sweeper runs, overdue holds, deadlines, failures', 
     );
     timings.overdueAfterKill = (overdue?.receivedAt ?? 0) - killedAt;
     expect(overdue?.labels).toMatchObject({ severity: 'critical', service: 'job-watchdog', job_name: 'hold-sweeper' });
-    expect(overdue?.annotations.summary).toMatch(/^hold-sweeper has not run for [\d.]+ s \(it should run every 1 s\)/);
+    expect(overdue?.annotations.summary).toMatch(
+      /^hold-sweeper has not claimed a run for [\d.]+ s \(it should run every 1 s\)/,
+    );
     expect(overdue?.annotations.runbook).toMatch(/^1\. .*\n2\. /);
     const generic = receiver.generic.find((call) => call.body.alertname === 'JobRunOverdue' && own.mine(call.body));
     expect(generic?.body).toMatchObject({ source: 'job-watchdog', status: 'firing' });
@@ -236,6 +245,37 @@ describe('job watchdog: hold sweeper runs, overdue holds, deadlines, failures', 
       /^job_watchdog_job_consecutive_failures\{job_name="nightly-report",program="job-watchdog"\} 0$/m,
     );
     expect(metrics).toMatch(/^job_watchdog_database_up\{program="job-watchdog"\} 1$/m);
+  }, 60_000);
+
+  it('alerts JobWatchdogDatabaseUnreachable while the watchdog cannot connect, and resolves when it can again', async () => {
+    const own = await ownWatchdog('unreachable');
+    const name = new URL(own.database.adminUrl).pathname.slice(1);
+    const databaseUp = async () =>
+      /^job_watchdog_database_up\{[^}]*\} 1$/m.test(await (await fetch(`${own.watchdog.http.url}/metrics`)).text());
+    await waitFor(databaseUp, { timeoutMs: 10_000, description: 'the watchdog to read its database first' });
+    expect(own.firing('JobWatchdogDatabaseUnreachable')).toEqual([]);
+
+    await own.database.admin(/* sql */ `revoke connect on database ${pg.escapeIdentifier(name)} from public`);
+    await own.database.admin(
+      /* sql */ `select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and usename = $2`,
+      [name, WATCHDOG_ROLE],
+    );
+    const [unreachable] = await waitFor(
+      () => own.firing('JobWatchdogDatabaseUnreachable').length > 0 && own.firing('JobWatchdogDatabaseUnreachable'),
+      { timeoutMs: 20_000, description: 'JobWatchdogDatabaseUnreachable to reach the webhook' },
+    );
+    expect(unreachable?.labels.severity).toBe('critical');
+    expect(unreachable?.annotations.summary).toMatch(
+      new RegExp(`^The job watchdog cannot read job_runs and holds on the seat database \\S+/${name}: nobody watches`),
+    );
+    expect(unreachable?.annotations.description).toMatch(/permission denied for database|terminat/);
+
+    await own.database.admin(/* sql */ `grant connect on database ${pg.escapeIdentifier(name)} to public`);
+    await waitFor(() => own.resolved('JobWatchdogDatabaseUnreachable').length > 0, {
+      timeoutMs: 20_000,
+      description: 'JobWatchdogDatabaseUnreachable to resolve',
+    });
+    expect(await databaseUp()).toBe(true);
   }, 60_000);
 
   it('reads with a role that can select job_runs and holds and nothing else', async () => {

@@ -145,13 +145,24 @@ describe('slot monitor: max_slot_wal_keep_size', () => {
         description: 'three polls of the fresh stack',
       });
       const metrics = await (await fetch(`${monitor.http.url}/metrics`)).text();
-      await monitor.close();
+      const current = async () =>
+        ((await fresh.admin(/* sql */ `show max_slot_wal_keep_size`)).rows[0] as { max_slot_wal_keep_size: string })
+          .max_slot_wal_keep_size;
       expect(metrics).toMatch(/^slot_monitor_keep_size_corrections_total\{[^}]*\} 0$/m);
       expect(metrics).not.toContain('alertname="SlotKeepSizeMismatch"');
-      expect(
-        ((await fresh.admin(/* sql */ `show max_slot_wal_keep_size`)).rows[0] as { max_slot_wal_keep_size: string })
-          .max_slot_wal_keep_size,
-      ).toBe(before);
+      expect(await current()).toBe(before);
+      // The positive control: the same monitor on the same cluster does correct a cap that differs.
+      await fresh.admin(/* sql */ `alter system set max_slot_wal_keep_size = '-1'`);
+      await fresh.admin(/* sql */ `select pg_reload_conf()`);
+      await waitFor(
+        async () =>
+          /^slot_monitor_keep_size_corrections_total\{[^}]*\} 1$/m.test(
+            await (await fetch(`${monitor.http.url}/metrics`)).text(),
+          ),
+        { timeoutMs: 15_000, description: 'the monitor to correct -1 back to the target' },
+      );
+      await monitor.close();
+      expect(await current()).toBe(before);
     } finally {
       await fresh.remove();
     }

@@ -2,7 +2,9 @@
  * A physical slot created without immediately_reserve reserves no WAL: pg_replication_slots shows
  * wal_status NULL and, once the server has written more WAL than the cap, a negative
  * safe_wal_size (Postgres counts it from LSN 0). Such a slot is at no risk, so the monitor
- * raises no headroom alert for it and exports no headroom gauge.
+ * raises no headroom alert for it and exports no headroom gauge, while a slot beside it that does
+ * reserve WAL (the positive control, same cap, same traffic) raises SlotHeadroomCritical when it
+ * passes the cap.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,6 +24,7 @@ describe('slot monitor: a slot that reserves no WAL', () => {
   let traffic: WalTraffic;
   let database: string;
   const slotName = uniqueName('unreserving').toLowerCase();
+  const controlName = uniqueName('reserving').toLowerCase();
 
   beforeAll(async () => {
     cluster = await startSlotCluster();
@@ -35,9 +38,10 @@ describe('slot monitor: a slot that reserves no WAL', () => {
   afterAll(async () => {
     await traffic?.close();
     await cluster
-      ?.admin(/* sql */ `select pg_drop_replication_slot(slot_name) from pg_replication_slots where slot_name = $1`, [
-        slotName,
-      ])
+      ?.admin(
+        /* sql */ `select pg_drop_replication_slot(slot_name) from pg_replication_slots where slot_name = any($1)`,
+        [[slotName, controlName]],
+      )
       .catch(() => undefined);
     await cluster
       ?.admin(/* sql */ `drop database if exists ${pg.escapeIdentifier(database)} with (force)`)
@@ -46,7 +50,7 @@ describe('slot monitor: a slot that reserves no WAL', () => {
     await cluster?.stop();
   });
 
-  it('raises no headroom alert and exports no safe_wal_size for it', async () => {
+  it('raises no headroom alert and exports no safe_wal_size for it; a reserving slot beside it does', async () => {
     // The state that used to raise SlotHeadroomCritical: wal_status NULL with a negative safe_wal_size.
     await waitFor(
       async () => {
@@ -61,10 +65,11 @@ describe('slot monitor: a slot that reserves no WAL', () => {
         description: `slot ${slotName} to show wal_status NULL and a negative safe_wal_size`,
       },
     );
+    await cluster.admin(/* sql */ `select pg_create_physical_replication_slot($1, true)`, [controlName], database);
     const monitor = await startMonitorInProcess({
       SLOT_MONITOR_DATABASE_URL: await monitorRoleUrl(cluster, database),
       SLOT_MONITOR_POLL_INTERVAL_MS: '200',
-      SLOT_MONITOR_SLOTS: slotName,
+      SLOT_MONITOR_SLOTS: `${slotName},${controlName}`,
       SLOT_MONITOR_MAX_SLOT_WAL_KEEP_SIZE: '8MB',
       SLOT_MONITOR_ALERTMANAGER_URL: NO_ALERTMANAGER,
       SLOT_MONITOR_WEBHOOK_URL: receiver.genericUrl,
@@ -74,6 +79,14 @@ describe('slot monitor: a slot that reserves no WAL', () => {
       timeoutMs: 15_000,
       description: 'three polls of the slot',
     });
+    await traffic.stepUntil(controlName, 'unreserved', 64);
+    await waitFor(
+      () =>
+        receiver.generic.some(
+          (call) => call.body.labels.slot_name === controlName && call.body.alertname === 'SlotHeadroomCritical',
+        ),
+      { timeoutMs: 15_000, description: `SlotHeadroomCritical for the control slot ${controlName}` },
+    );
     const body = await metrics();
     await monitor.close();
     const slotAlerts = receiver.generic

@@ -21,6 +21,8 @@ import { startMonitorInProcess } from './support/monitor-under-test.js';
 import { monitorRoleUrl, setClusterSettings, startSlotCluster, type SlotCluster } from './support/slot-cluster.js';
 import { WalTraffic } from './support/wal-traffic.js';
 import { received, startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
+import { runbookText } from '../../monitors/alerts/alert-spec.js';
+import { SLOT_ALERTS } from '../../monitors/alerts/slot-alerts.js';
 
 const POLL_INTERVAL_MS = 1000;
 const MB = 1024 * 1024;
@@ -209,7 +211,8 @@ describe('slot monitor: wal_status alerts through a real Alertmanager', () => {
         intervalMs: 50,
         description: 'SlotInactive once the stopped connector left the slot idle for 3 s',
       });
-      expect(firings[2]?.annotations.runbook).toContain('pg_drop_replication_slot');
+      expect(firings[2]?.annotations.runbook).toBe(runbookText(SLOT_ALERTS.SlotLost));
+      expect(firings[2]?.annotations.runbook).toContain('npm run slot-recovery -- --since auto --apply');
       const generic = receiver.generic.filter(
         (c) =>
           c.body.status === 'firing' && sequence.includes(c.body.alertname) && c.body.labels.slot_name === slotName,

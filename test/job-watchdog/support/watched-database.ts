@@ -14,7 +14,7 @@ import { adminQuery, createTestDatabase, endpoints } from '../../support/stack.j
 
 const logger = createLogger({ name: 'job-watchdog-test', level: 'warn' });
 
-const WATCHDOG_ROLE = 'job_watchdog';
+export const WATCHDOG_ROLE = 'job_watchdog';
 const WATCHDOG_PASSWORD = 'job_watchdog';
 
 export interface WatchedDatabase {
