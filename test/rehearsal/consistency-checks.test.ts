@@ -644,8 +644,8 @@ describe('a failing check in the reports', () => {
   });
 
   /** The record of a run whose checks are these, written as the rehearsal writes it: text, JSON and HTML. */
-  function written(name: string, checks: Check[], drills: DrillRecord[] = fixture.drills) {
-    const record: RehearsalRecord = { ...fixture, showId: name, checks, drills };
+  function written(name: string, checks: Check[]) {
+    const record: RehearsalRecord = { ...fixture, showId: name, checks };
     const paths = writeReport(artifacts, record, renderTextReport(record, extras));
     return {
       record,
@@ -714,6 +714,33 @@ describe('a failing check in the reports', () => {
     expect(passing.text).toContain('  PASS: All 7 checks passed, 2 drills held\n');
     expect(verdictOf(passing.html)).toEqual(['ok', 'All 7 checks passed, 2 drills held']);
   });
+});
+
+describe('a failing drill verdict in the reports (no browser: the HTML read as text)', () => {
+  const fixture = JSON.parse(
+    readFileSync(new URL('./fixtures/record.json', import.meta.url), 'utf8'),
+  ) as RehearsalRecord;
+  const artifacts = join(stackLayout().home, 'test-artifacts', 'consistency-checks');
+  const extras: ReportExtras = {
+    mode: 'native',
+    holdLatencyMs: { p50: 4, p99: 20 },
+    latency: [],
+    leftOut: { alerts: [], reason: '' },
+    alertGaps: undefined,
+    missedSamples: 0,
+    logFiles: [],
+  };
+  function written(name: string, checks: Check[], drills: DrillRecord[]) {
+    mkdirSync(artifacts, { recursive: true });
+    const record: RehearsalRecord = { ...fixture, showId: name, checks, drills };
+    const paths = writeReport(artifacts, record, renderTextReport(record, extras));
+    return {
+      text: readFileSync(paths.text, 'utf8'),
+      json: JSON.parse(readFileSync(paths.json, 'utf8')) as RehearsalRecord,
+      html: paths.html,
+    };
+  }
+
   it("every failing drill verdict: FAIL in the text report's drill lines and verdict, ok false in the JSON, a fail row in the HTML", () => {
     expect([...brokenDrills.keys()].sort()).toEqual(['event dropped', 'never back', 'order twice']);
     const passing = fixture.checks.map((c) => ({ ...c, ok: true }));
