@@ -13,25 +13,22 @@ import {
   exactlyOnceChecks,
   ledgerCheck,
   oversoldCheck,
-  reconcileRun,
   type Check,
 } from './consistency.js';
 import type { CrowdOutcome } from './crowd.js';
 import type { DrillTarget } from './drill-targets.js';
+import { drillRecords } from './drill-verdict.js';
 import type { DrillRun } from './drills.js';
 import type { RehearsalEnvironment } from './environment.js';
 import { latencyOverTime } from './latency.js';
-import type { AlertRecord, DrillRecord, RehearsalRecord } from './record.js';
+import type { RehearsalRecord } from './record.js';
 import type { OpenRun, ShowOnSale, SoldShow } from './rehearse.js';
 import { renderTextReport } from './report.js';
-import type { Sampler } from './sampler.js';
 import type { RehearsalConfig } from './settings.js';
 import { stageLatencies } from './stages.js';
 
 /** Buyer errors this long after a drill's part was back still count as the drill's. */
 const DRILL_SETTLE_MS = 10_000;
-/** A drill's alerts: those that began from its kill until this long after its part was back. */
-const DRILL_ALERT_WINDOW_MS = 120_000;
 
 /** The run's record (what rehearsal-<show>.json holds) and its text report. */
 export async function recordRun(
@@ -153,58 +150,6 @@ function drillsBackCheck(runs: DrillRun[]): Check {
         ? `${runs.length} of ${runs.length} back`
         : `not back: ${notBack.map((r) => `${r.victim} (${r.notes.join('; ')})`).join(', ')}`,
   };
-}
-
-interface DrillScope {
-  seatPool: Pool;
-  consumerPool: Pool;
-  until: Date;
-  finishedAt: number;
-  checks: Check[];
-  sampler: Sampler;
-  alerts: AlertRecord[];
-}
-
-/**
- * Each drill with its effect: the peak lag from its kill until the next drill's (or the end), the alerts that began from its kill
- * until 2 minutes after it was back (or the next drill's kill, if sooner), and its verdict: the reconciliation of the events written from
- * its kill until the next drill's (nothing lost), with the run's no-double checks (seats, read
- * model, ledger, emails).
- */
-async function drillRecords(runs: DrillRun[], scope: DrillScope): Promise<DrillRecord[]> {
-  const doubles = scope.checks.filter((c) => /sold twice|read model|ledger|email/.test(c.name));
-  const records: DrillRecord[] = [];
-  for (const [i, run] of runs.entries()) {
-    const next = runs[i + 1]?.killedAt;
-    const window = await reconcileRun(
-      scope.seatPool,
-      scope.consumerPool,
-      new Date(run.killedAt),
-      next === undefined ? scope.until : new Date(next),
-    );
-    const counts = window.consumers.map((c) => `${c.consumer.name} ${c.handled}/${c.published}`).join(', ');
-    const failed = doubles.filter((c) => !c.ok).map((c) => c.name);
-    const ok = !window.gaps && failed.length === 0 && run.backAt !== null;
-    // Up to 2 minutes after it was back, but not into the next drill: each alert belongs to one drill.
-    const alertEnd = Math.min((run.backAt ?? scope.finishedAt) + DRILL_ALERT_WINDOW_MS, next ?? Infinity);
-    records.push({
-      target: run.target,
-      killedAt: run.killedAt,
-      restartedAt: run.restartedAt,
-      backAt: run.backAt,
-      caughtUpAt: run.caughtUpAt,
-      peakLag: scope.sampler.peakLag(run.killedAt, next),
-      alerts: [
-        ...new Set(scope.alerts.filter((a) => a.startsAt >= run.killedAt && a.startsAt <= alertEnd).map((a) => a.name)),
-      ],
-      verdict: {
-        ok,
-        detail: `${run.victim}: events written from the kill ${next === undefined ? 'to the end' : 'to the next drill'} handled ${counts} (reconciliation)${failed.length === 0 ? '; nothing sold, booked or emailed twice' : `; FAILED: ${failed.join(', ')}`}${run.backAt === null ? '; never came back' : ''}`,
-      },
-      notes: run.notes,
-    });
-  }
-  return records;
 }
 
 function machineName(): string {

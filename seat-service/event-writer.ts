@@ -39,7 +39,7 @@ export interface EventWriterOptions {
 }
 
 /** Where the registry serves the schema with this id (Confluent-compatible API). */
-function dataSchemaUrl(baseUrl: string, schemaId: number): string {
+export function dataSchemaUrl(baseUrl: string, schemaId: number): string {
   return `${baseUrl.replace(/\/+$/, '')}/schemas/ids/${schemaId}`;
 }
 

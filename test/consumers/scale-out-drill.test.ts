@@ -7,7 +7,8 @@
  * seat's write take a few milliseconds and logs it. Then: every seat event in the inbox, no
  * effect written twice, each seat's effects in the order of its records on the topic, the read
  * model equal to the seat database, nothing dead-lettered, and the two remaining instances
- * owning all six partitions.
+ * owning all six partitions. The counting waits until the group has committed every partition to
+ * its end (read by an admin client of the test's), so a duplicate delivered late is counted too.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { deadLetterTopicFor } from '../../events/catalogue.js';
@@ -20,7 +21,7 @@ import { collectRecords, useSeatPipeline } from '../support/seat-pipeline.js';
 import { requireStack, uniqueName } from '../support/stack.js';
 import { allRecords, inboxIds, outboxIds, seatStateDifferences } from '../slot-recovery/support/delivery-checks.js';
 import { type ChildConsumer, startChildProgram } from './helpers/child-consumer.js';
-import { waitForGroup } from './helpers/group-members.js';
+import { waitForCommittedToEnd, waitForGroup } from './helpers/group-members.js';
 import { consumerDatabase, testKafka } from './helpers/stack-fixture.js';
 
 const stack = requireStack();
@@ -158,6 +159,8 @@ describe('instances of one consumer join and leave its group under load', () => 
       timeoutMs: 90_000,
       description: `all ${published.length} seat events handled`,
     });
+    // Counted once the group has committed the topic to its end: nothing is delivered again after, so a late duplicate is seen.
+    await waitForCommittedToEnd(kafka, group, [topics.seat], 90_000);
     expect(await inboxIds(db.pool, group)).toEqual([...published].sort());
 
     const { rows: doubled } = await db.pool.query(

@@ -37,7 +37,9 @@ import {
   reconcileRun,
   type Check,
 } from '../../rehearsal/consistency.js';
-import type { RehearsalRecord } from '../../rehearsal/record.js';
+import { drillRecords } from '../../rehearsal/drill-verdict.js';
+import type { DrillRun } from '../../rehearsal/drills.js';
+import type { DrillRecord, RehearsalRecord } from '../../rehearsal/record.js';
 import { renderTextReport, writeReport, type ReportExtras } from '../../rehearsal/report.js';
 import { migrateSeatDatabase, setupRoles } from '../../seat-service/database-setup.js';
 import { createShow, seatId } from '../../seat-service/inventory.js';
@@ -539,6 +541,91 @@ describe('each check fails when what it guards is broken, and only that check', 
   });
 });
 
+/** A drill over the whole on-sale (its kill before the first event): the rehearsal's own verdict code on the state now. */
+async function drillVerdict(checks: Check[], run: Partial<DrillRun> = {}): Promise<DrillRecord> {
+  const killedAt = world.since.getTime();
+  const [record] = await drillRecords(
+    [
+      {
+        target: 'consumer',
+        victim: 'sales-ledger',
+        killedAt,
+        restartedAt: killedAt + 1_000,
+        backAt: killedAt + 2_000,
+        caughtUpAt: killedAt + 3_000,
+        notes: [],
+        ...run,
+      },
+    ],
+    {
+      seatPool: world.seatPool,
+      consumerPool: world.consumerPool,
+      until: world.until,
+      finishedAt: world.until.getTime(),
+      checks,
+      sampler: { peakLag: () => 0 },
+      alerts: [],
+    },
+  );
+  return record!;
+}
+
+/** Each drill-verdict case's record, for the reports. */
+const brokenDrills = new Map<string, DrillRecord>();
+
+describe("the drill verdict (the rehearsal's own code) fails when the drill did not hold", () => {
+  const handledAll = 'seat-availability 14/14, sales-ledger 2/2, confirmation-email 2/2';
+
+  it('holds on the consistent run', async () => {
+    const drill = await drillVerdict(await runChecks());
+    expect(drill.verdict).toEqual({
+      ok: true,
+      detail: `sales-ledger: events written from the kill to the end handled ${handledAll} (reconciliation); nothing sold, booked or emailed twice`,
+    });
+  });
+
+  it('an event dropped from an inbox across the drill', async () => {
+    const order = world.confirmed[0]!;
+    const mend = async () => {
+      await world.consumerPool.query(
+        `update inbox set consumer = 'sales-ledger' where consumer = 'dropped' and event_id = $1`,
+        [order.id],
+      );
+    };
+    await world.consumerPool.query(
+      `update inbox set consumer = 'dropped' where consumer = 'sales-ledger' and event_id = $1`,
+      [order.id],
+    );
+    let drill: DrillRecord;
+    try {
+      drill = await drillVerdict(await runChecks());
+    } finally {
+      await mend();
+    }
+    expect(drill.verdict.ok).toBe(false);
+    expect(drill.verdict.detail).toContain('sales-ledger 1/2');
+    brokenDrills.set('event dropped', drill);
+  });
+
+  it('an order booked twice across the drill (a failing no-double check)', async () => {
+    const drill = await drillVerdict(broken.get('ledger order twice')!);
+    expect(drill.verdict.ok).toBe(false);
+    expect(drill.verdict.detail).toMatch(/; FAILED: sales ledger equals a recompute from the seat database$/);
+    brokenDrills.set('order twice', drill);
+  });
+
+  it('a part that never came back', async () => {
+    const drill = await drillVerdict(await runChecks(), {
+      backAt: null,
+      caughtUpAt: null,
+      notes: ['not healthy in 60 s'],
+    });
+    expect(drill.verdict.ok).toBe(false);
+    expect(drill.verdict.detail).toMatch(/; never came back$/);
+    brokenDrills.set('never back', drill);
+  });
+});
+
 describe('a failing check in the reports', () => {
   const fixture = JSON.parse(
     readFileSync(new URL('./fixtures/record.json', import.meta.url), 'utf8'),
@@ -629,5 +716,54 @@ describe('a failing check in the reports', () => {
     const passing = written('checks-passing', await runChecks());
     expect(passing.text).toContain('  PASS: All 7 checks passed, 2 drills held\n');
     expect(verdictOf(passing.html)).toEqual(['ok', 'All 7 checks passed, 2 drills held']);
+  });
+});
+
+describe('a failing drill verdict in the reports (no browser: the HTML read as text)', () => {
+  const fixture = JSON.parse(
+    readFileSync(new URL('./fixtures/record.json', import.meta.url), 'utf8'),
+  ) as RehearsalRecord;
+  const artifacts = join(stackLayout().home, 'test-artifacts', 'consistency-checks');
+  const extras: ReportExtras = {
+    mode: 'native',
+    holdLatencyMs: { p50: 4, p99: 20 },
+    latency: [],
+    leftOut: { alerts: [], reason: '' },
+    alertGaps: undefined,
+    missedSamples: 0,
+    logFiles: [],
+  };
+  function written(name: string, checks: Check[], drills: DrillRecord[]) {
+    mkdirSync(artifacts, { recursive: true });
+    const record: RehearsalRecord = { ...fixture, showId: name, checks, drills };
+    const paths = writeReport(artifacts, record, renderTextReport(record, extras));
+    return {
+      text: readFileSync(paths.text, 'utf8'),
+      json: JSON.parse(readFileSync(paths.json, 'utf8')) as RehearsalRecord,
+      html: paths.html,
+    };
+  }
+
+  it("every failing drill verdict: FAIL in the text report's drill lines and verdict, ok false in the JSON, a fail row in the HTML", () => {
+    expect([...brokenDrills.keys()].sort()).toEqual(['event dropped', 'never back', 'order twice']);
+    const passing = fixture.checks.map((c) => ({ ...c, ok: true }));
+    for (const [label, drill] of brokenDrills) {
+      const { text, json, html } = written(`drill-${label.replace(/ /g, '-')}`, passing, [fixture.drills[0]!, drill]);
+      expect(text, label).toContain(`      FAIL  ${drill.verdict.detail}\n`);
+      expect(text, label).toContain(`  FAIL: All ${passing.length} checks passed, 1 of 2 drills did not hold\n`);
+      expect(text, label).not.toContain('PASS:');
+      expect(
+        json.drills.map((d) => d.verdict.ok),
+        label,
+      ).toEqual([true, false]);
+      const page = readFileSync(html, 'utf8');
+      expect(
+        /<section id="verdict" class="verdict (ok|fail)">\s*<h2>([^<]*)<\/h2>/.exec(page)?.slice(1),
+        label,
+      ).toEqual(['fail', `All ${passing.length} checks passed, 1 of 2 drills did not hold`]);
+      const drillRows = /<section id="drills">[\s\S]*?<\/section>/.exec(page)?.[0] ?? '';
+      expect(drillRows.match(/<tr class="(ok|fail)">/g), label).toEqual(['<tr class="ok">', '<tr class="fail">']);
+      expect(drillRows, label).toContain('<span class="mark">FAIL</span>');
+    }
   });
 });

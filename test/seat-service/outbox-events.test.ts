@@ -8,12 +8,20 @@ import { EVENTS, readEventSchema } from '../../events/catalogue.js';
 import { buildEventContract } from '../../events/contract.js';
 import { PipelineError } from '../../lib/errors.js';
 import { parseSettings } from '../../lib/settings.js';
-import { createSchemaRegistry, decodeWithSchema, registerAvroSchema, wireSchemaId } from '../../lib/schema-registry.js';
+import {
+  createSchemaRegistry,
+  decodeWithSchema,
+  registerAvroSchema,
+  wireSchemaId,
+  type Registry,
+} from '../../lib/schema-registry.js';
 import { waitFor } from '../../lib/wait.js';
-import { createEventWriter } from '../../seat-service/event-writer.js';
+import { createEventWriter, dataSchemaUrl } from '../../seat-service/event-writer.js';
 import { seatId } from '../../seat-service/inventory.js';
 import { openSeatService } from '../../seat-service/service.js';
 import { seatServiceSettings } from '../../seat-service/settings.js';
+import { CE_ID_PATTERN } from '../../consumers/runtime/cloud-event-checks.js';
+import { cloudEventMessage } from '../support/cloudevent-records.js';
 import { installLeakGuard } from '../support/leak-guard.js';
 import { collectRecords, testLogger, useSeatPipeline, type CollectedRecord } from '../support/seat-pipeline.js';
 import { adminQuery, requireStack, uniqueName } from '../support/stack.js';
@@ -94,6 +102,7 @@ describe('seat service outbox routed by Debezium as CloudEvents', () => {
             .sort(),
         ).toEqual(contractHeaders);
         expect(event.dataschema).toBe(record.headers.ce_dataschema);
+        await expectFixtureLikeRecord(registry, record, decoded);
       }
     } finally {
       await collector.stop();
@@ -232,6 +241,49 @@ describe('schemas are registered BACKWARD_TRANSITIVE: a new version must read ev
     await expect(registerAvroSchema(registry, backwardSubject, v3, 'BACKWARD')).resolves.toBeGreaterThan(0);
   });
 });
+
+/**
+ * What a header's value looks like, not what it is: the form of ids, times, URLs and trace
+ * contexts; fixed values and those that repeat the key or the id as they are.
+ */
+function headerShape(name: string, value: string, record: { key: string; id: string; schemaId: number }): string {
+  if (name === 'id' || name === 'ce_id') return value === record.id ? 'the event id' : `not the event id: ${value}`;
+  if (name === 'ce_subject') return value === record.key ? 'the key' : `not the key: ${value}`;
+  if (name === 'ce_dataschema')
+    return value === dataSchemaUrl(stack.registryUrl, record.schemaId)
+      ? "the registry's URL of the value's schema id"
+      : `not the value's schema URL: ${value}`;
+  const forms: [string, RegExp][] = [
+    ['a canonical uuid', new RegExp(CE_ID_PATTERN)],
+    ['an RFC 3339 UTC time with milliseconds', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/],
+    ['a W3C traceparent', /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/],
+  ];
+  return forms.find(([, form]) => form.test(value))?.[0] ?? value;
+}
+
+/**
+ * The record fixture of the consumer tests (test/support/cloudevent-records.ts) made for the same
+ * event as a record the real router wrote: the same key, the same header names in the same order,
+ * each value of the same shape, and the same value bytes (the same Avro under the same schema id).
+ */
+async function expectFixtureLikeRecord(registry: Registry, record: CollectedRecord, payload: unknown): Promise<void> {
+  const id = record.headers.ce_id ?? '';
+  const schemaId = wireSchemaId(record.value) ?? -1;
+  const fixture = await cloudEventMessage(registry, {
+    type: record.headers.ce_type ?? '',
+    key: record.key,
+    payload,
+    schemaId,
+    id,
+  });
+  const routed = Object.entries(record.headers).filter(([name]) => !name.startsWith('__debezium.'));
+  const made = Object.entries(fixture.headers).map(([name, value]) => [name, String(value)] as const);
+  const shapes = (headers: readonly (readonly [string, string])[]) =>
+    headers.map(([name, value]) => `${name}: ${headerShape(name, value, { key: record.key, id, schemaId })}`);
+  expect(shapes(made), `the fixture's headers for ${record.headers.ce_type}`).toEqual(shapes(routed));
+  expect(fixture.key).toBe(record.key);
+  expect(Buffer.isBuffer(fixture.value) && fixture.value.equals(record.value), 'the same value bytes').toBe(true);
+}
 
 function toCloudEvent(record: CollectedRecord): CloudEvent<unknown> {
   const message: CloudEventsKafkaMessage = {

@@ -1,12 +1,15 @@
 /**
  * Produces records exactly as Debezium's Outbox Event Router publishes them: key = aggregate id,
  * value = Avro in the registry wire format, headers `id`, `ce_id`, `ce_type`, `ce_source`,
- * `ce_specversion`, `ce_time`, `ce_subject`, `content-type`.
+ * `ce_specversion`, `ce_time`, `ce_subject`, `ce_dataschema`, `ce_traceparent`, `content-type`.
+ * test/seat-service/outbox-events.test.ts holds the fixture to a record the real router wrote.
  */
 import { randomUUID } from 'node:crypto';
 import { EVENT_CONTENT_TYPE, EVENT_SOURCE } from '../../events/catalogue.js';
 import type { IHeaders, Message, Producer } from '../../lib/kafka.js';
 import { type Registry, encodeWithSchema, registerAvroSchema } from '../../lib/schema-registry.js';
+import { freshTraceparent } from '../../lib/tracing.js';
+import { dataSchemaUrl } from '../../seat-service/event-writer.js';
 
 export interface CloudEventRecord {
   type: string;
@@ -19,6 +22,8 @@ export interface CloudEventRecord {
   /** ce_time (RFC 3339); now when omitted. */
   time?: string;
   source?: string;
+  /** ce_traceparent (W3C); a fresh span's when omitted, as the seat service writes outside an operation. */
+  traceparent?: string;
 }
 
 /** Registers `schemaText` under `subject` (BACKWARD) and returns its id. */
@@ -26,13 +31,18 @@ export function registerTestSchema(registry: Registry, subject: string, schemaTe
   return registerAvroSchema(registry, subject, schemaText, 'BACKWARD');
 }
 
-/** The router's headers for one event. */
+/**
+ * The router's headers for one event, in the order it places them. `dataschema` is left out when
+ * not given, as on a row written before the column existed (or a record whose schema id is made up).
+ */
 export function routerHeaders(event: {
   id: string;
   type: string;
   key: string;
   time: string;
   source?: string;
+  dataschema?: string;
+  traceparent?: string;
 }): IHeaders {
   return {
     id: event.id,
@@ -42,6 +52,8 @@ export function routerHeaders(event: {
     ce_specversion: '1.0',
     ce_time: event.time,
     ce_subject: event.key,
+    ...(event.dataschema === undefined ? {} : { ce_dataschema: event.dataschema }),
+    ce_traceparent: event.traceparent ?? freshTraceparent(),
     'content-type': EVENT_CONTENT_TYPE,
   };
 }
@@ -62,6 +74,8 @@ export async function cloudEventMessage(
       key: event.key,
       time,
       ...(event.source ? { source: event.source } : {}),
+      dataschema: dataSchemaUrl(registry.url, event.schemaId),
+      ...(event.traceparent === undefined ? {} : { traceparent: event.traceparent }),
     }),
   };
 }

@@ -23,6 +23,8 @@ import type { ConsumerDefinition, DeliveryPolicy } from '../../../consumers/runt
 import { type CloudEventRecord, cloudEventMessage, registerTestSchema } from '../../support/cloudevent-records.js';
 import { track } from '../../support/leak-guard.js';
 import { type StackEndpoints, adminQuery, uniqueName } from '../../support/stack.js';
+import { waitForCommittedToEnd } from './group-members.js';
+import type { Delivery } from './redelivery.js';
 import {
   COUNTED_TYPE,
   type CountedOptions,
@@ -140,8 +142,13 @@ export interface Drill extends Omit<FailureSeries, 'close'> {
   load(records: readonly CloudEventRecord[], durationMs: number): Promise<string[]>;
   /** Starts a member of the drill's consumer group and waits until it has joined. */
   startConsumer(): Promise<{ close: () => Promise<void>; isReady: () => boolean }>;
+  /** Every record handed to a member started by startConsumer (its decoder parsed it), in order: redeliveries included. */
+  deliveries: readonly Delivery[];
   deadLetters(): Promise<DeadLetter[]>;
-  /** Waits until every id is applied; then asserts exactly once, key order, and `deadLetters` dead letters (default none). */
+  /**
+   * Waits until every id is applied and the group has committed the topic to its end (nothing left
+   * to deliver again); then asserts exactly once, key order, and `deadLetters` dead letters (default none).
+   */
   expectAllAppliedOnce(ids: readonly string[], deadLetters?: number): Promise<void>;
   close(): Promise<void>;
 }
@@ -186,6 +193,17 @@ export async function startDrill(options: DrillOptions): Promise<Drill> {
   const series = await serveFailureSeries(name, events);
   const seqs = new Map<string, number>();
   const consumers: { close: () => Promise<void> }[] = [];
+  const deliveries: Delivery[] = [];
+  /** The drill's definition for the n-th member: the same handler, its deliveries recorded. */
+  const memberDefinition = (member: number): ConsumerDefinition => {
+    const spec = definition.eventTypes[COUNTED_TYPE]!;
+    const parse = (payload: unknown) => {
+      const parsed = spec.parse(payload) as CountedPayload;
+      deliveries.push({ member, key: parsed.key, seq: parsed.seq });
+      return parsed;
+    };
+    return { ...definition, eventTypes: { ...definition.eventTypes, [COUNTED_TYPE]: { ...spec, parse } } };
+  };
 
   const drill: Drill = {
     name,
@@ -230,7 +248,7 @@ export async function startDrill(options: DrillOptions): Promise<Drill> {
     },
     startConsumer: async () => {
       const running = await startTrackedConsumer({
-        definition,
+        definition: memberDefinition(consumers.length),
         kafka,
         groupId: name,
         registry,
@@ -244,12 +262,15 @@ export async function startDrill(options: DrillOptions): Promise<Drill> {
       await waitFor(() => running.isReady(), { timeoutMs: 60_000, description: `${name} joined its group` });
       return running;
     },
+    deliveries,
     deadLetters: () => readDeadLetters(kafka, deadLetterTopicFor(topic)),
     expectAllAppliedOnce: async (ids, deadLetters = 0) => {
       await waitFor(async () => (await appliedRows(pool, name)).length >= ids.length, {
         timeoutMs: 120_000,
         description: `all ${ids.length} events applied`,
       });
+      // Counted only once nothing can come again: a duplicate applied late is seen.
+      await waitForCommittedToEnd(kafka, name, [topic]);
       const rows = await appliedRows(pool, name);
       expect(rows.length).toBe(ids.length);
       expect(new Set(rows.map((r) => r.event_id))).toEqual(new Set(ids));

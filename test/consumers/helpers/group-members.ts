@@ -3,7 +3,7 @@ import { AssignerProtocol } from '../../../lib/kafka.js';
 import type { Kafka } from '../../../lib/kafka.js';
 import { waitFor } from '../../../lib/wait.js';
 
-interface GroupMember {
+export interface GroupMember {
   memberId: string;
   clientId: string;
   /** Partitions of the topic assigned to this member, ascending. */
@@ -68,4 +68,52 @@ export async function waitForGroup(
     },
   );
   return last;
+}
+
+/** The partitions of `topics` whose offset committed by `groupId` is short of the end of the partition, as `topic/partition committed/end`. */
+export async function committedShortOfEnd(kafka: Kafka, groupId: string, topics: readonly string[]): Promise<string[]> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const short: string[] = [];
+    const committed = await admin.fetchOffsets({ groupId, topics: [...topics] });
+    for (const topic of topics) {
+      const mine = new Map(
+        (committed.find((c) => c.topic === topic)?.partitions ?? []).map((p) => [p.partition, BigInt(p.offset)]),
+      );
+      for (const { partition, high, low } of await admin.fetchTopicOffsets(topic)) {
+        if (high === low) continue; // nothing was ever there to commit
+        const at = mine.get(partition) ?? -1n;
+        if (at < BigInt(high)) short.push(`${topic}/${partition} ${at}/${high}`);
+      }
+    }
+    return short;
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/**
+ * Waits until the group has committed every partition of `topics` to its end (read by an admin
+ * client of its own, not the members'): after that nothing of what is on the topics will be
+ * delivered again, so an exactly-once count taken then also sees a late duplicate.
+ */
+export async function waitForCommittedToEnd(
+  kafka: Kafka,
+  groupId: string,
+  topics: readonly string[],
+  timeoutMs = 60_000,
+): Promise<void> {
+  let short: string[] = [];
+  try {
+    await waitFor(
+      async () => {
+        short = await committedShortOfEnd(kafka, groupId, topics);
+        return short.length === 0;
+      },
+      { timeoutMs, intervalMs: 250, description: `${groupId} to commit ${topics.join(', ')} to the end` },
+    );
+  } catch (err) {
+    throw new Error(`${String(err)} Committed short of the end: ${short.join(', ')}`, { cause: err });
+  }
 }

@@ -27,7 +27,14 @@ const SEAT = 'stadium-20261201:A-12-30';
 function record(overrides: Partial<SourceRecord> = {}): SourceRecord {
   const headers = Object.fromEntries(
     Object.entries(
-      routerHeaders({ id: ID, type: EVENTS.seatHeld.type, key: SEAT, time: '2026-12-01T10:00:00.000Z' }),
+      // A catalogue event's 10 headers, as the router writes them.
+      routerHeaders({
+        id: ID,
+        type: EVENTS.seatHeld.type,
+        key: SEAT,
+        time: '2026-12-01T10:00:00.000Z',
+        dataschema: 'http://127.0.0.1:18081/apis/ccompat/v7/schemas/ids/1',
+      }),
     ).map(([name, value]) => [name, Buffer.from(String(value))]),
   );
   return {
@@ -74,9 +81,9 @@ describe('record and header limits', () => {
   it('refuse too many headers, each value of a repeated header counted', () => {
     const many = { ...record().headers, ...Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`x-${i}`, 'v'])) };
     expect(refusal(record({ headers: many })).message).toBe(
-      'the record has 68 headers, over the limit of 64 (CONSUMER_MAX_HEADERS)',
+      'the record has 70 headers, over the limit of 64 (CONSUMER_MAX_HEADERS)',
     );
-    const repeated = { ...record().headers, 'x-repeated': Array.from({ length: 57 }, () => Buffer.from('v')) };
+    const repeated = { ...record().headers, 'x-repeated': Array.from({ length: 55 }, () => Buffer.from('v')) };
     expect(refusal(record({ headers: repeated })).message).toMatch(/the record has 65 headers, over the limit of 64/);
   });
 

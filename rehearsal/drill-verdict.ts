@@ -1,0 +1,66 @@
+/**
+ * Each drill of a run as the record keeps it, with its verdict: nothing lost across the drill (the
+ * reconciliation of the events written from its kill until the next drill's), nothing doubled (the
+ * run's no-double checks) and its part back. The rehearsal computes it once the run is over; tests
+ * feed it broken states to see it fail.
+ */
+import type { Pool } from '../lib/postgres.js';
+import { reconcileRun, type Check } from './consistency.js';
+import type { DrillRun } from './drills.js';
+import type { AlertRecord, DrillRecord } from './record.js';
+import type { Sampler } from './sampler.js';
+
+/** A drill's alerts: those that began from its kill until this long after its part was back. */
+export const DRILL_ALERT_WINDOW_MS = 120_000;
+
+export interface DrillScope {
+  seatPool: Pool;
+  consumerPool: Pool;
+  until: Date;
+  finishedAt: number;
+  checks: Check[];
+  sampler: Pick<Sampler, 'peakLag'>;
+  alerts: AlertRecord[];
+}
+
+/**
+ * Each drill with its effect: the peak lag from its kill until the next drill's (or the end), the alerts that began from its kill
+ * until 2 minutes after it was back (or the next drill's kill, if sooner), and its verdict: the reconciliation of the events written from
+ * its kill until the next drill's (nothing lost), with the run's no-double checks (seats, read
+ * model, ledger, emails).
+ */
+export async function drillRecords(runs: DrillRun[], scope: DrillScope): Promise<DrillRecord[]> {
+  const doubles = scope.checks.filter((c) => /sold twice|read model|ledger|email/.test(c.name));
+  const records: DrillRecord[] = [];
+  for (const [i, run] of runs.entries()) {
+    const next = runs[i + 1]?.killedAt;
+    const window = await reconcileRun(
+      scope.seatPool,
+      scope.consumerPool,
+      new Date(run.killedAt),
+      next === undefined ? scope.until : new Date(next),
+    );
+    const counts = window.consumers.map((c) => `${c.consumer.name} ${c.handled}/${c.published}`).join(', ');
+    const failed = doubles.filter((c) => !c.ok).map((c) => c.name);
+    const ok = !window.gaps && failed.length === 0 && run.backAt !== null;
+    // Up to 2 minutes after it was back, but not into the next drill: each alert belongs to one drill.
+    const alertEnd = Math.min((run.backAt ?? scope.finishedAt) + DRILL_ALERT_WINDOW_MS, next ?? Infinity);
+    records.push({
+      target: run.target,
+      killedAt: run.killedAt,
+      restartedAt: run.restartedAt,
+      backAt: run.backAt,
+      caughtUpAt: run.caughtUpAt,
+      peakLag: scope.sampler.peakLag(run.killedAt, next),
+      alerts: [
+        ...new Set(scope.alerts.filter((a) => a.startsAt >= run.killedAt && a.startsAt <= alertEnd).map((a) => a.name)),
+      ],
+      verdict: {
+        ok,
+        detail: `${run.victim}: events written from the kill ${next === undefined ? 'to the end' : 'to the next drill'} handled ${counts} (reconciliation)${failed.length === 0 ? '; nothing sold, booked or emailed twice' : `; FAILED: ${failed.join(', ')}`}${run.backAt === null ? '; never came back' : ''}`,
+      },
+      notes: run.notes,
+    });
+  }
+  return records;
+}
