@@ -1,6 +1,7 @@
 /**
  * The frame every program shares: --help and --env-example from its settings table, bad
- * configuration reported as one sentence per setting (exit 2), a failure as one message (exit 1).
+ * configuration reported as one sentence per setting (exit 2), a bad command-line argument (a
+ * PipelineError coded BAD_ARGUMENT) as its sentence (exit 2), a failure as one message (exit 1).
  * A one-shot command returns its exit code; a long-running program returns 'running' and ends
  * on a signal (see lib/shutdown.ts).
  */
@@ -28,6 +29,14 @@ export interface ProgramOptions<T extends SettingsTable> {
   argv?: string[];
 }
 
+/** The code of a PipelineError about the command line: runProgram prints its message and exits 2. */
+export const BAD_ARGUMENT = 'bad_argument';
+
+/** A bad command-line argument: `message` names the argument and how to write it. */
+export function badArgument(message: string): PipelineError {
+  return new PipelineError(BAD_ARGUMENT, message);
+}
+
 function defaultLogLevel(): LogLevel {
   const level = process.env.LOG_LEVEL ?? 'info';
   return isLogLevel(level) ? level : 'info';
@@ -52,6 +61,10 @@ export async function runProgram<T extends SettingsTable>(options: ProgramOption
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`${program}: bad configuration\n  ${err.problems.join('\n  ')}`);
+      return 2;
+    }
+    if (err instanceof PipelineError && err.code === BAD_ARGUMENT) {
+      console.error(`${program}: ${err.message}`);
       return 2;
     }
     const code = err instanceof PipelineError ? ` [${err.code}]` : '';
@@ -89,4 +102,16 @@ export function startProgram<T extends SettingsTable>(options: ProgramOptions<T>
 export function flagValue(args: string[], name: string): string | undefined {
   const index = args.indexOf(`--${name}`);
   return index >= 0 ? args[index + 1] : undefined;
+}
+
+/**
+ * The value of `--name`: undefined when the flag is absent; a flag given without a value (the end
+ * of the line, or the next flag) is a bad argument whose message shows `example`.
+ */
+export function flagArgument(args: string[], name: string, example: string): string | undefined {
+  if (!args.includes(`--${name}`)) return undefined;
+  const value = flagValue(args, name);
+  if (value === undefined || value.startsWith('--'))
+    throw badArgument(`--${name} needs a value, e.g. --${name} ${example}`);
+  return value;
 }

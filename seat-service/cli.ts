@@ -1,12 +1,14 @@
-import { flagValue, startProgram } from '../lib/cli.js';
+import { startProgram } from '../lib/cli.js';
+import { commandOf, readFlags, type ServiceFlags } from './cli-arguments.js';
 import { createPool } from '../lib/postgres.js';
 import type { Logger } from '../lib/logger.js';
 import { createDatabaseIfMissing, migrateSeatDatabase, setupRoles } from './database-setup.js';
 import { createShow } from './inventory.js';
-import { parseSections } from './sections.js';
 import { purgeOutbox } from './retention.js';
 import { openSeatService, type SeatServiceConfig } from './service.js';
 import { parseSeatServiceConfig, seatServiceSettings } from './settings.js';
+
+const REFUSED_EXIT_CODE = 3;
 
 const USAGE = `Usage: npm run seat-service -- <command> [options]
 
@@ -18,15 +20,17 @@ const USAGE = `Usage: npm run seat-service -- <command> [options]
   expire [--limit N]            expire due holds (the sweeper does this on a schedule)
   purge-outbox                  delete outbox rows past the retention that the connector's slot has confirmed and
                                 a clean reconciliation covered, in batches; deletes nothing while the slot is
-                                missing, lost, unreserved or without a reader (prints why, exits 0)`;
+                                missing, lost, unreserved or without a reader (prints why, exits 0)
+
+Each command prints its result as one JSON line. Exit codes: 0 done, ${REFUSED_EXIT_CODE} refused (seat_taken,
+unknown_seats, unknown_hold, hold_not_active, hold_expired: the JSON says which), 1 failed,
+2 bad configuration or arguments.`;
+
+/** A refusal of the seat service: the JSON's status is not one of the outcomes asked for. */
+const DONE = new Set(['held', 'confirmed', 'released']);
 
 async function main(config: SeatServiceConfig, args: string[], logger: Logger): Promise<number> {
-  const command = args[0];
-  const need = (name: string): string => {
-    const value = flagValue(args, name);
-    if (value === undefined) throw new Error(`${command} needs --${name}; see --help`);
-    return value;
-  };
+  const command = commandOf(args);
   if (command === 'setup') return setup(config, logger);
   if (command === 'purge-outbox') {
     const pool = createPool({
@@ -49,10 +53,15 @@ async function main(config: SeatServiceConfig, args: string[], logger: Logger): 
       await pool.end();
     }
   }
+  const flags = readFlags(command, args);
   const service = await openSeatService(config, logger);
   try {
-    const result = await runServiceCommand(command, need, args, service);
+    const result = await runServiceCommand(flags, service);
     console.log(JSON.stringify(result));
+    if ('status' in result && !DONE.has(result.status)) {
+      console.error(`seat-service: ${command} refused: ${result.status}`);
+      return REFUSED_EXIT_CODE;
+    }
     return 0;
   } finally {
     await service.close();
@@ -60,32 +69,28 @@ async function main(config: SeatServiceConfig, args: string[], logger: Logger): 
 }
 
 async function runServiceCommand(
-  command: string | undefined,
-  need: (name: string) => string,
-  args: string[],
+  flags: ServiceFlags,
   service: Awaited<ReturnType<typeof openSeatService>>,
-): Promise<unknown> {
-  switch (command) {
+): Promise<{ status: string } | { seatsCreated: number } | { expired: number }> {
+  switch (flags.command) {
     case 'create-show':
       return {
         seatsCreated: await createShow(service.pool, {
-          showId: need('show'),
-          title: flagValue(args, 'title') ?? need('show'),
+          showId: flags.showId,
+          title: flags.title,
           startsAt: new Date(Date.now() + 30 * 86_400_000),
           onSaleAt: new Date(),
-          sections: parseSections(need('sections')),
+          sections: flags.sections,
         }),
       };
     case 'hold':
-      return service.hold({ showId: need('show'), seatIds: need('seats').split(','), buyerId: need('buyer') });
+      return service.hold(flags);
     case 'confirm':
-      return service.confirm({ holdId: need('hold'), buyerEmail: need('email') });
+      return service.confirm(flags);
     case 'release':
-      return service.release(need('hold'));
+      return service.release(flags.holdId);
     case 'expire':
-      return { expired: await service.expireDueHolds(Number(flagValue(args, 'limit') ?? 500)) };
-    default:
-      throw new Error(`unknown command "${command ?? ''}"; see --help`);
+      return { expired: await service.expireDueHolds(flags.limit) };
   }
 }
 

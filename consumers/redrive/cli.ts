@@ -4,10 +4,10 @@
  *  [--to-offset B] [--rate N] [--by WHO] [--again] [--apply]` puts the chosen ones back on their
  * source topic; without --apply it only says what it would do.
  */
-import { parseArgs } from 'node:util';
 import { createKafka } from '../../lib/kafka.js';
 import { kafkaClientSecurity } from '../../lib/kafka-security.js';
 import { startProgram } from '../../lib/cli.js';
+import { parseCommand } from './arguments.js';
 import type { Logger } from '../../lib/logger.js';
 import { createPool } from '../../lib/postgres.js';
 import type { Config } from '../../lib/settings.js';
@@ -19,37 +19,6 @@ const USAGE = `usage: redrive list <dlq topic>
        redrive redrive <dlq topic> [--reason R]... [--ce-id ID]... [--partition P --from-offset A --to-offset B]
                                [--rate PER_SECOND] [--by WHO] [--again] [--apply]
 Without --apply nothing is sent (dry run). Settings: redrive --help.\n`;
-
-function parseCommand(args: string[]) {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      reason: { type: 'string', multiple: true },
-      'ce-id': { type: 'string', multiple: true },
-      partition: { type: 'string' },
-      'from-offset': { type: 'string' },
-      'to-offset': { type: 'string' },
-      rate: { type: 'string', default: '50' },
-      by: { type: 'string', default: process.env.USER ?? 'unknown' },
-      again: { type: 'boolean', default: false },
-      apply: { type: 'boolean', default: false },
-    },
-  });
-  const [command, topic] = positionals;
-  if ((command !== 'list' && command !== 'redrive') || topic === undefined) return undefined;
-  const rate = Number(values.rate);
-  if (!Number.isFinite(rate) || rate <= 0)
-    throw new Error(`--rate ${values.rate} is not a positive number of records per second; e.g. --rate 50`);
-  const selection = {
-    reasons: values.reason ?? [],
-    ceIds: values['ce-id'] ?? [],
-    ...(values.partition === undefined ? {} : { partition: Number(values.partition) }),
-    ...(values['from-offset'] === undefined ? {} : { fromOffset: BigInt(values['from-offset']) }),
-    ...(values['to-offset'] === undefined ? {} : { toOffset: BigInt(values['to-offset']) }),
-  };
-  return { command, topic, selection, rate, by: values.by, again: values.again, apply: values.apply };
-}
 
 async function main(config: Config<typeof redriveSettings.settings>, args: string[], logger: Logger): Promise<number> {
   const command = parseCommand(args);

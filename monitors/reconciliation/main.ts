@@ -10,7 +10,7 @@ import { notCovering, readSnapshotXmin, recordCoverage } from './coverage.js';
 import { reconcile, seatDatabaseNow } from './reconcile.js';
 import { describeReconciliation, reconciliationSummary } from './report.js';
 import { reconcileSettings } from './settings.js';
-import { readArguments, timeFlag } from './time-flags.js';
+import { readArguments, readWindow } from './time-flags.js';
 
 const GAPS_EXIT_CODE = 3;
 
@@ -32,7 +32,7 @@ async function main(
   args: string[],
   logger: Logger,
 ): Promise<number> {
-  const window = readArguments('reconcile', () => ({ from: timeFlag(args, 'from'), to: timeFlag(args, 'to') }));
+  const window = readArguments('reconcile', () => readWindow(args));
   if (window === undefined) return 2;
   const seatPool = createPool({ connectionString: config.seatDbUrl, applicationName: 'reconcile', logger, max: 1 });
   const consumerPool = createPool({

@@ -1,6 +1,6 @@
 /** Reading points in time from the command line: --from, --to, --since. */
 import { PipelineError } from '../../lib/errors.js';
-import { flagValue } from '../../lib/cli.js';
+import { BAD_ARGUMENT, flagValue } from '../../lib/cli.js';
 
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
 
@@ -34,4 +34,22 @@ export function readArguments<T>(program: string, read: () => T): T | undefined 
     console.error(`${program}: ${err.message}`);
     return undefined;
   }
+}
+
+/** --from and --to, the only arguments: anything else (say --since) is refused, never ignored. */
+export function readWindow(args: string[]): { from: Date | undefined; to: Date | undefined } {
+  const flags = new Set(['--from', '--to']);
+  const stray = args.find((arg, index) => !flags.has(arg) && !flags.has(args[index - 1] ?? ''));
+  if (stray !== undefined)
+    throw new PipelineError(
+      BAD_ARGUMENT,
+      `unknown argument ${stray}: the window is --from <ISO time> and --to <ISO time> (see --help)`,
+    );
+  const window = { from: timeFlag(args, 'from'), to: timeFlag(args, 'to') };
+  if (window.from !== undefined && window.to !== undefined && window.from >= window.to)
+    throw new PipelineError(
+      BAD_ARGUMENT,
+      `--from ${window.from.toISOString()} is not before --to ${window.to.toISOString()}: the window would be empty`,
+    );
+  return window;
 }
