@@ -12,16 +12,13 @@
  * the run's. Positive controls: Prometheus's always-firing Watchdog rule is seen by the same query,
  * and Prometheus scraped every program of the rehearsal during the run, so the rules had data.
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { RehearsalRecord } from '../../rehearsal/record.js';
-import { projectRoot } from '../../stack/config.js';
 import { SCRAPE_PORTS } from '../../stack/prometheus-config.js';
-import { REHEARSAL_LOCK_FILE } from '../dashboards/rehearsal-run.js';
 import { requireStack, uniqueName } from '../support/stack.js';
+import { type RehearsalOutcome, runRehearsal } from './support/run-rehearsal.js';
 
 const stack = requireStack();
 
@@ -82,36 +79,18 @@ async function queryRange(query: string, startS: number, endS: number): Promise<
   return body.data.result;
 }
 
-function run(
-  command: string,
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd: projectRoot,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, output }));
-  });
-}
-
 describe('a several-minute rehearsal with nothing wrong', () => {
   it('raises no alert: none begins in Prometheus or Alertmanager while the crowd buys', async () => {
     const show = uniqueName('quiet').replace(/_/g, '-');
     const poll = pollAlertmanager(stack.alertmanagerUrl);
-    let result: { code: number | null; output: string };
+    let outcome: RehearsalOutcome;
     let polled: Map<string, number>;
     try {
-      result = await run(
-        'flock',
-        ['--timeout', '300', REHEARSAL_LOCK_FILE, 'npm', 'run', '-s', 'rehearsal', '--', '--show', show],
-        {
+      // Throws unless the rehearsal exited 0 and wrote its reports.
+      outcome = await runRehearsal({
+        show,
+        lockTimeoutS: 300,
+        env: {
           REHEARSAL_BUYERS: '360',
           REHEARSAL_CONCURRENCY: '4',
           REHEARSAL_ARRIVAL_MS: String(ARRIVAL_MS),
@@ -121,13 +100,11 @@ describe('a several-minute rehearsal with nothing wrong', () => {
           REHEARSAL_STACK: 'native',
           REHEARSAL_REPORT_DIR: reportDir,
         },
-      );
+      });
     } finally {
       polled = await poll.stop();
     }
-    const tail = result.output.split('\n').slice(-40).join('\n');
-    expect(result.code, `npm run rehearsal exited ${result.code}; its output ends:\n${tail}`).toBe(0);
-    const record = JSON.parse(readFileSync(join(reportDir, `rehearsal-${show}.json`), 'utf8')) as RehearsalRecord;
+    const { record } = outcome;
     // The precondition of "several minutes": the crowd arrived over the whole time asked for.
     expect(record.finishedAt - record.startedAt).toBeGreaterThanOrEqual(ARRIVAL_MS);
 
