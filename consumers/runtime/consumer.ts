@@ -17,6 +17,7 @@ import {
 import type { Logger } from '../../lib/logger.js';
 import type { Pool } from '../../lib/postgres.js';
 import type { Registry } from '../../lib/schema-registry.js';
+import { AttemptCounts } from './delivery-attempts.js';
 import { processBatch, releaseHold } from './process-batch.js';
 import type { ProcessingContext } from './context.js';
 import { type DecodeLimits, decodeLimitsWith } from './decode-limits.js';
@@ -149,6 +150,7 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Runn
     groupId: options.groupId,
     registry: options.registry,
     pool: options.pool,
+    attempts: new AttemptCounts(options.pool),
     producer,
     logger,
     policy: options.policy,

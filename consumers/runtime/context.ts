@@ -4,6 +4,7 @@ import type { Logger } from '../../lib/logger.js';
 import type { Pool } from '../../lib/postgres.js';
 import type { Registry } from '../../lib/schema-registry.js';
 import type { DecodeLimits } from './decode-limits.js';
+import type { AttemptCounts } from './delivery-attempts.js';
 import type { RuntimeEvents } from './lifecycle.js';
 import type { PartitionStates } from './partition-state.js';
 import type { ConsumerDefinition, DeliveryPolicy } from './types.js';
@@ -14,6 +15,8 @@ export interface ProcessingContext {
   groupId: string;
   registry: Registry;
   pool: Pool;
+  /** The durable attempt counts, and the finishes the database has not taken yet (they outlive a rebalance). */
+  attempts: AttemptCounts;
   producer: Producer;
   logger: Logger;
   policy: DeliveryPolicy;

@@ -37,8 +37,8 @@ export interface DecisionInput {
 export type Decision =
   /** Go on: try the unit now (after its count), or, once it is applied, the next one. */
   | { kind: 'apply' }
-  /** Hold the partition and try the same unit again after a backoff; `countNext`: that try counts against the record again. */
-  | { kind: 'wait'; backoffAttempt: number; maxDelayMs: number; countNext: boolean }
+  /** Hold the partition and try the same unit again after a backoff. */
+  | { kind: 'wait'; backoffAttempt: number; maxDelayMs: number }
   /** Take the unit's records one at a time, so each meets its own fate. */
   | { kind: 'isolate' }
   | { kind: 'dead-letter'; reason: DeadLetterReason; attempts: number }
@@ -68,9 +68,9 @@ export function outcomeName(outcome: Outcome): OutcomeName {
 
 const notTheRecords = ['infrastructure', 'handler-bug'] as const satisfies readonly OutcomeName[];
 
-/** Wait out a failure that is not the record's: uncounted, never past the next deadline decision. */
+/** Wait out a failure that is not the record's: it counts nothing against the record, never past the next deadline decision. */
 function waitUncounted({ attempt, late }: DecisionInput): Decision {
-  return { kind: 'wait', backoffAttempt: attempt, maxDelayMs: late?.msUntilNextChange ?? Infinity, countNext: false };
+  return { kind: 'wait', backoffAttempt: attempt, maxDelayMs: late?.msUntilNextChange ?? Infinity };
 }
 
 function poisonReason(input: DecisionInput): DeadLetterReason {
@@ -141,7 +141,7 @@ export const DECISION_RULES: readonly DecisionRule[] = [
     when: 'Kafka did not take the dead letter',
     decision: 'wait',
     then: 'the same dead letter again after a backoff',
-    decide: ({ attempt }) => ({ kind: 'wait', backoffAttempt: attempt, maxDelayMs: Infinity, countNext: false }),
+    decide: ({ attempt }) => ({ kind: 'wait', backoffAttempt: attempt, maxDelayMs: Infinity }),
   },
   {
     unit: 'group',
@@ -174,8 +174,8 @@ export const DECISION_RULES: readonly DecisionRule[] = [
     outcome: 'poison',
     when: '',
     decision: 'wait',
-    then: 'backoff by attempts; the next try is counted',
-    decide: ({ attempts }) => ({ kind: 'wait', backoffAttempt: attempts - 1, maxDelayMs: Infinity, countNext: true }),
+    then: 'backoff by attempts; the failure counts against the record',
+    decide: ({ attempts }) => ({ kind: 'wait', backoffAttempt: attempts - 1, maxDelayMs: Infinity }),
   },
   {
     unit: 'record',
@@ -191,7 +191,7 @@ export const DECISION_RULES: readonly DecisionRule[] = [
     outcome: notTheRecords,
     when: '',
     decision: 'wait',
-    then: 'the same unit again, uncounted, never past the next deadline decision',
+    then: 'the same unit again, nothing counted against the record, never past the next deadline decision',
     decide: waitUncounted,
   },
 ];

@@ -20,8 +20,6 @@ export interface Hold {
   failingSinceMs: number;
   /** Tries of the unit so far in this process: the backoff's attempt. */
   attempt: number;
-  /** The unit's durable attempt is counted and stands for the next try (an infrastructure retry is not counted again). */
-  counted: boolean;
   /** A record's durable count, as last counted. */
   attempts?: number;
   /** What the dead letter says (unit `dead-letter`). */
@@ -56,7 +54,7 @@ export type Step =
 /**
  * What to do with the partition's record at `offset`, the first not yet done: go on with the hold
  * there, process it alone while isolating, or apply a group from it. A group may be a redelivery
- * after a crash until the partition commits: it is counted durably before it is decoded.
+ * after a crash until the partition commits: each try of it is counted durably before it is decoded.
  */
 export function nextStep(state: Pick<PartitionState, 'committed' | 'alone' | 'hold'>, offset: string): Step {
   const hold = state.hold?.offset === offset ? state.hold : undefined;
@@ -65,25 +63,17 @@ export function nextStep(state: Pick<PartitionState, 'committed' | 'alone' | 'ho
   if (hold?.unit === 'record') return { kind: 'alone', hold, failingSinceMs: hold.failingSinceMs };
   if (state.alone !== undefined && BigInt(offset) <= BigInt(state.alone.throughOffset))
     return { kind: 'alone', hold: undefined, failingSinceMs: state.alone.failingSinceMs };
-  return { kind: 'group', hold, count: !state.committed && hold?.counted !== true };
+  return { kind: 'group', hold, count: !state.committed };
 }
 
-/**
- * Whether a held unit's durable attempt stands for its next try: only when this try's count was
- * really written (a count that itself failed wrote nothing) and the retry does not ask for a new one.
- */
-export function countStands(countedThisTry: boolean, retry: { countNext: boolean }): boolean {
-  return countedThisTry && !retry.countNext;
-}
-
-/** After a group's durable count: an earlier try of it, or of its first record alone, never came back (the process died). */
-export function crashedBefore(count: { attempts: number; headRecordAttempts: number }): boolean {
-  return count.attempts > 1 || count.headRecordAttempts > 0;
+/** After a group's durable count: an earlier try of it never came back (the process died), or its first record alone counts a failure. */
+export function crashedBefore(count: { unfinishedBefore: number; headRecordAttempts: number }): boolean {
+  return count.unfinishedBefore > 0 || count.headRecordAttempts > 0;
 }
 
 // ── the states of this member's partitions ────────────────────────────────────────────────────
 
-/** What a dropped state leaves to undo (take back a counted attempt, report the partition free). */
+/** What a dropped state leaves to undo (report the partition free again). */
 export type ReleaseState = (state: PartitionState) => Promise<void>;
 
 /**

@@ -29,14 +29,7 @@ import type { PartitionControl, ProcessingContext } from './context.js';
 import { sendToDeadLetterTopic } from './dead-letter.js';
 import { startEventSpans } from './event-spans.js';
 import { type Decision, type DecisionInput, type Outcome as TryOutcome, type Unit, decide } from './decision.js';
-import {
-  type AttemptCount,
-  type AttemptKey,
-  clearAttempts,
-  countAttempt,
-  recordPoison,
-  uncountAttempt,
-} from './delivery-attempts.js';
+import { type AttemptCount, type AttemptKey, clearAttempts } from './delivery-attempts.js';
 import { type Delivery, latenessOf, recordIds } from './delivery.js';
 import { type Failure, classifyFailure } from './failures.js';
 import { headerValue } from './headers.js';
@@ -45,7 +38,6 @@ import {
   type Hold,
   type PartitionState,
   type Step,
-  countStands,
   crashedBefore,
   nextStep,
 } from './partition-state.js';
@@ -84,18 +76,14 @@ export async function processBatch(
 }
 
 /**
- * Takes back what a dropped state leaves open: a counted attempt of a held unit (it did not run to
- * its end, and not for the record's reasons), and the partition reported free again.
+ * What a dropped state leaves open: the partition, held by a failure, reported free again. (A held
+ * unit's try has finished already: nothing counts against its record.)
  */
-export async function releaseHold(ctx: ProcessingContext, state: PartitionState): Promise<void> {
+export function releaseHold(ctx: ProcessingContext, state: PartitionState): Promise<void> {
   const hold = state.hold;
   state.hold = undefined;
-  if (hold === undefined) return;
-  if (hold.counted && hold.unit !== 'dead-letter') {
-    const key = attemptKey(ctx, { topic: state.topic, partition: state.partition, offset: hold.offset }, hold.unit);
-    await bestEffort(ctx, () => uncountAttempt(ctx.pool, key));
-  }
-  ctx.events.emit('recovered', { topic: state.topic, partition: state.partition });
+  if (hold !== undefined) ctx.events.emit('recovered', { topic: state.topic, partition: state.partition });
+  return Promise.resolve();
 }
 
 // ── the one retry loop ────────────────────────────────────────────────────────────────────────
@@ -123,9 +111,9 @@ interface UnitWork {
 }
 
 /**
- * Counts, tries, and on every outcome does what `decide` says. A try that the infrastructure (or
- * the consumer's own bug) failed takes its count back before the wait, so the count against a
- * record is its poison failures plus the tries the process died in.
+ * Counts, tries, and on every outcome does what `decide` says. A counted try that comes back, in
+ * any way but applied, is finished (delivery-attempts.ts): the count against a record is its
+ * poison failures plus the tries the process died in.
  */
 async function tryUnit(
   ctx: ProcessingContext,
@@ -137,7 +125,6 @@ async function tryUnit(
     failingSinceMs: work.failingSinceMs,
     attempt: work.hold?.attempt ?? 0,
     attempts: work.hold?.attempts ?? 1,
-    counted: work.hold?.counted ?? false,
   };
   const decideOn = (outcome: TryOutcome, late?: DecisionInput['late']) =>
     decide({
@@ -150,26 +137,25 @@ async function tryUnit(
     });
   try {
     if (work.count?.now === true) {
-      const count = await countAttempt(ctx.pool, work.count.key);
-      Object.assign(facts, { counted: true, attempts: count.attempts, count });
+      const count = await ctx.attempts.start(work.count.key);
+      Object.assign(facts, { attempts: count.attempts, count, running: count.tryNumber });
       state.counted = true;
-      // A record's earlier counts with no poison recorded: tries the process died in.
-      const unfinishedBefore = work.unit === 'group' ? crashedBefore(count) : count.lastReason === undefined;
+      const unfinishedBefore = work.unit === 'group' ? crashedBefore(count) : count.unfinishedBefore > 0;
       const decision = decideOn({ kind: 'counted', unfinishedBefore, lastReason: count.lastReason });
       if (decision.kind !== 'apply') return await followDecision(ctx, control, state, work, decision, facts);
     }
     const result = await work.run();
-    if (typeof result === 'string')
+    if (typeof result === 'string') {
+      await finishTry(ctx, work, facts);
       return await followDecision(ctx, control, state, work, decideOn({ kind: result }), facts);
+    }
     finish(ctx, state, work.first.offset, work.failingSinceMs);
     return { outcome: 'done', advance: result.advance };
   } catch (err) {
     const failure = classifyFailure(err);
     facts.failure = failure;
     facts.failingSinceMs ??= Date.now();
-    const { count } = work;
-    if (failure.kind === 'poison' && facts.counted && count !== undefined)
-      await bestEffort(ctx, () => recordPoison(ctx.pool, count.key, failure.reason, failure.message));
+    await finishTry(ctx, work, facts, failure.kind === 'poison' ? failure : undefined);
     const late =
       failure.kind !== 'poison' && work.unit !== 'dead-letter'
         ? reportFailing(ctx, control, work.held(), failure, facts.failingSinceMs)
@@ -183,8 +169,35 @@ interface TryFacts {
   failingSinceMs: number | undefined;
   attempt: number;
   attempts: number;
-  counted: boolean;
+  /** The try's durable count, when it was counted. */
   count?: AttemptCount;
+  /** The number of the counted try while it has not finished. */
+  running?: number;
+}
+
+/**
+ * The counted try came back: it is finished, with its poison failure when that is how it came
+ * back. A finish the consumer database refuses is written with the next count (a warning says so).
+ */
+async function finishTry(
+  ctx: ProcessingContext,
+  work: UnitWork,
+  facts: TryFacts,
+  poison?: Failure & { kind: 'poison' },
+): Promise<void> {
+  const { running } = facts;
+  if (running === undefined || work.count === undefined) return;
+  facts.running = undefined;
+  const finish = {
+    key: work.count.key,
+    tryNumber: running,
+    ...(poison === undefined ? {} : { poison: { reason: poison.reason, error: poison.message } }),
+  };
+  if (!(await ctx.attempts.finish(finish)))
+    ctx.logger.warn(
+      { consumer: ctx.definition.name, topic: work.count.key.topic, partition: work.count.key.partition },
+      'could not record that a delivery attempt came back; it is recorded with the next count',
+    );
 }
 
 async function followDecision(
@@ -219,10 +232,6 @@ async function followDecision(
       );
     }
     case 'wait': {
-      let { counted } = facts;
-      // The try came back, failed by what is not the record's: not one the process died in. Its count goes.
-      if (failure !== undefined && failure.kind !== 'poison' && counted && work.count !== undefined)
-        if (await takeBackCount(ctx, work.count.key)) counted = false;
       const delayMs = retryWait(ctx, decision.backoffAttempt, decision.maxDelayMs);
       if (failure !== undefined) work.logWait(failure, facts.attempt + 1, delayMs);
       const hold: Hold = {
@@ -230,7 +239,6 @@ async function followDecision(
         unit: work.unit,
         failingSinceMs: failingSinceMs ?? Date.now(),
         attempt: facts.attempt + 1,
-        counted: countStands(counted, decision),
         ...(work.unit === 'record' ? { attempts: facts.attempts } : {}),
         ...(work.hold?.deadLetter === undefined ? {} : { deadLetter: work.hold.deadLetter }),
       };
@@ -316,7 +324,7 @@ function recordUnit(
     first: record,
     hold,
     failingSinceMs,
-    count: { key: attemptKey(ctx, record, 'record'), now: hold?.counted !== true },
+    count: { key: attemptKey(ctx, record, 'record'), now: true },
     async run() {
       const event = await decodeCloudEvent(ctx.registry, record, ctx.definition.eventTypes, ctx.decodeLimits);
       return (await applyAndCommit(ctx, control, state, [{ record, event }])) ? { advance: 1 } : 'abandoned';
@@ -345,7 +353,7 @@ function deadLetterUnit(
     unit: 'dead-letter',
     first: record,
     hold: {
-      ...(sameLetter ?? { offset: record.offset, unit: 'dead-letter', attempt: 0, counted: false }),
+      ...(sameLetter ?? { offset: record.offset, unit: 'dead-letter', attempt: 0 }),
       failingSinceMs: firstFailureMs,
       deadLetter: facts,
     },
@@ -532,24 +540,6 @@ function logRetry(
         : 'the infrastructure failed; retrying, the partition held in order',
     );
   ctx.events.emit('retry', { topic: control.topic, partition: control.partition, kind: failure.kind, ...retry });
-}
-
-/**
- * Takes back the count of a try that came back failed by the infrastructure, so a process killed
- * while the partition waits leaves nothing against the record; false (the count stands, as if the
- * try had not come back) when the consumer database refuses.
- */
-async function takeBackCount(ctx: ProcessingContext, key: AttemptKey): Promise<boolean> {
-  try {
-    await uncountAttempt(ctx.pool, key);
-    return true;
-  } catch (err) {
-    ctx.logger.warn(
-      { consumer: ctx.definition.name, error: errorMessage(err) },
-      'could not take back a delivery attempt count',
-    );
-    return false;
-  }
 }
 
 /** Bookkeeping that must not turn one failure into another: logged, never thrown. */

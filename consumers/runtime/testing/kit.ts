@@ -14,6 +14,7 @@ import type { ProcessingContext } from '../context.js';
 import { type DecodeLimits, decodeLimitsWith } from '../decode-limits.js';
 import { RuntimeEvents, type RuntimeEventMap } from '../lifecycle.js';
 import { PartitionStates } from '../partition-state.js';
+import { AttemptCounts } from '../delivery-attempts.js';
 import { processBatch, releaseHold } from '../process-batch.js';
 import type { ConsumedEvent, ConsumerDefinition, DeliveryPolicy, SourceRecord } from '../types.js';
 import { RecordingPartitionControl, type RecordingProducer, recordingProducer } from './partition.js';
@@ -157,6 +158,7 @@ export class ConsumerTestKit {
       groupId: this.definition.name,
       registry: this.registry,
       pool: this.#options.pool,
+      attempts: new AttemptCounts(this.#options.pool),
       producer: deadLetters.producer,
       logger: this.#options.logger ?? createLogger({ name: this.definition.name, level: 'silent' }),
       policy: { ...TEST_POLICY, ...this.#options.policy },

@@ -31,12 +31,7 @@ interface Case {
   expected: Decision;
 }
 
-const wait = (backoffAttempt: number, maxDelayMs: number, countNext = false): Decision => ({
-  kind: 'wait',
-  backoffAttempt,
-  maxDelayMs,
-  countNext,
-});
+const wait = (backoffAttempt: number, maxDelayMs: number): Decision => ({ kind: 'wait', backoffAttempt, maxDelayMs });
 
 const cases: Case[] = [
   // abandoned, applied
@@ -138,7 +133,7 @@ const cases: Case[] = [
     name: 'poison below the limit: wait by its durable count, the next try counted',
     input: { unit: 'record', outcome: failed(poison), attempts: 2, attempt: 0 },
     rule: 10,
-    expected: wait(1, Infinity, true),
+    expected: wait(1, Infinity),
   },
   {
     name: 'an infrastructure failure past a dead-letter deadline: dead-letter as late',

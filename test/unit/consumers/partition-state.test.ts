@@ -4,13 +4,12 @@ import {
   type Hold,
   type PartitionState,
   PartitionStates,
-  countStands,
   crashedBefore,
   nextStep,
 } from '../../../consumers/runtime/partition-state.js';
 
 function hold(unit: Hold['unit'], offset: string, more: Partial<Hold> = {}): Hold {
-  return { offset, unit, failingSinceMs: 1_000, attempt: 2, counted: true, ...more };
+  return { offset, unit, failingSinceMs: 1_000, attempt: 2, ...more };
 }
 
 describe('nextStep: what to do with the first record not done', () => {
@@ -34,16 +33,16 @@ describe('nextStep: what to do with the first record not done', () => {
       expected: { kind: 'group', hold: undefined, count: false },
     },
     {
-      name: 'a group held here with its attempt counted: tried again, not counted again',
+      name: 'a group held here before the partition committed: tried again, counted again (its last try finished)',
       state: { committed: false, hold: hold('group', '5') },
       offset: '5',
-      expected: { kind: 'group', hold: hold('group', '5'), count: false },
+      expected: { kind: 'group', hold: hold('group', '5'), count: true },
     },
     {
-      name: 'a group held here before its count was written: counted now',
-      state: { committed: false, hold: hold('group', '5', { counted: false }) },
+      name: 'a group held here after the partition committed: tried again, not counted',
+      state: { committed: true, hold: hold('group', '5') },
       offset: '5',
-      expected: { kind: 'group', hold: hold('group', '5', { counted: false }), count: true },
+      expected: { kind: 'group', hold: hold('group', '5'), count: false },
     },
     {
       name: 'a record held here: alone again, with its failure time',
@@ -81,26 +80,17 @@ describe('nextStep: what to do with the first record not done', () => {
   });
 });
 
-describe('countStands: a held unit keeps its durable attempt only when it was written', () => {
-  it.each([
-    { countedThisTry: true, countNext: false, stands: true },
-    { countedThisTry: true, countNext: true, stands: false },
-    // The count itself failed (the database dropped the connection): nothing was written, so the next try counts again.
-    { countedThisTry: false, countNext: false, stands: false },
-    { countedThisTry: false, countNext: true, stands: false },
-  ])('counted $countedThisTry, countNext $countNext → $stands', ({ countedThisTry, countNext, stands }) => {
-    expect(countStands(countedThisTry, { countNext })).toBe(stands);
-  });
-});
-
 describe('crashedBefore', () => {
   it.each([
-    { attempts: 1, headRecordAttempts: 0, expected: false },
-    { attempts: 2, headRecordAttempts: 0, expected: true },
-    { attempts: 1, headRecordAttempts: 1, expected: true },
-  ])('attempts $attempts, head record attempts $headRecordAttempts: $expected', ({ expected, ...count }) => {
-    expect(crashedBefore(count)).toBe(expected);
-  });
+    { unfinishedBefore: 0, headRecordAttempts: 0, expected: false },
+    { unfinishedBefore: 1, headRecordAttempts: 0, expected: true },
+    { unfinishedBefore: 0, headRecordAttempts: 1, expected: true },
+  ])(
+    'unfinished before $unfinishedBefore, head record attempts $headRecordAttempts: $expected',
+    ({ expected, ...count }) => {
+      expect(crashedBefore(count)).toBe(expected);
+    },
+  );
 });
 
 describe('PartitionStates', () => {

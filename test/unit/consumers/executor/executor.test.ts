@@ -229,4 +229,51 @@ describe('processBatch on real Postgres, no Kafka', () => {
       await database.close();
     }
   });
+  it('an outage of the consumer database that spans rebalances counts nothing against a good record', async () => {
+    const faults = noFaults();
+    const { database, kit } = await setUp(faults);
+    const { pool } = database;
+    // A switch every session sees: while on, writes to the attempt counts and the effects fail as a
+    // read-only database refuses them (SQLSTATE 25006), so a try's count cannot be taken back.
+    await pool.query(/* sql */ `
+      CREATE TABLE outage (down boolean NOT NULL); INSERT INTO outage VALUES (false);
+      CREATE FUNCTION refuse_while_down() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF (SELECT down FROM outage) THEN
+            RAISE EXCEPTION 'cannot execute % in a read-only transaction', TG_OP USING ERRCODE = '25006';
+          END IF;
+          RETURN coalesce(NEW, OLD);
+        END $$;
+      CREATE TRIGGER refuse_while_down BEFORE INSERT OR UPDATE OR DELETE ON delivery_attempts
+        FOR EACH ROW EXECUTE FUNCTION refuse_while_down();
+      CREATE TRIGGER refuse_while_down BEFORE INSERT ON effects FOR EACH ROW EXECUTE FUNCTION refuse_while_down();`);
+    // The database goes down inside each of these tries (after its count was written) and stays
+    // down across a rebalance; it is back before the next try. More flaps than the delivery limit.
+    let flaps = TEST_POLICY.deliveryLimit + 2;
+    faults.beforeWrite = async () => {
+      if (flaps === 0) return;
+      flaps -= 1;
+      await pool.query('UPDATE outage SET down = true');
+    };
+    const consumer = kit.process();
+    try {
+      const records = await kit.records(seatHeldEvents(1));
+      let committed: string | undefined;
+      for (let delivery = 0; delivery < 20 && committed === undefined; delivery += 1) {
+        const control = new RecordingPartitionControl(records[0]!.topic, 0);
+        await processBatch(consumer.ctx, control, records);
+        committed = control.committedThrough;
+        if (committed !== undefined) break;
+        await consumer.rejoin(); // a rebalance while the database is still down
+        await pool.query('UPDATE outage SET down = false');
+      }
+      expect(consumer.deadLetters.sent.map((sent) => String(sent.headers.dlq_reason))).toEqual([]);
+      expect(flaps).toBe(0);
+      expect(committed).toBe('0');
+      expect(await effectCounts(pool)).toEqual(ONCE_EACH([String(records[0]!.headers.ce_id)]));
+    } finally {
+      await consumer.close();
+      await database.close();
+    }
+  });
 });

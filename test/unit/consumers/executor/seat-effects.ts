@@ -25,6 +25,8 @@ export interface Faults {
   poison: Set<string>;
   /** Called inside the handler before it writes (a revocation, a crash). */
   during?: (events: readonly ConsumedEvent[]) => void;
+  /** Awaited inside the handler before it writes, after `during` (an outage switched on from another session). */
+  beforeWrite?: () => Promise<void>;
 }
 
 export function noFaults(): Faults {
@@ -33,6 +35,7 @@ export function noFaults(): Faults {
 
 async function writeEffects(client: PoolClient, events: readonly ConsumedEvent[], faults: Faults): Promise<void> {
   faults.during?.(events);
+  await faults.beforeWrite?.();
   if (faults.infrastructure > 0) {
     faults.infrastructure -= 1;
     throw new TransientError('provider_unavailable', 'the test switched the infrastructure off');
