@@ -3,8 +3,12 @@
  * (consumers/runtime/metrics.ts; consumer-alerts.rules.yml, generated from here).
  */
 import { alert } from './alert-spec.js';
+import { durationWords } from './rule-intervals.js';
 
 const GROUP = 'consumers';
+
+/** How long a partition is held before ConsumerHeldByFailure fires (its `for`, and its summary's words). */
+const HELD_FOR = '2m';
 
 export const CONSUMER_ALERTS = {
   ConsumerDeadLettered: alert({
@@ -33,7 +37,7 @@ sum by (job, instance, consumer, topic, reason) (consumer_dead_lettered_total un
   ConsumerHeldByFailure: alert({
     severity: 'warning',
     summary: () =>
-      '{{ $labels.consumer }} has been held on {{ $labels.topic }} partition {{ $labels.partition }} for 2 minutes by an infrastructure failure ({{ $labels.error }}); its oldest waiting event is {{ $value | humanizeDuration }} old.',
+      `{{ $labels.consumer }} has been held on {{ $labels.topic }} partition {{ $labels.partition }} for ${durationWords(HELD_FOR)} by an infrastructure failure ({{ $labels.error }}); its oldest waiting event is {{ $value | humanizeDuration }} old.`,
     rule: {
       group: GROUP,
       comment: [
@@ -41,7 +45,7 @@ sum by (job, instance, consumer, topic, reason) (consumer_dead_lettered_total un
         'SMTP, Kafka): nothing is lost, but nothing behind it moves. The series exists only while held.',
       ],
       expr: 'max by (job, instance, consumer, topic, partition, error) (consumer_failing_event_age_seconds)',
-      for: '2m',
+      for: HELD_FOR,
       summary: {},
     },
     meaning:

@@ -23,6 +23,24 @@ export function durationSeconds(text: string): number {
   return parts.reduce((sum, [, value, unit]) => sum + Number(value) * (UNIT_SECONDS[unit ?? ''] ?? NaN), 0);
 }
 
+const UNIT_WORDS: Record<string, string> = {
+  ms: 'millisecond',
+  s: 'second',
+  m: 'minute',
+  h: 'hour',
+  d: 'day',
+  w: 'week',
+  y: 'year',
+};
+
+/** A Prometheus duration in words, as a summary says it: '2m' → '2 minutes', '1m30s' → '1 minute 30 seconds'. */
+export function durationWords(text: string): string {
+  durationSeconds(text); // refuses what is not a duration
+  return [...text.matchAll(/(\d+)(ms|s|m|h|d|w|y)/g)]
+    .map(([, value, unit]) => `${value} ${UNIT_WORDS[unit ?? '']}${value === '1' ? '' : 's'}`)
+    .join(' ');
+}
+
 export interface PrometheusTiming {
   /** Where this Prometheus runs, for the messages. */
   name: string;

@@ -10,7 +10,12 @@ import { parse } from 'yaml';
 import { ASSUMED_EVALUATION_INTERVAL, SCRAPE_INTERVAL, serviceMonitor } from '../../../deploy/kubernetes/programs.js';
 import { alert } from '../../../monitors/alerts/alert-spec.js';
 import { ALL_ALERTS } from '../../../monitors/alerts/catalog.js';
-import { durationSeconds, intervalProblems, type PrometheusTiming } from '../../../monitors/alerts/rule-intervals.js';
+import {
+  durationSeconds,
+  durationWords,
+  intervalProblems,
+  type PrometheusTiming,
+} from '../../../monitors/alerts/rule-intervals.js';
 import { projectRoot, stackSettings } from '../../../stack/config.js';
 
 function timings(): PrometheusTiming[] {
@@ -86,5 +91,33 @@ describe('intervalProblems', () => {
       [15, 90, 0.5, 7200],
     );
     expect(() => durationSeconds('15')).toThrow(/not a Prometheus duration/);
+  });
+});
+
+describe("a summary that says how long the condition has held says its rule's `for`", () => {
+  const HELD = /\bfor (\d+ (?:millisecond|second|minute|hour|day|week|year)s?(?: \d+ \w+)*)/;
+  const claims = Object.entries(ALL_ALERTS).flatMap(([name, spec]) => {
+    if (spec.rule === undefined) return [];
+    const text = (spec.summary as (params: unknown) => string)(spec.rule.summary);
+    const said = HELD.exec(text)?.[1];
+    return said === undefined ? [] : [{ name, said, rule: spec.rule.for }];
+  });
+
+  it('finds the summaries that say it (ConsumerHeldByFailure among them)', () => {
+    expect(claims.map((claim) => claim.name)).toContain('ConsumerHeldByFailure');
+  });
+
+  it.each(claims.map((claim) => [claim.name, claim] as const))('%s', (_name, claim) => {
+    expect(claim.rule, 'a summary says "for …" but its rule has no for').toBeDefined();
+    expect(claim.said).toBe(durationWords(claim.rule ?? ''));
+  });
+
+  it('words a duration as the summaries do', () => {
+    expect(['2m', '1m', '1m30s', '15s'].map(durationWords)).toEqual([
+      '2 minutes',
+      '1 minute',
+      '1 minute 30 seconds',
+      '15 seconds',
+    ]);
   });
 });
