@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { Pool, PoolClient } from '../../../lib/postgres.js';
 import { TransientError } from '../../../consumers/runtime/failures.js';
 import type { ConsumedEvent, ConsumerDefinition, LatePolicy } from '../../../consumers/runtime/types.js';
+import type { Gate } from './gate.js';
 
 export const COUNTED_TYPE = 'com.stagefront.test.counted';
 
@@ -33,7 +34,7 @@ export function countedSchemaV2(namespace: string): string {
 const countedPayload = z.object({
   key: z.string().min(1),
   seq: z.number().int().nonnegative(),
-  behaviour: z.enum(['apply', 'fail', 'transient-once', 'crash', 'slow', 'bug']),
+  behaviour: z.enum(['apply', 'fail', 'transient-once', 'crash', 'slow', 'gated', 'bug']),
   note: z.string().optional(),
 });
 export type CountedPayload = z.infer<typeof countedPayload>;
@@ -51,6 +52,7 @@ async function applyCounted(
   events: readonly ConsumedEvent[],
   transientSeen: Set<string>,
   bug: { fixed: boolean } | undefined,
+  gate: Gate | undefined,
 ): Promise<void> {
   for (const event of events) {
     const payload = event.payload as CountedPayload;
@@ -61,6 +63,11 @@ async function applyCounted(
     if (payload.behaviour === 'fail') await client.query(/* sql */ `select $1::int / 0`, [payload.seq]);
     // Long batches, so a rebalance lands in the middle of one.
     if (payload.behaviour === 'slow') await client.query(/* sql */ `select pg_sleep(0.05)`);
+    // Held inside its batch (in the transaction, nothing committed) until the test opens the gate.
+    if (payload.behaviour === 'gated') {
+      if (gate === undefined) throw new Error('a gated record needs the consumer built with a gate');
+      await gate.pass();
+    }
     // The process dies mid-batch (only ever run in a child process).
     if (payload.behaviour === 'crash') process.exit(3);
     if (payload.behaviour === 'transient-once' && !transientSeen.has(event.id)) {
@@ -81,11 +88,13 @@ export interface CountedOptions {
   deadlineMs?: number;
   /** `bug` records throw a TypeError while `fixed` is false. */
   bug?: { fixed: boolean };
+  /** `gated` records wait at it until the test opens it. */
+  gate?: Gate;
 }
 
 export function countedConsumer(name: string, topics: string[], options: CountedOptions = {}): ConsumerDefinition {
   const transientSeen = new Set<string>();
-  const { readerSchema, whenLate = 'keep-retrying', deadlineMs, bug } = options;
+  const { readerSchema, whenLate = 'keep-retrying', deadlineMs, bug, gate } = options;
   return {
     name,
     topics,
@@ -99,7 +108,7 @@ export function countedConsumer(name: string, topics: string[], options: Counted
     },
     effects: {
       kind: 'transactional',
-      apply: (client, events) => applyCounted(client, name, events, transientSeen, bug),
+      apply: (client, events) => applyCounted(client, name, events, transientSeen, bug, gate),
     },
   };
 }

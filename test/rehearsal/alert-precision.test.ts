@@ -1,0 +1,201 @@
+/**
+ * Alert precision against the real thing: a rehearsal without drills that lasts several minutes,
+ * with every program of the pipeline running and the stack's Prometheus and Alertmanager
+ * evaluating the project's own rules, raises no alert at all. On-call woken for nothing learns to
+ * ignore the page: a rule whose threshold sits below the scrape interval, or a condition that is
+ * true whenever the pipeline is merely working, shows up here and nowhere else (the promtool tests
+ * feed synthetic series).
+ *
+ * The verdict is the test's own, from two sources independent of the rehearsal: Prometheus's
+ * ALERTS series over the run (every rule-based alert), and the test's own poll of Alertmanager
+ * (alerts the monitors send themselves as well). Which alerts are the run's is one small rule
+ * (support/alerts-of-run.ts): not one already firing before the run began, nor an alert about the
+ * rehearsal's own programs (stopped between two runs) that resolves within a scrape and an
+ * evaluation interval of Prometheus seeing them up again. Positive controls: Prometheus's
+ * always-firing Watchdog rule is seen by the same query, and Prometheus scraped every program of
+ * the rehearsal up for the run, so the rules had data.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SCRAPE_PORTS } from '../../stack/prometheus-config.js';
+import { requireStack, uniqueName } from '../support/stack.js';
+import { type AlertSpan, alertsOfTheRun, programsUpAt } from './support/alerts-of-run.js';
+import { type RehearsalOutcome, runRehearsal } from './support/run-rehearsal.js';
+
+const stack = requireStack();
+
+const reportDir = mkdtempSync(join(tmpdir(), 'stagefront-alert-precision-'));
+afterAll(() => rmSync(reportDir, { recursive: true, force: true }));
+
+/** How long the crowd keeps arriving: several Prometheus scrape and rule intervals, and every `for:` of a minute or two. */
+const ARRIVAL_MS = 180_000;
+/** The crowd, spread evenly over ARRIVAL_MS: buyer i of n arrives at i/n of it, the last at (n-1)/n. */
+const BUYERS = 360;
+/** The resolution of the test's Prometheus queries. */
+const STEP_S = 1;
+/** How far before the run the test looks, to tell an alert that was firing already. */
+const LOOK_BEFORE_S = 120;
+
+interface AlertmanagerAlert {
+  labels: Record<string, string>;
+  startsAt: string;
+}
+
+/**
+ * The test's own poll of Alertmanager: every alert seen active, from its startsAt to the last poll
+ * that saw it (one span each time it fired: a new startsAt).
+ */
+function pollAlertmanager(url: string): { stop: () => Promise<AlertSpan[]> } {
+  const seen = new Map<string, AlertSpan>();
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      try {
+        const response = await fetch(`${url}/api/v2/alerts?active=true&silenced=true&inhibited=true`);
+        if (response.ok) {
+          const now = Date.now();
+          for (const alert of (await response.json()) as AlertmanagerAlert[]) {
+            const name = alert.labels.alertname ?? '?';
+            const labels = JSON.stringify(alert.labels);
+            const startsAt = Date.parse(alert.startsAt);
+            seen.set(`${name} ${labels} ${startsAt}`, { name, labels, firstFiringMs: startsAt, lastFiringMs: now });
+          }
+        }
+      } catch {
+        // Alertmanager busy for a moment: the next poll sees what this one missed (alerts last).
+      }
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      await loop;
+      return [...seen.values()];
+    },
+  };
+}
+
+interface RangeSeries {
+  metric: Record<string, string>;
+  values: [number, string][];
+}
+
+async function queryRange(query: string, startS: number, endS: number): Promise<RangeSeries[]> {
+  const params = new URLSearchParams({ query, start: String(startS), end: String(endS), step: String(STEP_S) });
+  const response = await fetch(`${stack.prometheusUrl}/api/v1/query_range?${params}`);
+  const body = (await response.json()) as { status: string; error?: string; data?: { result: RangeSeries[] } };
+  if (body.status !== 'success' || body.data === undefined) {
+    throw new Error(`Prometheus query ${query} failed: ${body.error ?? response.status}`);
+  }
+  return body.data.result;
+}
+
+/** One scrape interval plus one rule evaluation interval, as the stack's Prometheus runs them. */
+async function scrapeAndEvaluationMs(): Promise<number> {
+  const response = await fetch(`${stack.prometheusUrl}/api/v1/status/config`);
+  const { yaml } = ((await response.json()) as { data: { yaml: string } }).data;
+  const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 } as const;
+  const interval = (name: string): number => {
+    const m = new RegExp(`${name}: (\\d+)(ms|s|m|h)\\n`).exec(yaml);
+    if (m === null) throw new Error(`no global ${name} in Prometheus's configuration`);
+    return Number(m[1]) * unit[m[2] as keyof typeof unit];
+  };
+  return interval('scrape_interval') + interval('evaluation_interval');
+}
+
+/** Each time a series fired, as a span: its samples cut where one is missing (the alert had resolved). */
+function spansOf(s: RangeSeries): AlertSpan[] {
+  const spans: AlertSpan[] = [];
+  for (const [t] of s.values) {
+    const last = spans.at(-1);
+    if (last !== undefined && t * 1000 - last.lastFiringMs <= STEP_S * 1000) last.lastFiringMs = t * 1000;
+    else
+      spans.push({
+        name: s.metric.alertname ?? '?',
+        labels: JSON.stringify(s.metric),
+        firstFiringMs: t * 1000,
+        lastFiringMs: t * 1000,
+      });
+  }
+  return spans;
+}
+const describeSpan = (s: AlertSpan) =>
+  `${s.name} ${s.labels} from ${new Date(s.firstFiringMs).toISOString()} to ${new Date(s.lastFiringMs).toISOString()}`;
+
+describe('a several-minute rehearsal with nothing wrong', () => {
+  it('raises no alert: none begins in Prometheus or Alertmanager while the crowd buys', async () => {
+    const show = uniqueName('quiet').replace(/_/g, '-');
+    const poll = pollAlertmanager(stack.alertmanagerUrl);
+    let outcome: RehearsalOutcome;
+    let polled: AlertSpan[];
+    try {
+      // Throws unless the rehearsal exited 0 and wrote its reports.
+      outcome = await runRehearsal({
+        show,
+        lockTimeoutS: 300,
+        env: {
+          REHEARSAL_BUYERS: String(BUYERS),
+          REHEARSAL_CONCURRENCY: '4',
+          REHEARSAL_ARRIVAL_MS: String(ARRIVAL_MS),
+          REHEARSAL_HOLD_TTL_MS: '8000',
+          REHEARSAL_COUNTDOWN_MS: '0',
+          REHEARSAL_DRILLS: '',
+          REHEARSAL_STACK: 'native',
+          REHEARSAL_REPORT_DIR: reportDir,
+        },
+      });
+    } finally {
+      polled = await poll.stop();
+    }
+    const { record } = outcome;
+    // The precondition of "several minutes": the crowd arrived over the whole time asked for (its
+    // last buyer at (n-1)/n of it).
+    expect(record.finishedAt - record.startedAt).toBeGreaterThanOrEqual(((BUYERS - 1) / BUYERS) * ARRIVAL_MS);
+
+    const fromS = Math.floor(record.startedAt / 1000) - LOOK_BEFORE_S;
+    const endS = Math.ceil(record.finishedAt / 1000);
+
+    // Positive control: Prometheus scraped every program of the rehearsal up for the run.
+    const jobs = Object.keys(SCRAPE_PORTS);
+    const up = (await queryRange('up', fromS, endS)).filter((s) => jobs.includes(s.metric.job ?? ''));
+    const scrapedJobs = new Set(up.filter((s) => s.values.some(([, v]) => v === '1')).map((s) => s.metric.job));
+    expect([...scrapedJobs].sort()).toEqual(jobs.sort());
+    const programsUpAtMs = programsUpAt(
+      up.map((s) => s.values.map(([t, v]) => [t * 1000, Number(v)] as const)),
+      record.startedAt,
+    );
+    expect(programsUpAtMs, 'every program of the rehearsal seen up').toBeDefined();
+    const window = {
+      startedAtMs: record.startedAt,
+      finishedAtMs: record.finishedAt,
+      programsUpAtMs: programsUpAtMs!,
+      settleMs: await scrapeAndEvaluationMs(),
+    };
+
+    // Prometheus: every alert firing at some point of the run that is the run's.
+    const firing = await queryRange('ALERTS{alertstate="firing"}', fromS, endS);
+    expect(
+      firing.some((s) => s.metric.alertname === 'Watchdog'),
+      'positive control: the always-firing Watchdog rule',
+    ).toBe(true);
+    const runsInPrometheus = alertsOfTheRun(
+      firing.filter((s) => s.metric.alertname !== 'Watchdog').flatMap(spansOf),
+      window,
+    ).map(describeSpan);
+    expect(runsInPrometheus, 'alerts Prometheus fired during a run in which nothing was wrong').toEqual([]);
+
+    // Alertmanager, as the test polled it: the run's alerts (the monitors' own too).
+    const runsInAlertmanager = alertsOfTheRun(
+      polled.filter((s) => s.name !== 'Watchdog'),
+      window,
+    ).map(describeSpan);
+    expect(runsInAlertmanager, 'alerts Alertmanager received during a run in which nothing was wrong').toEqual([]);
+    expect(
+      polled.some((s) => s.name === 'Watchdog'),
+      'positive control: the poll saw a Watchdog heartbeat',
+    ).toBe(true);
+  }, 480_000);
+});
