@@ -267,27 +267,53 @@ async function answered(response: Response, what: string): Promise<ProbeAnswer> 
 /** Most subjects a reader schema is looked up under (one per SCHEMA_SUBJECT_PREFIX sharing the registry). */
 const SUBJECTS_LOOKED_UP = 5;
 
+/**
+ * Most pages of GET /subjects read for a prefixed subject. A registry may answer one page only
+ * (Apicurio: `apicurio.ccompat.max-subjects`, 1,000 by default): the list is read on with `offset`.
+ */
+const SUBJECT_PAGES_READ = 50;
+
+/** Subjects ending in `name`, at most SUBJECTS_LOOKED_UP, read page by page; or what the listing lacks. */
+async function subjectsEndingWith(registry: Registry, name: string): Promise<string[] | { problem: string }> {
+  const found: string[] = [];
+  let offset = 0;
+  let previousFirst: string | undefined;
+  for (let page = 0; page < SUBJECT_PAGES_READ && found.length < SUBJECTS_LOOKED_UP; page += 1) {
+    const listed = await registryFetch(registry, offset === 0 ? '/subjects' : `/subjects?offset=${offset}`);
+    if (!listed.ok) return { problem: (await answered(listed, 'GET /subjects fails')) ?? 'GET /subjects fails' };
+    const body = (await listed.json().catch(() => undefined)) as unknown;
+    const subjects = (Array.isArray(body) ? body : []).filter((s): s is string => typeof s === 'string');
+    // An empty page ends the list; so does the first page again (a registry that ignores `offset` lists everything at once).
+    if (subjects.length === 0 || (page > 0 && subjects[0] === previousFirst)) break;
+    previousFirst = subjects[0];
+    found.push(...subjects.filter((s) => s.endsWith(name) && !found.includes(s)));
+    offset += subjects.length;
+  }
+  return found.slice(0, SUBJECTS_LOOKED_UP);
+}
+
+/** POST /subjects/<subject> looks the schema up under the subject; it registers nothing. */
+async function registeredUnder(registry: Registry, subject: string, schema: string): Promise<boolean> {
+  const found = await registryFetch(registry, `/subjects/${encodeURIComponent(subject)}`, {
+    method: 'POST',
+    body: JSON.stringify({ schema }),
+  });
+  await found.body?.cancel();
+  return found.ok;
+}
+
 function readerSchemaProbe(registry: Registry, schema: string): Promise<ProbeAnswer> {
   const name = subjectOfSchema(schema);
   if (name === undefined) return Promise.resolve('a reader schema that is not an Avro record');
   return cachedProbe(registry, `reader\u0000${schema}`, async () => {
+    if (await registeredUnder(registry, name, schema)) return undefined;
     // The producers may prefix subjects (SCHEMA_SUBJECT_PREFIX), which a consumer does not know: any subject ending in the name.
-    const listed = await registryFetch(registry, '/subjects');
-    if (!listed.ok) return answered(listed, 'GET /subjects fails');
-    const body = (await listed.json().catch(() => undefined)) as unknown;
-    const subjects = (Array.isArray(body) ? body : []).filter(
-      (s): s is string => typeof s === 'string' && s.endsWith(name),
-    );
+    const subjects = await subjectsEndingWith(registry, name);
+    if (!Array.isArray(subjects)) return subjects.problem;
+    const prefixed = subjects.filter((subject) => subject !== name);
     if (subjects.length === 0) return `no subject is named ${name} (with or without a prefix)`;
-    for (const subject of subjects.slice(0, SUBJECTS_LOOKED_UP)) {
-      // POST /subjects/<subject> looks the schema up under the subject; it registers nothing.
-      const found = await registryFetch(registry, `/subjects/${encodeURIComponent(subject)}`, {
-        method: 'POST',
-        body: JSON.stringify({ schema }),
-      });
-      if (found.ok) return undefined;
-    }
-    return `the reader schema of ${name} is not registered under ${subjects.slice(0, SUBJECTS_LOOKED_UP).join(', ')}`;
+    for (const subject of prefixed) if (await registeredUnder(registry, subject, schema)) return undefined;
+    return `the reader schema of ${name} is not registered under ${subjects.join(', ')}`;
   });
 }
 

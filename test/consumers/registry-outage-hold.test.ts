@@ -14,6 +14,7 @@ import { waitFor } from '../../lib/wait.js';
 import { readDeadLetters } from '../../consumers/redrive/read-dead-letters.js';
 import { cloudEventMessage, registerTestSchema, routerHeaders } from '../support/cloudevent-records.js';
 import { installLeakGuard } from '../support/leak-guard.js';
+import { pageSubjectsRegisteredFromNow } from '../support/registry-pages.js';
 import { requireStack, uniqueName } from '../support/stack.js';
 import {
   COUNTED_TYPE,
@@ -227,16 +228,27 @@ describe('a schema registry that answers 4xx', () => {
     );
 
     // The schemas are back, under the subject a SCHEMA_SUBJECT_PREFIX gives them: now the id is the record's fault.
-    await registerTestSchema(registry, `staging.${name}.Counted`, readerSchema);
-    const deadLetters = await waitFor(
-      async () => {
-        const found = await readDeadLetters(kafka, deadLetterTopicFor(topic));
-        return found.length > 0 && found;
-      },
-      { timeoutMs: 60_000, description: 'the unknown schema dead-lettered' },
+    // A registry shared by many teams lists its subjects a page at a time (Apicurio: 1,000): the new subject is on a later page.
+    await registerTestSchema(
+      registry,
+      `${name}.Earlier`,
+      JSON.stringify({ type: 'record', name: 'Earlier', fields: [] }),
     );
-    await consumer.close();
-    expect(deadLetters.map((d) => [d.reason, d.ceId])).toEqual([['unknown schema', unknownId]]);
+    const restorePages = await pageSubjectsRegisteredFromNow(stack);
+    try {
+      await registerTestSchema(registry, `staging.${name}.Counted`, readerSchema);
+      const deadLetters = await waitFor(
+        async () => {
+          const found = await readDeadLetters(kafka, deadLetterTopicFor(topic));
+          return found.length > 0 && found;
+        },
+        { timeoutMs: 60_000, description: 'the unknown schema dead-lettered' },
+      );
+      expect(deadLetters.map((d) => [d.reason, d.ceId])).toEqual([['unknown schema', unknownId]]);
+    } finally {
+      await restorePages();
+      await consumer.close();
+    }
     await Promise.all([db.close(), closeProducer()]);
   });
 });
