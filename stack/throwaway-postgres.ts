@@ -19,8 +19,28 @@ export interface ThrowawayPostgres {
   stop(): Promise<void>;
 }
 
-/** A loopback port nothing listens on right now (the kernel's choice). */
-export function freePort(): Promise<number> {
+/** How many ports after each of the stack's own a free port keeps clear of (its further brokers, Connect workers). */
+const STACK_PORT_BAND = 20;
+
+/** The ports the stack's components listen on, or may, under these settings (stackLayout's). */
+function stackPortBands(): Array<[number, number]> {
+  const s = stackLayout().settings;
+  const own = [
+    s.postgresPort,
+    s.postgresStandbyPort,
+    s.postgresEndpointPort,
+    s.kafkaPort,
+    s.kafkaControllerPort,
+    s.connectPort,
+    s.registryPort,
+    s.registryManagementPort,
+    s.alertmanagerPort,
+    s.prometheusPort,
+  ];
+  return own.map((p) => [p, p + STACK_PORT_BAND]);
+}
+
+function listenOnAnyPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -30,6 +50,18 @@ export function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * A loopback port nothing listens on right now (the kernel's choice), clear of the stack's ports:
+ * a throwaway server must not take the port of a stack component a drill has stopped for a moment.
+ */
+export async function freePort(): Promise<number> {
+  const bands = stackPortBands();
+  for (;;) {
+    const port = await listenOnAnyPort();
+    if (!bands.some(([from, to]) => port >= from && port <= to)) return port;
+  }
 }
 
 /** Nothing a test needs from a cluster that lives for seconds: no fsync, small memory. */

