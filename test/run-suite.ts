@@ -14,6 +14,7 @@
  * (file filters, -t), in both chains.
  */
 import { spawn } from 'node:child_process';
+import { setPriority } from 'node:os';
 import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { createLogger } from '../lib/logger.js';
@@ -26,12 +27,16 @@ import {
   excludedFiles,
   parseSuiteArgs,
   projectTestFiles,
+  STACK_FREE_VITEST_ARGS,
   SUITE_NODE_ENV,
   suiteRuns,
   type SuitePart,
   type SuiteRun,
 } from './suite-plan.js';
 import { add, countReport, totalsLine, type Totals, type VitestJson } from './suite-totals.js';
+
+/** The stack-free chain's niceness (0 normal, 19 lowest): it yields the CPU to the stack-bound chain. */
+const STACK_FREE_NICENESS = 5;
 
 /** A step's output: the terminal's, or a log file's (the stack-free chain, printed when it is done). */
 type Output = 'inherit' | { log: string };
@@ -47,6 +52,14 @@ function runStep(
     const fd = output === 'inherit' ? undefined : openSync(output.log, 'a');
     const stdio = fd === undefined ? 'inherit' : (['ignore', fd, fd] as const);
     const child = spawn(command, args, { cwd: projectRoot, stdio: stdio as 'inherit', env });
+    // The stack-free chain takes what CPU the stack-bound files leave: their drills wait on real processes.
+    if (output !== 'inherit' && child.pid !== undefined) {
+      try {
+        setPriority(child.pid, STACK_FREE_NICENESS);
+      } catch {
+        // Not allowed here: it runs at the same priority.
+      }
+    }
     const done = (ok: boolean) => {
       if (fd !== undefined) closeSync(fd);
       resolve(ok);
@@ -105,6 +118,7 @@ async function runVitest(
     '--reporter=json',
     `--outputFile.json=${reportFile}`,
     ...exclude,
+    ...(part === 'stack-free' ? STACK_FREE_VITEST_ARGS : []),
     ...vitestArgs,
   ];
   const ok = await runStep(runtime.bin, args, output, env);
