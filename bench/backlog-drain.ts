@@ -10,6 +10,7 @@ import { startConsumer } from '../consumers/runtime/consumer.js';
 import { RuntimeEvents } from '../consumers/runtime/lifecycle.js';
 import { seatAvailabilityConsumer } from '../consumers/seat-availability/consumer.js';
 import { type BenchContext, type Scenario, consumerDatabase } from './context.js';
+import { atScale } from './scales.js';
 import { startNaiveConsumer } from './naive-consumer.js';
 import { pollingRelayDrainRate } from './polling-relay.js';
 import { startBenchSeatPipeline } from './seat-pipeline.js';
@@ -87,7 +88,9 @@ async function drainRate(
 }
 
 async function run(ctx: BenchContext): Promise<void> {
-  const count = Number(process.env.BENCH_BACKLOG_EVENTS ?? (ctx.scale === 'small' ? 10_000 : 100_000));
+  const count = Number(
+    process.env.BENCH_BACKLOG_EVENTS ?? atScale(ctx.scale, { smoke: 600, small: 10_000, full: 100_000 }),
+  );
   const naiveCount = Math.min(count, Number(process.env.BENCH_NAIVE_EVENTS ?? 20_000));
   const pipeline = await startBenchSeatPipeline(ctx, 'drain');
   const batchedDb = await consumerDatabase(ctx, 'drain_batched', PARTITIONS + 1);

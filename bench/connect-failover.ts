@@ -15,11 +15,13 @@ import type { Component } from '../stack/component.js';
 import { sleep, waitFor } from '../lib/wait.js';
 import { localConnectApi, stackLayout } from '../stack/config.js';
 import { type ConnectCluster, connectComponent } from '../stack/connect.js';
-import { freePort } from './connect-crash.js';
-import type { BenchContext, Scenario } from './context.js';
+import { type BenchContext, type Scenario } from './context.js';
+import { atScale } from './scales.js';
 import { type Written, startOpenLoopHarness } from './open-loop.js';
+import { freePort } from '../stack/throwaway-postgres.js';
 
-const KILL_AFTER_MS = 15_000;
+/** When the worker is killed: 15 s into the load, or a third of it when it is shorter (the smoke scale). */
+const killAfterMs = (loadMs: number): number => Math.min(15_000, Math.round(loadMs / 3));
 
 interface BenchWorker {
   component: Component;
@@ -103,7 +105,7 @@ async function killTaskWorker(
     try {
       const written: Written = new Map();
       const load = harness.generate(rate, loadMs, written);
-      await sleep(KILL_AFTER_MS);
+      await sleep(killAfterMs(loadMs));
       const status = await connectorStatus(localConnectApi(cluster.connectUrl), ctx.name(label));
       const runningOn = status?.tasks[0]?.worker_id;
       const victim = cluster.workers.find((w) => w.workerId === runningOn);
@@ -144,8 +146,9 @@ async function killTaskWorker(
 }
 
 async function run(ctx: BenchContext): Promise<void> {
-  const rate = Number(process.env.BENCH_FAILOVER_RATE ?? (ctx.scale === 'small' ? 250 : 1_000));
-  const loadMs = Number(process.env.BENCH_FAILOVER_SECONDS ?? (ctx.scale === 'small' ? 40 : 90)) * 1000;
+  const rate = Number(process.env.BENCH_FAILOVER_RATE ?? atScale(ctx.scale, { smoke: 100, small: 250, full: 1_000 }));
+  const loadMs =
+    Number(process.env.BENCH_FAILOVER_SECONDS ?? atScale(ctx.scale, { smoke: 12, small: 40, full: 90 })) * 1000;
   const one = await killTaskWorker(ctx, 'failover_one', 1, rate, loadMs);
   const two = await killTaskWorker(ctx, 'failover_two', 2, rate, loadMs);
   const baseline = (value: number) => ({ label: 'one worker, restarted at once', value });
@@ -164,7 +167,7 @@ async function run(ctx: BenchContext): Promise<void> {
   });
   ctx.note(
     `connect failover: ${two.count.toLocaleString('en-US')} events (one worker: ${one.count.toLocaleString('en-US')}) over ${loadMs / 1000} s at ${at}; Connect clusters of the bench's own (384 MB heap per worker), ` +
-      `the worker running the task killed ${KILL_AFTER_MS / 1000} s in. Two workers: the other takes the task over when the group coordinator drops the dead member (Connect's session timeout) and rebalances; ` +
+      `the worker running the task killed ${killAfterMs(loadMs) / 1000} s in. Two workers: the other takes the task over when the group coordinator drops the dead member (Connect's session timeout) and rebalances; ` +
       'one worker: started again at once. Every seat event was applied afterwards in both.',
   );
 }

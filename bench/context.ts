@@ -14,7 +14,8 @@ import { stackEndpoints, stackLayout } from '../stack/config.js';
 import type { Figure } from './report.js';
 import { benchSettings } from './settings.js';
 
-export type Scale = 'small' | 'full';
+export type { Scale } from './scales.js';
+import type { Scale } from './scales.js';
 
 export interface BenchContext {
   scale: Scale;

@@ -6,7 +6,8 @@
  * the last write. The search stops at the first rate that is not flat.
  */
 import { waitFor } from '../lib/wait.js';
-import type { BenchContext, Scenario } from './context.js';
+import { type BenchContext, type Scenario } from './context.js';
+import { atScale } from './scales.js';
 import { type OpenLoopHarness, type Written, startOpenLoopHarness } from './open-loop.js';
 import { percentiles } from './report.js';
 
@@ -84,14 +85,19 @@ async function searchWith(
 
 async function run(ctx: BenchContext): Promise<void> {
   const rates = (
-    process.env.BENCH_FLAT_RATES ?? (ctx.scale === 'small' ? '1000,2000,3000' : '1000,2000,3000,4000,6000')
+    process.env.BENCH_FLAT_RATES ??
+    atScale(ctx.scale, { smoke: '500', small: '1000,2000,3000', full: '1000,2000,3000,4000,6000' })
   )
     .split(',')
     .map(Number);
-  const naiveRates = (process.env.BENCH_FLAT_NAIVE_RATES ?? (ctx.scale === 'small' ? '500,1000' : '250,500,1000,2000'))
+  const naiveRates = (
+    process.env.BENCH_FLAT_NAIVE_RATES ??
+    atScale(ctx.scale, { smoke: '250', small: '500,1000', full: '250,500,1000,2000' })
+  )
     .split(',')
     .map(Number);
-  const windowMs = Number(process.env.BENCH_FLAT_SECONDS ?? (ctx.scale === 'small' ? 20 : 60)) * 1000;
+  const windowMs =
+    Number(process.env.BENCH_FLAT_SECONDS ?? atScale(ctx.scale, { smoke: 4, small: 20, full: 60 })) * 1000;
   const naive = await searchWith(ctx, 'naive', naiveRates, windowMs);
   const runtime = await searchWith(ctx, 'runtime', rates, windowMs);
   ctx.record({

@@ -16,6 +16,7 @@ import { seatAvailabilityConsumer } from '../consumers/seat-availability/consume
 import { sleep, waitFor } from '../lib/wait.js';
 import { BENCH_POLICY } from './backlog-drain.js';
 import { type BenchContext, type Scenario, consumerDatabase } from './context.js';
+import { atScale } from './scales.js';
 import { percentiles } from './report.js';
 import type { SeatService } from '../seat-service/service.js';
 import { startBenchSeatPipeline } from './seat-pipeline.js';
@@ -370,10 +371,13 @@ async function naiveBaseline(ctx: BenchContext, rate: number, durationMs: number
 const BASELINE_RATE = 1_000;
 
 async function run(ctx: BenchContext): Promise<void> {
-  const rates = (process.env.BENCH_RATES ?? (ctx.scale === 'small' ? '250,1000' : '250,1000,3000'))
+  const rates = (
+    process.env.BENCH_RATES ?? atScale(ctx.scale, { smoke: '250', small: '250,1000', full: '250,1000,3000' })
+  )
     .split(',')
     .map(Number);
-  const durationMs = Number(process.env.BENCH_RATE_SECONDS ?? (ctx.scale === 'small' ? 10 : 30)) * 1000;
+  const durationMs =
+    Number(process.env.BENCH_RATE_SECONDS ?? atScale(ctx.scale, { smoke: 3, small: 10, full: 30 })) * 1000;
   const naive = rates.includes(BASELINE_RATE)
     ? await naiveBaseline(ctx, BASELINE_RATE, durationMs)
     : new Map<string, number>();

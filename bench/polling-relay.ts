@@ -17,7 +17,8 @@ import { type Pool, createPool, withTransaction } from '../lib/postgres.js';
 import { sleep, waitFor } from '../lib/wait.js';
 import { headerValue } from '../consumers/runtime/headers.js';
 import { type AggregateType, topicFor } from '../events/catalogue.js';
-import type { BenchContext, Scenario } from './context.js';
+import { type BenchContext, type Scenario } from './context.js';
+import { atScale } from './scales.js';
 import { type Written, generate } from './open-loop.js';
 import { openBenchSeatDatabase, startBenchSeatPipeline } from './seat-pipeline.js';
 
@@ -236,10 +237,13 @@ async function measureDebezium(ctx: BenchContext, durationMs: number): Promise<R
 }
 
 async function run(ctx: BenchContext): Promise<void> {
-  const intervals = (process.env.BENCH_RELAY_INTERVALS_MS ?? (ctx.scale === 'small' ? '20,100' : '5,20,50,100,250'))
+  const intervals = (
+    process.env.BENCH_RELAY_INTERVALS_MS ??
+    atScale(ctx.scale, { smoke: '100', small: '20,100', full: '5,20,50,100,250' })
+  )
     .split(',')
     .map(Number);
-  const durationMs = (ctx.scale === 'small' ? 5 : 15) * 1000;
+  const durationMs = atScale(ctx.scale, { smoke: 2, small: 5, full: 15 }) * 1000;
   const debezium = await measureDebezium(ctx, durationMs);
   ctx.record({
     measure: `Debezium at ${RATE.toLocaleString('en-US')}/s: outbox commit → fetched by a consumer`,

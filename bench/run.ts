@@ -2,44 +2,29 @@
  * `npm run bench [scenario …]`: the performance suite. Runs the named scenarios (all by default)
  * against the running stack, prints one table (each figure, its baseline from the same run, the
  * ratio and the issue's target) and writes the figures to .stack/bench/<timestamp>.json.
- * BENCH_SCALE=small runs a quick version.
+ * BENCH_SCALE=small runs a quick version, BENCH_SCALE=smoke the least of each (the test suite's).
  */
-import { ConfigError } from '../lib/settings.js';
-import { type BenchContext, type Scale, type Scenario, benchContext, machineDescription } from './context.js';
-import { backlogDrainScenario } from './backlog-drain.js';
-import { connectCrashScenario } from './connect-crash.js';
-import { connectFailoverScenario } from './connect-failover.js';
-import { flatLagScenario } from './flat-lag.js';
-import { openLoopScenario } from './open-loop.js';
-import { pollingRelayScenario } from './polling-relay.js';
-import { scaleOutScenario } from './scale-out.js';
-import { stadiumRehearsalScenario } from './stadium-rehearsal.js';
+import { ConfigError, parseSettings } from '../lib/settings.js';
+import { benchSettings } from './settings.js';
+import { type BenchContext, type Scale, benchContext, machineDescription } from './context.js';
+import { SCENARIOS } from './scenarios.js';
 import { type Report, renderTable, writeReport } from './report.js';
 
-const SCENARIOS: Scenario[] = [
-  backlogDrainScenario,
-  openLoopScenario,
-  pollingRelayScenario,
-  flatLagScenario,
-  connectCrashScenario,
-  connectFailoverScenario,
-  scaleOutScenario,
-  stadiumRehearsalScenario,
-];
-
 async function main(): Promise<void> {
-  const scale: Scale = process.env.BENCH_SCALE === 'small' ? 'small' : 'full';
+  let scale: Scale;
+  let ctx: BenchContext;
   const report: Report = {
     startedAt: new Date().toISOString(),
-    scale,
+    scale: 'full',
     machine: machineDescription(),
     figures: [],
     notes: ['Shared stack: other work may run on the same machine at the same time, so figures are noisy.'],
   };
   let current = '';
-  let ctx: BenchContext;
   // Settings first, as every program of the project: bad ones stop the bench before it reads its arguments.
   try {
+    scale = parseSettings(benchSettings, process.env).scale;
+    report.scale = scale;
     ctx = benchContext(scale, report, () => current);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;

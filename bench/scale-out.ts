@@ -9,7 +9,6 @@
  * database sessions are doing from pg_stat_activity, to show what limits the scaling here.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { type AddressInfo, createServer } from 'node:net';
 import { once } from 'node:events';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -28,8 +27,10 @@ import { sleep, waitFor } from '../lib/wait.js';
 import { CONSUMER_MIGRATIONS } from '../consumers/runtime/migrations.js';
 import { projectRoot } from '../stack/config.js';
 import { type BenchContext, type Scenario, freshDatabase } from './context.js';
+import { atScale } from './scales.js';
 import { startBenchSeatPipeline } from './seat-pipeline.js';
 import { writeWorkload } from './workload.js';
+import { freePort } from '../stack/throwaway-postgres.js';
 
 const PARTITIONS = 6;
 const WRITE_BATCH = 1_000;
@@ -163,17 +164,6 @@ function sessionStates(pool: Pool, database: string): { stop: () => Promise<Reco
       );
     },
   };
-}
-
-/** A port free right now, for an instance's metrics endpoint. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
 }
 
 /** Batches and the seconds spent in them, summed over the instances' /metrics; undefined while one does not answer. */
@@ -390,7 +380,9 @@ function whereTheTimeWent(result: DrainResult): string {
 }
 
 async function run(ctx: BenchContext): Promise<void> {
-  const count = Number(process.env.BENCH_SCALE_OUT_EVENTS ?? (ctx.scale === 'small' ? 10_000 : 60_000));
+  const count = Number(
+    process.env.BENCH_SCALE_OUT_EVENTS ?? atScale(ctx.scale, { smoke: 1_000, small: 10_000, full: 60_000 }),
+  );
   const pipeline = await startBenchSeatPipeline(ctx, 'scaleout');
   let backlog: BacklogRecord[];
   try {

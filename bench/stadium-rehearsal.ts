@@ -22,6 +22,7 @@ const CROWDS = {
     REHEARSAL_SECTIONS: 'A:80x50:12900,B:80x50:8900,C:80x50:5900',
   },
   small: {},
+  smoke: { REHEARSAL_BUYERS: '40', REHEARSAL_CONCURRENCY: '8', REHEARSAL_COUNTDOWN_MS: '0' },
 } as const;
 
 async function rehearse(env: NodeJS.ProcessEnv): Promise<number> {

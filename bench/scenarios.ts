@@ -1,0 +1,22 @@
+/** The bench's scenarios. */
+import type { Scenario } from './context.js';
+import { backlogDrainScenario } from './backlog-drain.js';
+import { connectCrashScenario } from './connect-crash.js';
+import { connectFailoverScenario } from './connect-failover.js';
+import { flatLagScenario } from './flat-lag.js';
+import { openLoopScenario } from './open-loop.js';
+import { pollingRelayScenario } from './polling-relay.js';
+import { scaleOutScenario } from './scale-out.js';
+import { stadiumRehearsalScenario } from './stadium-rehearsal.js';
+
+/** Every scenario of `npm run bench`, in the order it runs them. */
+export const SCENARIOS: readonly Scenario[] = [
+  backlogDrainScenario,
+  openLoopScenario,
+  pollingRelayScenario,
+  flatLagScenario,
+  connectCrashScenario,
+  connectFailoverScenario,
+  scaleOutScenario,
+  stadiumRehearsalScenario,
+];

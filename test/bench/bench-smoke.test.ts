@@ -1,0 +1,49 @@
+/**
+ * The bench at its smoke scale, as a user runs it (`BENCH_SCALE=smoke npm run -s bench`): every
+ * scenario runs its code once against the stack, the run exits 0, and the report it writes holds
+ * figures from each scenario and no failure. Nothing is judged about speed (that lives in
+ * `npm run bench`, never in a test): this keeps the bench from rotting between measurements.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import type { Report } from '../../bench/report.js';
+import { SCENARIOS } from '../../bench/scenarios.js';
+import { projectRoot } from '../../stack/config.js';
+import { requireStack } from '../support/stack.js';
+
+requireStack();
+
+function runBench(env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn('npm', ['run', '-s', 'bench'], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('npm run bench at the smoke scale', () => {
+  it('runs every scenario, exits 0, and writes a report with figures from each and no failure', async () => {
+    const { code, stdout, stderr } = await runBench({ ...process.env, BENCH_SCALE: 'smoke' });
+    const tail = `${stdout.slice(-3000)}\n${stderr.slice(-3000)}`;
+    expect(code, tail).toBe(0);
+    const file = /^figures written to (.+)$/m.exec(stdout)?.[1];
+    expect(file, tail).toBeDefined();
+    const report = JSON.parse(readFileSync(file!, 'utf8')) as Report;
+    expect(report.scale).toBe('smoke');
+    expect(report.notes.filter((note) => / failed: /.test(note))).toEqual([]);
+    const measured = new Set(report.figures.map((figure) => figure.scenario));
+    expect([...measured].sort()).toEqual(SCENARIOS.map((s) => s.name).sort());
+    for (const figure of report.figures) expect(Number.isFinite(figure.value), figure.measure).toBe(true);
+  }, 900_000);
+
+  it('refuses a scale it does not know, naming the ones it does', async () => {
+    const { code, stderr } = await runBench({ ...process.env, BENCH_SCALE: 'huge' });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/BENCH_SCALE.*smoke.*small.*full/s);
+  });
+});
