@@ -149,20 +149,26 @@ export class AlertWatcher {
    * they are about, and Prometheus resolves them after its next scrape and rule evaluation. Returns
    * the names still active after `timeoutMs` (then they are real, and the report shows them).
    */
-  async waitForOwnProgramsSeen(timeoutMs: number): Promise<string[]> {
-    const own = (): string[] => this.#firing.filter((name) => (OWN_PROGRAM_ALERTS as readonly string[]).includes(name));
+  waitForOwnProgramsSeen(timeoutMs: number): Promise<string[]> {
+    return this.waitUntilResolved(OWN_PROGRAM_ALERTS, timeoutMs);
+  }
+
+  /** Waits until none of `names` is active; returns those still active after `timeoutMs`. */
+  async waitUntilResolved(names: readonly string[], timeoutMs: number): Promise<string[]> {
+    const active = (): string[] => this.#firing.filter((name) => names.includes(name));
     await this.poll();
+    if (active().length === 0) return [];
     try {
       await waitFor(
         async () => {
           await this.poll();
-          return own().length === 0;
+          return active().length === 0;
         },
-        { timeoutMs, intervalMs: 1000, description: `${OWN_PROGRAM_ALERTS.join(', ')} to resolve` },
+        { timeoutMs, intervalMs: 1000, description: `${names.join(', ')} to resolve` },
       );
     } catch {
       // reported by the caller
     }
-    return own();
+    return active();
   }
 }

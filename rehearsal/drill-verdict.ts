@@ -6,6 +6,7 @@
  */
 import type { Pool } from '../lib/postgres.js';
 import { reconcileRun, type Check } from './consistency.js';
+import { brokenPromises, promisedAlerts } from './drill-alerts.js';
 import type { DrillRun } from './drills.js';
 import type { AlertRecord, DrillRecord } from './record.js';
 import type { Sampler } from './sampler.js';
@@ -21,6 +22,8 @@ export interface DrillScope {
   checks: Check[];
   sampler: Pick<Sampler, 'peakLag'>;
   alerts: AlertRecord[];
+  /** The stack Prometheus's scrape and evaluation interval: when a drill was away long enough to promise an alert. */
+  prometheusIntervalMs: number;
 }
 
 /**
@@ -42,9 +45,18 @@ export async function drillRecords(runs: DrillRun[], scope: DrillScope): Promise
     );
     const counts = window.consumers.map((c) => `${c.consumer.name} ${c.handled}/${c.published}`).join(', ');
     const failed = doubles.filter((c) => !c.ok).map((c) => c.name);
-    const ok = !window.gaps && failed.length === 0 && run.backAt !== null;
     // Up to 2 minutes after it was back, but not into the next drill: each alert belongs to one drill.
     const alertEnd = Math.min((run.backAt ?? scope.finishedAt) + DRILL_ALERT_WINDOW_MS, next ?? Infinity);
+    const promised =
+      run.backAt === null ? [] : promisedAlerts(run.target, run.backAt - run.killedAt, scope.prometheusIntervalMs);
+    const broken = brokenPromises(run, scope.alerts, scope.prometheusIntervalMs, alertEnd, scope.finishedAt);
+    const ok = !window.gaps && failed.length === 0 && run.backAt !== null && broken.length === 0;
+    const promises =
+      promised.length === 0
+        ? ''
+        : broken.length === 0
+          ? `; raised and resolved the alerts it promises (${promised.join(', ')})`
+          : `; FAILED its alert promises: ${broken.join('; ')}`;
     records.push({
       target: run.target,
       killedAt: run.killedAt,
@@ -57,8 +69,9 @@ export async function drillRecords(runs: DrillRun[], scope: DrillScope): Promise
       ],
       verdict: {
         ok,
-        detail: `${run.victim}: events written from the kill ${next === undefined ? 'to the end' : 'to the next drill'} handled ${counts} (reconciliation)${failed.length === 0 ? '; nothing sold, booked or emailed twice' : `; FAILED: ${failed.join(', ')}`}${run.backAt === null ? '; never came back' : ''}`,
+        detail: `${run.victim}: events written from the kill ${next === undefined ? 'to the end' : 'to the next drill'} handled ${counts} (reconciliation)${failed.length === 0 ? '; nothing sold, booked or emailed twice' : `; FAILED: ${failed.join(', ')}`}${run.backAt === null ? '; never came back' : ''}${promises}`,
       },
+      ...(promised.length === 0 ? {} : { promisedAlerts: promised }),
       notes: run.notes,
     });
   }

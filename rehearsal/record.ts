@@ -54,7 +54,9 @@ export interface DrillRecord {
   peakLag: number;
   /** Alerts that began firing between the kill and 2 minutes after it came back (or the next drill's kill, if sooner). */
   alerts: string[];
-  /** Nothing lost, doubled or oversold across the drill (the run's checks, scoped to it). */
+  /** The alerts it was away long enough to promise (rehearsal/drill-alerts.ts); absent: none. */
+  promisedAlerts?: string[];
+  /** Nothing lost, doubled or oversold across the drill (the run's checks, scoped to it), and its promised alerts raised and resolved. */
   verdict: { ok: boolean; detail: string };
   /** What else it took to get back (e.g. a connector task restarted), or why it did not come back. */
   notes?: string[];

@@ -16,6 +16,7 @@ import type { SectionPlan } from '../seat-service/inventory.js';
 import { parseSections } from '../seat-service/sections.js';
 import { AlertWatcher } from './alerts.js';
 import { reconcileRun } from './consistency.js';
+import { promisedAlerts } from './drill-alerts.js';
 import { runCrowd, type CrowdOutcome } from './crowd.js';
 import type { DrillTarget } from './drill-targets.js';
 import { runDrills, type DrillRun } from './drills.js';
@@ -29,6 +30,8 @@ import type { RehearsalConfig } from './settings.js';
 
 /** How long the rehearsal waits, after starting its programs, for alerts about them being down to resolve. */
 const OWN_ALERTS_WAIT_MS = 60_000;
+/** A promised alert resolves after one scrape and one evaluation of the part back; this many intervals are waited for it at most. */
+const RESOLVE_WAIT_INTERVALS = 3;
 
 /** What one run reads and sells with, open from the first step to the end. */
 export interface OpenRun {
@@ -193,6 +196,14 @@ async function sellShow(
   // Every write of the run is in the outbox by now: the reconciliation window ends here.
   const until = new Date((await seatDatabaseNow(seatPool)).getTime() + 1);
   const reconciliation = await waitUntilReconciled(seatPool, consumerPool, since, until, config.drainTimeoutMs);
+  // A drill long enough to raise an alert (drill-alerts.ts) is judged on its resolving too: give it the time.
+  if (drillContext !== undefined) {
+    const intervalMs = drillContext.layout.settings.prometheusIntervalMs;
+    const promised = drillRuns.flatMap((d) =>
+      d.backAt === null ? [] : promisedAlerts(d.target, d.backAt - d.killedAt, intervalMs),
+    );
+    if (promised.length > 0) await alerts.waitUntilResolved(promised, RESOLVE_WAIT_INTERVALS * intervalMs + 10_000);
+  }
   await sampler.stop();
   await sampler.sampleOnce();
   view.close();

@@ -22,6 +22,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SCRAPE_PORTS } from '../../stack/prometheus-config.js';
 import { requireStack, uniqueName } from '../support/stack.js';
 import { type AlertSpan, alertsOfTheRun, programsUpAt } from './support/alerts-of-run.js';
+import { queryRange, spansOf } from './support/prometheus-alerts.js';
 import { type RehearsalOutcome, runRehearsal } from './support/run-rehearsal.js';
 
 const stack = requireStack();
@@ -33,8 +34,6 @@ afterAll(() => rmSync(reportDir, { recursive: true, force: true }));
 const ARRIVAL_MS = 180_000;
 /** The crowd, spread evenly over ARRIVAL_MS: buyer i of n arrives at i/n of it, the last at (n-1)/n. */
 const BUYERS = 360;
-/** The resolution of the test's Prometheus queries. */
-const STEP_S = 1;
 /** How far before the run the test looks, to tell an alert that was firing already. */
 const LOOK_BEFORE_S = 120;
 
@@ -78,21 +77,6 @@ function pollAlertmanager(url: string): { stop: () => Promise<AlertSpan[]> } {
   };
 }
 
-interface RangeSeries {
-  metric: Record<string, string>;
-  values: [number, string][];
-}
-
-async function queryRange(query: string, startS: number, endS: number): Promise<RangeSeries[]> {
-  const params = new URLSearchParams({ query, start: String(startS), end: String(endS), step: String(STEP_S) });
-  const response = await fetch(`${stack.prometheusUrl}/api/v1/query_range?${params}`);
-  const body = (await response.json()) as { status: string; error?: string; data?: { result: RangeSeries[] } };
-  if (body.status !== 'success' || body.data === undefined) {
-    throw new Error(`Prometheus query ${query} failed: ${body.error ?? response.status}`);
-  }
-  return body.data.result;
-}
-
 /** One scrape interval plus one rule evaluation interval, as the stack's Prometheus runs them. */
 async function scrapeAndEvaluationMs(): Promise<number> {
   const response = await fetch(`${stack.prometheusUrl}/api/v1/status/config`);
@@ -106,22 +90,6 @@ async function scrapeAndEvaluationMs(): Promise<number> {
   return interval('scrape_interval') + interval('evaluation_interval');
 }
 
-/** Each time a series fired, as a span: its samples cut where one is missing (the alert had resolved). */
-function spansOf(s: RangeSeries): AlertSpan[] {
-  const spans: AlertSpan[] = [];
-  for (const [t] of s.values) {
-    const last = spans.at(-1);
-    if (last !== undefined && t * 1000 - last.lastFiringMs <= STEP_S * 1000) last.lastFiringMs = t * 1000;
-    else
-      spans.push({
-        name: s.metric.alertname ?? '?',
-        labels: JSON.stringify(s.metric),
-        firstFiringMs: t * 1000,
-        lastFiringMs: t * 1000,
-      });
-  }
-  return spans;
-}
 const describeSpan = (s: AlertSpan) =>
   `${s.name} ${s.labels} from ${new Date(s.firstFiringMs).toISOString()} to ${new Date(s.lastFiringMs).toISOString()}`;
 
@@ -160,7 +128,9 @@ describe('a several-minute rehearsal with nothing wrong', () => {
 
     // Positive control: Prometheus scraped every program of the rehearsal up for the run.
     const jobs = Object.keys(SCRAPE_PORTS);
-    const up = (await queryRange('up', fromS, endS)).filter((s) => jobs.includes(s.metric.job ?? ''));
+    const up = (await queryRange(stack.prometheusUrl, 'up', fromS, endS)).filter((s) =>
+      jobs.includes(s.metric.job ?? ''),
+    );
     const scrapedJobs = new Set(up.filter((s) => s.values.some(([, v]) => v === '1')).map((s) => s.metric.job));
     expect([...scrapedJobs].sort()).toEqual(jobs.sort());
     const programsUpAtMs = programsUpAt(
@@ -176,7 +146,7 @@ describe('a several-minute rehearsal with nothing wrong', () => {
     };
 
     // Prometheus: every alert firing at some point of the run that is the run's.
-    const firing = await queryRange('ALERTS{alertstate="firing"}', fromS, endS);
+    const firing = await queryRange(stack.prometheusUrl, 'ALERTS{alertstate="firing"}', fromS, endS);
     expect(
       firing.some((s) => s.metric.alertname === 'Watchdog'),
       'positive control: the always-firing Watchdog rule',

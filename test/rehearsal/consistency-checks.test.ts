@@ -564,6 +564,7 @@ async function drillVerdict(checks: Check[], run: Partial<DrillRun> = {}): Promi
       finishedAt: world.until.getTime(),
       checks,
       sampler: { peakLag: () => 0 },
+      prometheusIntervalMs: 15_000,
       alerts: [],
     },
   );
