@@ -175,16 +175,28 @@ async function stackFreeChain(
       appendFileSync(log, `${name} failed\n`);
     }
   }
-  const parts: Array<PartResult | undefined> = [];
+  return { checks, parts: await runPart(runs, runtimes, 'stack-free', vitestArgs, home, output) };
+}
+
+/** One part of every run, one run after the other; undefined for a run whose Node could not be installed. */
+async function runPart(
+  runs: readonly SuiteRun[],
+  runtimes: ReadonlyArray<NodeRuntime | Error>,
+  part: SuitePart,
+  vitestArgs: string[],
+  home: string,
+  output: Output,
+): Promise<Array<PartResult | undefined>> {
+  const results: Array<PartResult | undefined> = [];
   for (const [i, run] of runs.entries()) {
     const runtime = runtimes[i];
-    parts.push(
+    results.push(
       runtime instanceof Error || runtime === undefined
         ? undefined
-        : await runVitest(run, runtime, 'stack-free', vitestArgs, home, output),
+        : await runVitest(run, runtime, part, vitestArgs, home, output),
     );
   }
-  return { checks, parts };
+  return results;
 }
 
 async function main(): Promise<number> {
@@ -209,15 +221,7 @@ async function main(): Promise<number> {
     chain = stackFreeChain(runs, runtimes, vitestArgs, layout.home, stackFreeLog);
     await startStack(logger, layout);
     // The stack-bound files one run after the other, never at once: tests start, stop and kill stack processes.
-    const bound: Array<PartResult | undefined> = [];
-    for (const [i, run] of runs.entries()) {
-      const runtime = runtimes[i];
-      bound.push(
-        runtime instanceof Error || runtime === undefined
-          ? undefined
-          : await runVitest(run, runtime, 'stack-bound', vitestArgs, layout.home, 'inherit'),
-      );
-    }
+    const bound = await runPart(runs, runtimes, 'stack-bound', vitestArgs, layout.home, 'inherit');
     const { checks, parts } = await chain;
     chain = undefined;
     console.log(`\n== the checks and the stack-free tests (${relative(projectRoot, stackFreeLog)})\n`);
