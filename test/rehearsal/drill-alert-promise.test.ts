@@ -47,7 +47,6 @@ describe('a drill long enough to page', () => {
     expect(drill?.target).toBe('consumer');
     expect(drill?.backAt ?? null, tail).not.toBeNull();
     const killedAt = drill!.killedAt;
-    const backAt = drill!.backAt!;
 
     // From Prometheus, not the record: ConsumerDown fired after the kill, and no longer fires.
     const fired = (
@@ -59,12 +58,11 @@ describe('a drill long enough to page', () => {
       )
     ).flatMap(spansOf);
     expect(fired.length, `${tail}\n${text}`).toBeGreaterThan(0);
+    // In order, never timed: each span began after the kill and ended before the run did.
     for (const span of fired) {
       expect(span.firstFiringMs).toBeGreaterThan(killedAt);
-      // Resolved: the last sample that fired is before the end of the run, soon after it was back.
       expect(span.lastFiringMs).toBeLessThan(record.finishedAt);
     }
-    expect(Math.min(...fired.map((s) => s.firstFiringMs))).toBeLessThan(backAt + 2 * intervalMs);
     const now = await queryRange(
       stack.prometheusUrl,
       'ALERTS{alertname="ConsumerDown",alertstate="firing"}',
