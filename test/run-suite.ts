@@ -38,6 +38,22 @@ import { add, countReport, totalsLine, type Totals, type VitestJson } from './su
 /** The stack-free chain's niceness (0 normal, 19 lowest): it yields the CPU to the stack-bound chain. */
 const STACK_FREE_NICENESS = 5;
 
+interface PartCounts {
+  totals: Totals;
+  /** Each failure counted, named (file and test). */
+  failures: string[];
+}
+
+interface PartResult extends PartCounts {
+  tookMs: number;
+}
+
+/** What the stack-free chain came back with: the checks' counts and each run's part (undefined: not run). */
+interface ChainResult {
+  checks: PartCounts;
+  parts: Array<PartResult | undefined>;
+}
+
 /** A step's output: the terminal's, or a log file's (the stack-free chain, printed when it is done). */
 type Output = 'inherit' | { log: string };
 
@@ -73,17 +89,23 @@ function runStep(
   });
 }
 
-/** The report's counts; a report vitest never wrote (it crashed) is one failure. */
-function countVitest(reportFile: string, vitestOk: boolean, strict: boolean): Totals {
+/** The report's counts and failures, its problems written where the part's output goes; a report vitest never wrote (it crashed) is one failure. */
+function countVitest(reportFile: string, vitestOk: boolean, strict: boolean, output: Output): PartCounts {
   let report: VitestJson;
   try {
     report = JSON.parse(readFileSync(reportFile, 'utf8')) as VitestJson;
   } catch {
-    return { passed: 0, failed: 1, skipped: 0 };
+    return {
+      totals: { passed: 0, failed: 1, skipped: 0 },
+      failures: [`vitest wrote no report (${relative(projectRoot, reportFile)}): it crashed`],
+    };
   }
-  const { totals, problems } = countReport(report, vitestOk, { strict, root: projectRoot });
-  for (const problem of problems) console.error(`not run: ${problem}`);
-  return totals;
+  const { totals, problems, failures } = countReport(report, vitestOk, { strict, root: projectRoot });
+  for (const problem of problems) {
+    if (output === 'inherit') console.error(`not run: ${problem}`);
+    else appendFileSync(output.log, `not run: ${problem}\n`);
+  }
+  return { totals, failures };
 }
 
 function tookText(ms: number): string {
@@ -98,7 +120,7 @@ async function runVitest(
   vitestArgs: string[],
   home: string,
   output: Output,
-): Promise<{ totals: Totals; tookMs: number }> {
+): Promise<PartResult> {
   const startedAt = Date.now();
   const reportFile = join(home, `test-results-node-${runtime.version}-${part}.json`);
   rmSync(reportFile, { force: true });
@@ -124,7 +146,7 @@ async function runVitest(
   ];
   const ok = await runStep(runtime.bin, args, output, env);
   // Only the whole suite must run every test: arguments (a file filter, -t) skip tests on purpose.
-  return { totals: countVitest(reportFile, ok, vitestArgs.length === 0), tookMs: Date.now() - startedAt };
+  return { ...countVitest(reportFile, ok, vitestArgs.length === 0, output), tookMs: Date.now() - startedAt };
 }
 
 /** Each run's Node, installed first (one download at a time); a Node that cannot be installed fails its run only. */
@@ -145,11 +167,6 @@ function runtimesOf(runs: readonly SuiteRun[], home: string): Array<NodeRuntime 
   });
 }
 
-interface PartResult {
-  totals: Totals;
-  tookMs: number;
-}
-
 /**
  * The stack-free chain: type-check, lint, format, then every run's stack-free files, one after the
  * other, into its own log. It needs no stack, so it runs on the second core while the stack starts
@@ -161,18 +178,19 @@ async function stackFreeChain(
   vitestArgs: string[],
   home: string,
   log: string,
-): Promise<{ checks: Totals; parts: Array<PartResult | undefined> }> {
+): Promise<ChainResult> {
   const output: Output = { log };
-  const checks: Totals = { passed: 0, failed: 0, skipped: 0 };
+  const checks: PartCounts = { totals: { passed: 0, failed: 0, skipped: 0 }, failures: [] };
   for (const [name, args] of [
     ['typecheck', ['tsc', '--noEmit']],
     ['lint', ['eslint', '.']],
     ['format', ['prettier', '--check', '.']],
   ] as const) {
     appendFileSync(log, `\n== ${name}\n`);
-    if (await runStep('npx', [...args], output)) checks.passed += 1;
+    if (await runStep('npx', [...args], output)) checks.totals.passed += 1;
     else {
-      checks.failed += 1;
+      checks.totals.failed += 1;
+      checks.failures.push(`${name} (${args.join(' ')}) failed: see its output above`);
       appendFileSync(log, `${name} failed\n`);
     }
   }
@@ -200,15 +218,24 @@ async function runPart(
   return results;
 }
 
+/** An error's message, for a line of the log. */
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
 async function main(): Promise<number> {
   const { node, vitestArgs } = parseSuiteArgs(process.argv.slice(2));
   const logger = createLogger({ name: 'test-suite' });
   const layout = stackLayout();
   const wasRunning = (await stackStatus(layout)).every((c) => c.healthy);
   const totals: Totals = { passed: 0, failed: 0, skipped: 0 };
+  const failures: string[] = [];
   const perNode: string[] = [];
+  const fail = (what: string) => {
+    totals.failed += 1;
+    failures.push(what);
+  };
   const stackFreeLog = join(layout.home, 'test-stack-free.log');
-  let chain: ReturnType<typeof stackFreeChain> | undefined;
   try {
     // What only the tests need (Chromium for the HTML report test), installed like the stack's packages.
     ensurePrerequisites(logger, { installMissing: layout.settings.installMissing, forTests: true });
@@ -219,48 +246,61 @@ async function main(): Promise<number> {
     console.log(
       `The checks and the stack-free tests run beside the stack-bound ones; their output is printed after them (${relative(projectRoot, stackFreeLog)}).`,
     );
-    chain = stackFreeChain(runs, runtimes, vitestArgs, layout.home, stackFreeLog);
-    await startStack(logger, layout);
+    // The chain never rejects: an error of its own is one failure, and the stack-bound part still runs.
+    const chain: Promise<ChainResult> = stackFreeChain(runs, runtimes, vitestArgs, layout.home, stackFreeLog).catch(
+      (err: unknown) => ({
+        checks: { totals: { passed: 0, failed: 1, skipped: 0 }, failures: [`the stack-free chain: ${messageOf(err)}`] },
+        parts: runs.map(() => undefined),
+      }),
+    );
     // The stack-bound files one run after the other, never at once: tests start, stop and kill stack processes.
-    const bound = await runPart(runs, runtimes, 'stack-bound', vitestArgs, layout.home, 'inherit');
+    let bound: Array<PartResult | undefined>;
+    try {
+      await startStack(logger, layout);
+      bound = await runPart(runs, runtimes, 'stack-bound', vitestArgs, layout.home, 'inherit');
+    } catch (err) {
+      console.error(messageOf(err));
+      fail(`the stack-bound files did not run: ${messageOf(err)}`);
+      bound = runs.map(() => undefined);
+    }
     const { checks, parts } = await chain;
-    chain = undefined;
     console.log(`\n== the checks and the stack-free tests (${relative(projectRoot, stackFreeLog)})\n`);
     console.log(readFileSync(stackFreeLog, 'utf8'));
-    add(totals, checks);
+    add(totals, checks.totals);
+    failures.push(...checks.failures);
     for (const [i, run] of runs.entries()) {
       const runtime = runtimes[i];
-      const free = parts[i];
-      const stack = bound[i];
-      if (runtime instanceof Error || runtime === undefined || free === undefined || stack === undefined) {
+      if (runtime instanceof Error || runtime === undefined) {
         // A Node that cannot be installed fails its run; the other runs still count.
         console.error(runtime instanceof Error ? runtime.message : 'no runtime');
         perNode.push(`Node ${run.pin?.version ?? process.version}: not run`);
-        totals.failed += 1;
+        fail(`Node ${run.pin?.version ?? process.version} could not be installed`);
         continue;
       }
       const counted: Totals = { passed: 0, failed: 0, skipped: 0 };
-      add(counted, free.totals);
-      add(counted, stack.totals);
+      const took: string[] = [];
+      for (const [part, result] of [
+        ['stack-bound', bound[i]],
+        ['stack-free beside them', parts[i]],
+      ] as const) {
+        took.push(`${part} ${result === undefined ? 'not run' : tookText(result.tookMs)}`);
+        if (result === undefined) continue;
+        add(counted, result.totals);
+        failures.push(...result.failures.map((failure) => `Node ${runtime.version}: ${failure}`));
+      }
       add(totals, counted);
-      perNode.push(
-        `Node ${runtime.version}: ${totalsLine(counted)} (stack-bound ${tookText(stack.tookMs)}, stack-free beside them ${tookText(free.tookMs)})`,
-      );
+      perNode.push(`Node ${runtime.version}: ${totalsLine(counted)} (${took.join(', ')})`);
     }
   } catch (err) {
-    console.error(err instanceof Error ? err.message : err);
-    totals.failed += 1;
+    console.error(messageOf(err));
+    fail(messageOf(err));
   } finally {
-    // A chain still running when the stack-bound part failed to start: wait for it, it needs no stack.
-    if (chain !== undefined) {
-      const { checks } = await chain.catch(() => ({ checks: { passed: 0, failed: 1, skipped: 0 } }));
-      console.log(readFileSync(stackFreeLog, 'utf8'));
-      add(totals, checks);
-    }
     if (process.env.CI === 'true' || !wasRunning) await stopStack(logger, layout);
     // A CI clone is thrown away: so are the clusters that had to live outside it.
     if (process.env.CI === 'true') rmSync(outsideDataRoot(), { recursive: true, force: true });
   }
+  // The end of the log is where a reader looks first: what failed, then the counts.
+  if (failures.length > 0) console.log(`\nFailed:\n${failures.map((failure) => `  ${failure}`).join('\n')}\n`);
   for (const line of perNode) console.log(line);
   console.log(totalsLine(totals));
   return totals.failed === 0 ? 0 : 1;

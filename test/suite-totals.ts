@@ -24,6 +24,8 @@ export interface Counted {
   totals: Totals;
   /** One sentence per test or file that did not run, naming it (empty when narrowed). */
   problems: string[];
+  /** Every failure counted, one line each (file, test), for the end of the log where a reader looks first. */
+  failures: string[];
 }
 
 /**
@@ -38,30 +40,42 @@ export function countReport(
 ): Counted {
   const totals: Totals = { passed: 0, failed: 0, skipped: 0 };
   const problems: string[] = [];
+  const failures: string[] = [];
   const shown = (name: string) =>
     options.root !== undefined && name.startsWith(`${options.root}/`) ? name.slice(options.root.length + 1) : name;
   for (const file of report.testResults) {
     const fileFailed = file.status === 'failed';
     if (file.assertionResults.length === 0) {
-      if (fileFailed) totals.failed += 1;
-      else if (options.strict) {
+      if (fileFailed) {
+        totals.failed += 1;
+        failures.push(`${shown(file.name)}: ${file.message?.split('\n')[0] ?? 'failed before any test ran'}`);
+      } else if (options.strict) {
         totals.failed += 1;
         problems.push(`${shown(file.name)} ran no test: a test file must hold at least one test that runs`);
+        failures.push(`${shown(file.name)}: ran no test`);
       }
     }
     for (const test of file.assertionResults) {
+      const named = `${shown(file.name)}: "${test.fullName ?? test.title ?? '?'}"`;
       if (test.status === 'passed') totals.passed += 1;
-      else if (test.status === 'failed' || fileFailed) totals.failed += 1;
-      else if (options.strict) {
+      else if (test.status === 'failed') {
         totals.failed += 1;
-        problems.push(
-          `${shown(file.name)}: "${test.fullName ?? test.title ?? '?'}" did not run (${test.status}): remove .skip, .todo or .only, or the test`,
-        );
+        failures.push(named);
+      } else if (fileFailed || options.strict) {
+        totals.failed += 1;
+        failures.push(`${named} (did not run: ${test.status})`);
+        if (!fileFailed)
+          problems.push(`${named} did not run (${test.status}): remove .skip, .todo or .only, or the test`);
       } else totals.skipped += 1;
     }
   }
-  if (!vitestOk && totals.failed === 0) totals.failed = 1;
-  return { totals, problems };
+  if (!vitestOk && totals.failed === 0) {
+    totals.failed = 1;
+    failures.push(
+      'vitest exited with a failure outside any test (an unhandled error, or a crash): see its output above',
+    );
+  }
+  return { totals, problems, failures };
 }
 
 export function add(into: Totals, more: Totals): void {

@@ -55,4 +55,26 @@ describe('how the suite counts a vitest report', () => {
       countReport({ testResults: [file('a.test.ts', 'passed', ['passed'])] }, false, { strict: true }).totals,
     ).toEqual({ passed: 1, failed: 1, skipped: 0 });
   });
+
+  it('names every failure, so the end of a long log says what failed', () => {
+    const report: VitestJson = {
+      testResults: [
+        file('a.test.ts', 'passed', ['passed']),
+        file('b.test.ts', 'failed', ['passed', 'failed']),
+        { name: '/repo/c.test.ts', status: 'failed', message: 'beforeAll: stack not up\n  at x', assertionResults: [] },
+        file('d.test.ts', 'failed', ['skipped']),
+      ],
+    };
+    expect(countReport(report, false, { strict: true, root: '/repo' }).failures).toEqual([
+      'b.test.ts: "case 1"',
+      'c.test.ts: beforeAll: stack not up',
+      'd.test.ts: "case 0" (did not run: skipped)',
+    ]);
+  });
+
+  it('vitest failing with every test passed names that too', () => {
+    expect(
+      countReport({ testResults: [file('a.test.ts', 'passed', ['passed'])] }, false, { strict: true }).failures,
+    ).toEqual(['vitest exited with a failure outside any test (an unhandled error, or a crash): see its output above']);
+  });
 });
