@@ -71,6 +71,11 @@ export const ERROR_CODES = {
   no_standby: { transient: false, meaning: 'A failover was asked for on a stack that has no standby.' },
   not_a_cloudevent: { transient: false, meaning: 'Poison: the record lacks the CloudEvents headers.' },
   not_promoted: { transient: false, meaning: 'The database named as the new primary is still a standby in recovery.' },
+  postgres_unanswered: {
+    transient: true,
+    meaning:
+      'A statement to Postgres got no answer within the query timeout (a connection that stopped answering: a failover, a cut network); the connection is dropped and a new one opened.',
+  },
   postgres_unreachable: { transient: true, meaning: 'Postgres does not answer (or refused the connection) at start.' },
   primary_still_running: {
     transient: false,
@@ -223,6 +228,17 @@ function stringProperty(value: unknown, key: string): string | undefined {
 
 function isRetryablePgCode(code: string): boolean {
   return code in RETRYABLE_PG_CODES || code.slice(0, 2) in RETRYABLE_PG_CODES;
+}
+
+/**
+ * node-postgres's client-side query timeout (`query_timeout`, CreatePoolOptions.queryTimeoutMs): a
+ * plain Error with this message and no code, so it is recognised here, in one place.
+ */
+const PG_QUERY_TIMEOUT_MESSAGE = 'Query read timeout';
+
+/** True for node-postgres's query timeout: the statement got no answer in time. Does not walk causes. */
+export function isUnansweredQuery(err: unknown): boolean {
+  return err instanceof Error && err.message === PG_QUERY_TIMEOUT_MESSAGE && stringProperty(err, 'code') === undefined;
 }
 
 /** True for a retryable SQLSTATE, a network error, or a pg "connection lost" error. Does not walk causes. */

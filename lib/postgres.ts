@@ -18,6 +18,14 @@ export interface CreatePoolOptions {
   max?: number;
   connectionTimeoutMs?: number;
   idleTimeoutMs?: number;
+  /**
+   * How long one statement may go unanswered before it fails (node-postgres's client-side
+   * `query_timeout`; the failure code is `postgres_unanswered`): a connection that stopped
+   * answering (half-open after a failover, a cut network) fails its caller instead of holding it
+   * for good. A transaction whose ROLLBACK gets no answer either gives its connection up. Default:
+   * none (migrations and reports may take long).
+   */
+  queryTimeoutMs?: number;
 }
 
 /** A pg Pool whose idle-client errors (server restart, network cut) are logged rather than crashing the process. */
@@ -29,6 +37,9 @@ export function createPool(options: CreatePoolOptions): Pool {
     max,
     connectionTimeoutMillis: options.connectionTimeoutMs ?? 10_000,
     idleTimeoutMillis: options.idleTimeoutMs ?? 30_000,
+    // A peer that vanished without a FIN (a crashed host, a cut network) is noticed by the kernel.
+    keepAlive: true,
+    ...(options.queryTimeoutMs === undefined ? {} : { query_timeout: options.queryTimeoutMs }),
   });
   pool.on('error', (err) => {
     logger.error(

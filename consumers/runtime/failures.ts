@@ -12,6 +12,7 @@ import {
   causeChain,
   errorMessage,
   isPostgresDataError,
+  isUnansweredQuery,
   sqlState,
 } from '../../lib/errors.js';
 
@@ -114,6 +115,7 @@ export function failureCode(err: unknown): string {
   for (const link of causeChain(err)) {
     const state = sqlState(link);
     if (state !== undefined) return state;
+    if (isUnansweredQuery(link)) return 'postgres_unanswered';
   }
   // Any link's code before any name: `fetch failed` is a TypeError, its cause says ECONNREFUSED.
   for (const link of causeChain(err)) {

@@ -43,16 +43,23 @@ async function startParts<C extends CommonConsumerConfig>(
   // Released last: the consumer's final spans are sent after it stopped.
   const tracing = startTracing({ serviceName: program, otlpEndpoint: config.otlpEndpoint, logger });
   releasers.add('tracing', () => tracing.shutdown());
+  const built = build(config, logger);
+  if (built.release) releasers.add(`${program} resources`, built.release);
+  // Migrations on a connection of their own: a long one (an index on a big table) is not a stall.
+  const migrations = createPool({ connectionString: config.databaseUrl, applicationName: program, logger, max: 1 });
+  try {
+    await migrateConsumerDatabase(migrations, built.definition, logger);
+  } finally {
+    await migrations.end();
+  }
   const pool = createPool({
     connectionString: config.databaseUrl,
     applicationName: program,
     logger,
     max: config.databasePoolSize,
+    queryTimeoutMs: config.databaseQueryTimeoutMs,
   });
   releasers.add('consumer database pool', () => pool.end());
-  const built = build(config, logger);
-  if (built.release) releasers.add(`${program} resources`, built.release);
-  await migrateConsumerDatabase(pool, built.definition, logger);
   const kafka = createKafka({ brokers: config.kafkaBrokers, clientId: program, logger, security });
   const metrics = createMetricsRegistry(program);
   const running = await startConsumer({

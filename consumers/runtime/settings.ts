@@ -171,6 +171,13 @@ export function consumerSettings(defaults: {
       parser: zInt({ min: 1, max: 100, example: '5' }),
       description: 'Connections to the consumer database.',
     },
+    databaseQueryTimeoutMs: {
+      env: 'CONSUMER_DATABASE_QUERY_TIMEOUT_MS',
+      default: '30000',
+      parser: zInt({ min: 1000, max: 600_000, example: '30000' }),
+      description:
+        "How long one statement to the consumer database may go unanswered before the try fails as the infrastructure's (code postgres_unanswered): the connection is dropped, the partition held and retried. A connection left half-open by a failover or a cut network cannot stall a partition for good. Migrations are not bounded by it.",
+    },
     ...decodeLimitSettings,
     logLevel: {
       env: 'LOG_LEVEL',
@@ -203,6 +210,7 @@ export interface CommonConsumerConfig extends KafkaSecurityConfig {
   readonly maxBytesPerPartition: number;
   readonly sessionTimeoutMs: number;
   readonly databasePoolSize: number;
+  readonly databaseQueryTimeoutMs: number;
   readonly maxRecordBytes: number;
   readonly maxHeaders: number;
   readonly maxHeaderBytes: number;

@@ -6,9 +6,10 @@
  * series raised during the fault with the failure's SQLSTATE and gone after.
  */
 import pg from 'pg';
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { DeliveryPolicy } from '../../consumers/runtime/types.js';
 import { installLeakGuard } from '../support/leak-guard.js';
+import { startSilentProxy } from '../support/silent-proxy.js';
 import { adminQuery, requireStack } from '../support/stack.js';
 import { runFaultDrill, startDrill } from './helpers/drill.js';
 
@@ -31,6 +32,24 @@ const drillOptions = (prefix: string) => ({
 });
 
 describe('the consumer database misbehaves without going away', () => {
+  it('every connection stops answering for 30 s and those open then never answer again (half-open, as after a failover): each try fails at the query timeout, held and retried, nothing dead-lettered', async () => {
+    const proxy = await startSilentProxy(Number(new URL(stack.postgresAdminUrl).port));
+    const drill = await startDrill({
+      ...drillOptions('drill_silent'),
+      pool: { through: (url) => proxy.through(url), queryTimeoutMs: 2_000 },
+    });
+    await runFaultDrill(drill, {
+      expectedCode: /^postgres_unanswered$/,
+      holdMs: HOLD_MS,
+      start: () => Promise.resolve(proxy.silence()),
+      repair: () => Promise.resolve(proxy.speak()),
+    });
+    // The fault reached connections the consumer held: the ones it silenced never answer again.
+    expect(proxy.counts().silenced).toBeGreaterThan(0);
+    await drill.close();
+    await proxy.close();
+  });
+
   it('read-only for 30 s (default_transaction_read_only, as on a standby): held and retried, nothing dead-lettered', async () => {
     const drill = await startDrill(drillOptions('drill_readonly'));
     const database = `"${drill.db.name}"`;

@@ -122,6 +122,8 @@ export interface DrillOptions {
   /** The cluster of the consumer database; default the stack's. */
   adminUrl?: string;
   partitions?: number;
+  /** The consumer's pool: reached through `through` (a proxy), with a query timeout. */
+  pool?: { through?: (url: string) => string; queryTimeoutMs?: number };
 }
 
 export interface Drill extends Omit<FailureSeries, 'close'> {
@@ -174,11 +176,12 @@ export async function startDrill(options: DrillOptions): Promise<Drill> {
   await createTopics(kafka, [topic], options.partitions ?? 3);
   const db = await createRoleDatabase(options.adminUrl ?? stack.postgresAdminUrl, prefix);
   const pool = createPool({
-    connectionString: db.roleUrl,
+    connectionString: options.pool?.through?.(db.roleUrl) ?? db.roleUrl,
     applicationName: name,
     logger: testLogger('pool'),
     max: 5,
     connectionTimeoutMs: 2_000,
+    ...(options.pool?.queryTimeoutMs === undefined ? {} : { queryTimeoutMs: options.pool.queryTimeoutMs }),
   });
   const closePool = track(`drill database ${db.name}`, async () => {
     await pool.end();

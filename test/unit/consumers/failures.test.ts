@@ -103,6 +103,18 @@ const cases: { name: string; err: unknown; kind: string; code?: string; reason?:
     kind: 'infrastructure',
     code: 'KafkaJSConnectionError',
   },
+  {
+    name: "node-postgres's query timeout (a connection that stopped answering)",
+    err: new Error('Query read timeout'),
+    kind: 'infrastructure',
+    code: 'postgres_unanswered',
+  },
+  {
+    name: 'the query timeout as the cause of a wrapped error',
+    err: new Error('apply failed', { cause: new Error('Query read timeout') }),
+    kind: 'infrastructure',
+    code: 'postgres_unanswered',
+  },
   { name: 'a plain Error nobody classified', err: new Error('something'), kind: 'infrastructure', code: 'error' },
   { name: 'a thrown string', err: 'nope', kind: 'infrastructure', code: 'error' },
 ];
