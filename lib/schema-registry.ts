@@ -274,22 +274,29 @@ const SUBJECTS_LOOKED_UP = 5;
 const SUBJECT_PAGES_READ = 50;
 
 /** Subjects ending in `name`, at most SUBJECTS_LOOKED_UP, read page by page; or what the listing lacks. */
-async function subjectsEndingWith(registry: Registry, name: string): Promise<string[] | { problem: string }> {
+async function subjectsEndingWith(
+  registry: Registry,
+  name: string,
+): Promise<{ subjects: string[]; readAll: boolean; read: number } | { problem: string }> {
   const found: string[] = [];
   let offset = 0;
   let previousFirst: string | undefined;
+  let readAll = false;
   for (let page = 0; page < SUBJECT_PAGES_READ && found.length < SUBJECTS_LOOKED_UP; page += 1) {
     const listed = await registryFetch(registry, offset === 0 ? '/subjects' : `/subjects?offset=${offset}`);
     if (!listed.ok) return { problem: (await answered(listed, 'GET /subjects fails')) ?? 'GET /subjects fails' };
     const body = (await listed.json().catch(() => undefined)) as unknown;
     const subjects = (Array.isArray(body) ? body : []).filter((s): s is string => typeof s === 'string');
     // An empty page ends the list; so does the first page again (a registry that ignores `offset` lists everything at once).
-    if (subjects.length === 0 || (page > 0 && subjects[0] === previousFirst)) break;
+    if (subjects.length === 0 || (page > 0 && subjects[0] === previousFirst)) {
+      readAll = true;
+      break;
+    }
     previousFirst = subjects[0];
     found.push(...subjects.filter((s) => s.endsWith(name) && !found.includes(s)));
     offset += subjects.length;
   }
-  return found.slice(0, SUBJECTS_LOOKED_UP);
+  return { subjects: found.slice(0, SUBJECTS_LOOKED_UP), readAll, read: offset };
 }
 
 /** POST /subjects/<subject> looks the schema up under the subject; it registers nothing. */
@@ -308,10 +315,14 @@ function readerSchemaProbe(registry: Registry, schema: string): Promise<ProbeAns
   return cachedProbe(registry, `reader\u0000${schema}`, async () => {
     if (await registeredUnder(registry, name, schema)) return undefined;
     // The producers may prefix subjects (SCHEMA_SUBJECT_PREFIX), which a consumer does not know: any subject ending in the name.
-    const subjects = await subjectsEndingWith(registry, name);
-    if (!Array.isArray(subjects)) return subjects.problem;
+    const listing = await subjectsEndingWith(registry, name);
+    if ('problem' in listing) return listing.problem;
+    const { subjects } = listing;
     const prefixed = subjects.filter((subject) => subject !== name);
-    if (subjects.length === 0) return `no subject is named ${name} (with or without a prefix)`;
+    if (subjects.length === 0)
+      return listing.readAll
+        ? `no subject is named ${name} (with or without a prefix)`
+        : `no subject named ${name} (with or without a prefix) among the first ${listing.read} subjects the registry lists (${SUBJECT_PAGES_READ} pages read; it lists more)`;
     for (const subject of prefixed) if (await registeredUnder(registry, subject, schema)) return undefined;
     return `the reader schema of ${name} is not registered under ${subjects.join(', ')}`;
   });
