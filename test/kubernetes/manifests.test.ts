@@ -526,4 +526,18 @@ describe('the programs image', () => {
     expect(readFileSync(join(projectRoot, 'docker-compose.yml'), 'utf8')).toContain(`image: ${image}`);
     expect(containerfile).toMatch(/^USER 1000:1000$/m);
   });
+
+  it('installs with the patches to dependencies applied: patches/ copied before npm ci, patch-package not a dev dependency', () => {
+    const containerfile = readFileSync(join(projectRoot, 'deploy/kubernetes/Containerfile'), 'utf8');
+    const copy = containerfile.search(/^COPY patches \.\/patches$/m);
+    const install = containerfile.search(/^RUN npm ci --omit=dev/m);
+    expect(copy, 'COPY patches ./patches').toBeGreaterThan(-1);
+    expect(install, 'RUN npm ci --omit=dev').toBeGreaterThan(copy);
+    const pkg = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+      dependencies: Record<string, string>;
+    };
+    expect(pkg.scripts.postinstall).toMatch(/^patch-package --error-on-fail --error-on-warn$/);
+    expect(pkg.dependencies['patch-package']).toBeDefined();
+  });
 });
