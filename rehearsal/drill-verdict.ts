@@ -59,6 +59,7 @@ export async function drillRecords(runs: DrillRun[], scope: DrillScope): Promise
           : `; FAILED its alert promises: ${broken.join('; ')}`;
     records.push({
       target: run.target,
+      victim: run.victim,
       killedAt: run.killedAt,
       restartedAt: run.restartedAt,
       backAt: run.backAt,

@@ -40,6 +40,8 @@ export interface StageLatency {
 export interface DrillRecord {
   /** connect, kafka, registry, consumer, seat-db, sweeper. */
   target: string;
+  /** The process killed: a stack component (`kafka`, `connect`) or a program of the rehearsal (`seat-availability`). Absent in records written before it was kept. */
+  victim?: string;
   killedAt: number;
   /** When it was started again; null if it never came back. */
   restartedAt: number | null;

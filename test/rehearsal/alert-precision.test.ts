@@ -22,7 +22,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SCRAPE_PORTS } from '../../stack/prometheus-config.js';
 import { requireStack, uniqueName } from '../support/stack.js';
 import { type AlertSpan, alertsOfTheRun, programsUpAt } from './support/alerts-of-run.js';
-import { queryRange, spansOf } from './support/prometheus-alerts.js';
+import { prometheusIntervalsMs, queryRange, spansOf } from './support/prometheus-alerts.js';
 import { type RehearsalOutcome, runRehearsal } from './support/run-rehearsal.js';
 
 const stack = requireStack();
@@ -77,19 +77,6 @@ function pollAlertmanager(url: string): { stop: () => Promise<AlertSpan[]> } {
   };
 }
 
-/** One scrape interval plus one rule evaluation interval, as the stack's Prometheus runs them. */
-async function scrapeAndEvaluationMs(): Promise<number> {
-  const response = await fetch(`${stack.prometheusUrl}/api/v1/status/config`);
-  const { yaml } = ((await response.json()) as { data: { yaml: string } }).data;
-  const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 } as const;
-  const interval = (name: string): number => {
-    const m = new RegExp(`${name}: (\\d+)(ms|s|m|h)\\n`).exec(yaml);
-    if (m === null) throw new Error(`no global ${name} in Prometheus's configuration`);
-    return Number(m[1]) * unit[m[2] as keyof typeof unit];
-  };
-  return interval('scrape_interval') + interval('evaluation_interval');
-}
-
 const describeSpan = (s: AlertSpan) =>
   `${s.name} ${s.labels} from ${new Date(s.firstFiringMs).toISOString()} to ${new Date(s.lastFiringMs).toISOString()}`;
 
@@ -138,11 +125,13 @@ describe('a several-minute rehearsal with nothing wrong', () => {
       record.startedAt,
     );
     expect(programsUpAtMs, 'every program of the rehearsal seen up').toBeDefined();
+    const { scrapeMs, evaluationMs } = await prometheusIntervalsMs(stack.prometheusUrl);
     const window = {
       startedAtMs: record.startedAt,
       finishedAtMs: record.finishedAt,
       programsUpAtMs: programsUpAtMs!,
-      settleMs: await scrapeAndEvaluationMs(),
+      // One scrape interval plus one rule evaluation interval.
+      settleMs: scrapeMs + evaluationMs,
     };
 
     // Prometheus: every alert firing at some point of the run that is the run's.

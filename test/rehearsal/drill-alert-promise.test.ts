@@ -11,13 +11,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { firesWithinMs } from '../../rehearsal/drill-alerts.js';
+import { confirmationEmailSettings } from '../../consumers/confirmation-email/consumer.js';
+import { salesLedgerSettings } from '../../consumers/sales-ledger/consumer.js';
+import { seatAvailabilitySettings } from '../../consumers/seat-availability/consumer.js';
 import { stackLayout } from '../../stack/config.js';
 import { requireStack, uniqueName } from '../support/stack.js';
 import { independentOutcome, stackSources, topicEnds } from './support/independent-outcome.js';
-import { queryRange, spansOf } from './support/prometheus-alerts.js';
+import { prometheusIntervalsMs, queryRange, spansOf } from './support/prometheus-alerts.js';
 import { runRehearsal } from './support/run-rehearsal.js';
 
 const stack = requireStack();
+
+/** Where Prometheus scrapes each consumer program: its metrics port's default. */
+const CONSUMER_METRICS_PORTS = new Map(
+  [seatAvailabilitySettings, confirmationEmailSettings, salesLedgerSettings].map(
+    (d) => [d.program, d.settings.metricsPort.default] as const,
+  ),
+);
 
 const reportDir = mkdtempSync(join(tmpdir(), 'stagefront-drill-alert-'));
 afterAll(() => rmSync(reportDir, { recursive: true, force: true }));
@@ -25,7 +35,9 @@ afterAll(() => rmSync(reportDir, { recursive: true, force: true }));
 describe('a drill long enough to page', () => {
   it('a consumer away for longer than ConsumerDown takes raises ConsumerDown, which resolves once it is back', async () => {
     const show = uniqueName('drillalert').replace(/_/g, '-');
-    const intervalMs = stackLayout().settings.prometheusIntervalMs;
+    // As the running Prometheus has them, not as the settings that configured it say.
+    const { scrapeMs, evaluationMs } = await prometheusIntervalsMs(stack.prometheusUrl);
+    const intervalMs = Math.max(scrapeMs, evaluationMs);
     // Away (down, then starting) at least as long as the alert takes to fire: the promise holds.
     const downMs = firesWithinMs('ConsumerDown', intervalMs) + 5_000;
     const sources = stackSources(stackLayout());
@@ -47,17 +59,22 @@ describe('a drill long enough to page', () => {
     expect(drill?.target).toBe('consumer');
     expect(drill?.backAt ?? null, tail).not.toBeNull();
     const killedAt = drill!.killedAt;
+    const port = CONSUMER_METRICS_PORTS.get(drill!.victim ?? '');
+    expect(port, `the killed program ${drill!.victim} is one of the consumers`).toBeDefined();
 
-    // From Prometheus, not the record: ConsumerDown fired after the kill, and no longer fires.
-    const fired = (
-      await queryRange(
-        stack.prometheusUrl,
-        'ALERTS{alertname="ConsumerDown",alertstate="firing"}',
-        Math.floor(killedAt / 1000),
-        Math.ceil(record.finishedAt / 1000),
-      )
-    ).flatMap(spansOf);
-    expect(fired.length, `${tail}\n${text}`).toBeGreaterThan(0);
+    // From Prometheus, not the record: ConsumerDown fired after the kill for the killed consumer's
+    // target and for no other, and no longer fires.
+    const series = await queryRange(
+      stack.prometheusUrl,
+      'ALERTS{alertname="ConsumerDown",alertstate="firing"}',
+      Math.floor(killedAt / 1000),
+      Math.ceil(record.finishedAt / 1000),
+    );
+    expect(
+      series.map((s) => s.metric.instance),
+      `${tail}\n${text}`,
+    ).toEqual([`127.0.0.1:${port}`]);
+    const fired = series.flatMap(spansOf);
     // In order, never timed: each span began after the kill and ended before the run did.
     for (const span of fired) {
       expect(span.firstFiringMs).toBeGreaterThan(killedAt);

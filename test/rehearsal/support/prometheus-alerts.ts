@@ -41,3 +41,25 @@ export function spansOf(s: RangeSeries): AlertSpan[] {
   }
   return spans;
 }
+
+/**
+ * The global scrape and rule evaluation intervals the stack's Prometheus runs with, read from the
+ * running Prometheus (not from the settings that wrote its configuration).
+ */
+export async function prometheusIntervalsMs(
+  prometheusUrl: string,
+): Promise<{ scrapeMs: number; evaluationMs: number }> {
+  const response = await fetch(`${prometheusUrl}/api/v1/status/config`);
+  const { yaml } = ((await response.json()) as { data: { yaml: string } }).data;
+  const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 } as const;
+  // Prometheus writes a duration as its parts, largest first: 15s, 1m30s, 1s500ms.
+  const interval = (name: string): number => {
+    const value = new RegExp(`^  ${name}: ((?:\\d+(?:ms|s|m|h))+)$`, 'm').exec(yaml)?.[1];
+    if (value === undefined) throw new Error(`no global ${name} in Prometheus's configuration`);
+    return [...value.matchAll(/(\d+)(ms|s|m|h)/g)].reduce(
+      (ms, [, n, u]) => ms + Number(n) * unit[u as keyof typeof unit],
+      0,
+    );
+  };
+  return { scrapeMs: interval('scrape_interval'), evaluationMs: interval('evaluation_interval') };
+}
