@@ -96,7 +96,8 @@ export const ERROR_CODES = {
   schema_registry_error: { transient: false, meaning: 'The schema registry answered a request with an error status.' },
   schema_registry_unavailable: {
     transient: true,
-    meaning: 'The schema registry does not answer, or does not hold the schemas it should (the message says which).',
+    meaning:
+      'The schema registry does not answer (not at all, or not within the request timeout), or does not hold the schemas it should (the message says which).',
   },
   slot_lost: { transient: false, meaning: 'The replication slot is lost: the slot recovery must run.' },
   slot_not_dropped: { transient: false, meaning: 'The connector is gone but its replication slot is still there.' },

@@ -11,10 +11,39 @@ export type Compatibility = 'BACKWARD' | 'BACKWARD_TRANSITIVE' | 'FORWARD' | 'FU
 export interface Registry {
   url: string;
   client: SchemaRegistry;
+  /** Each request's bound, the client's and this module's own calls alike. */
+  requestTimeoutMs: number;
 }
 
-export function createSchemaRegistry(url: string): Registry {
-  return { url, client: new SchemaRegistry({ host: url }) };
+/**
+ * How long one request to the registry may go unanswered before it fails. Without it a registry
+ * that accepts a connection and never answers (hung, or half-open behind a proxy) held a decode,
+ * and with it the partition, for good, with nothing logged; failed, it is the infrastructure's
+ * (schema_registry_unavailable): held and retried.
+ */
+export const REGISTRY_REQUEST_TIMEOUT_MS = 10_000;
+
+type ClientMiddleware = NonNullable<ConstructorParameters<typeof SchemaRegistry>[0]['middlewares']>[number];
+
+/** The client's HTTP layer (mappersmith) bounds a request that has no timeout of its own. */
+const requestTimeout =
+  (ms: number): ClientMiddleware =>
+  () => ({
+    async prepareRequest(next) {
+      const request = await next();
+      return request.timeout() ? request : request.enhance({ timeout: ms });
+    },
+  });
+
+export function createSchemaRegistry(
+  url: string,
+  { requestTimeoutMs = REGISTRY_REQUEST_TIMEOUT_MS }: { requestTimeoutMs?: number } = {},
+): Registry {
+  return {
+    url,
+    client: new SchemaRegistry({ host: url, middlewares: [requestTimeout(requestTimeoutMs)] }),
+    requestTimeoutMs,
+  };
 }
 
 const JSON_TYPE = 'application/vnd.schemaregistry.v1+json';
@@ -44,7 +73,7 @@ async function registryFetch(registry: Registry, path: string, init: RequestInit
     url.password = '';
   }
   try {
-    return await fetch(url, { ...init, headers, signal: AbortSignal.timeout(10_000) });
+    return await fetch(url, { ...init, headers, signal: AbortSignal.timeout(registry.requestTimeoutMs) });
   } catch (cause) {
     throw new PipelineError(
       'schema_registry_unavailable',

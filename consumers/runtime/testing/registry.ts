@@ -8,10 +8,10 @@
  * left out is the registry server, which the real-stack tests cover (test/consumers/).
  */
 import { randomUUID } from 'node:crypto';
-import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import { SchemaType } from '@kafkajs/confluent-schema-registry';
 import avro from 'avsc';
 import { EVENTS, type EventName, readEventSchema } from '../../../events/catalogue.js';
-import { type Registry, encodeWithSchema } from '../../../lib/schema-registry.js';
+import { type Registry, createSchemaRegistry, encodeWithSchema } from '../../../lib/schema-registry.js';
 
 export interface InProcessRegistry extends Registry {
   /** The id of an Avro schema (its text), registered on first use; ids count from 1 in registration order. */
@@ -30,11 +30,12 @@ export interface InProcessRegistry extends Registry {
  */
 export function inProcessRegistry(): InProcessRegistry {
   const url = `http://127.0.0.1:9/in-process/${randomUUID()}`;
-  const client = new SchemaRegistry({ host: url });
+  const { client, requestTimeoutMs } = createSchemaRegistry(url);
   const ids = new Map<string, number>();
   const registry: InProcessRegistry = {
     url,
     client,
+    requestTimeoutMs,
     idOf(schema) {
       const canonical = JSON.stringify(JSON.parse(schema));
       let id = ids.get(canonical);

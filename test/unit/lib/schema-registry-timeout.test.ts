@@ -1,0 +1,102 @@
+/**
+ * A registry that accepts connections and never answers (hung, or half-open behind a proxy): every
+ * request to it fails at the registry's request timeout, the client's and this project's own, and
+ * a record whose writer schema is not cached fails as the infrastructure's
+ * (schema_registry_unavailable): the runtime holds the partition and tries again, instead of the
+ * decode waiting for good with nothing logged.
+ */
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeCloudEvent } from '../../../consumers/runtime/cloud-event.js';
+import { TransientError } from '../../../consumers/runtime/failures.js';
+import type { SourceRecord } from '../../../consumers/runtime/types.js';
+import { REGISTRY_REQUEST_TIMEOUT_MS, createSchemaRegistry, latestSchema } from '../../../lib/schema-registry.js';
+
+const TIMEOUT_MS = 300;
+/** Far less than an unbounded wait, far more than the timeout: the test's own bound. */
+const WITHIN_MS = 4_000;
+
+let server: net.Server;
+let url: string;
+const sockets = new Set<net.Socket>();
+
+beforeAll(async () => {
+  // Reads whatever arrives and never writes a byte back.
+  server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('data', () => undefined);
+    socket.on('error', () => undefined);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/apis/ccompat/v7`;
+});
+
+afterAll(async () => {
+  for (const socket of sockets) socket.destroy();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+const ID = '0190b3a4-5c6d-7e8f-9a0b-1c2d3e4f5a6b';
+
+function seatHeldRecord(schemaId: number): SourceRecord {
+  const value = Buffer.alloc(6);
+  value.writeUInt8(0, 0);
+  value.writeUInt32BE(schemaId, 1);
+  return {
+    topic: 't',
+    partition: 0,
+    offset: '7',
+    key: Buffer.from('s:A-1-1'),
+    value,
+    headers: {
+      id: ID,
+      ce_id: ID,
+      ce_type: 'com.stagefront.seat.held',
+      ce_source: '/stagefront/seat-service',
+      ce_specversion: '1.0',
+      ce_time: '2026-12-01T10:00:00.000Z',
+      ce_subject: 's:A-1-1',
+      'content-type': 'application/avro',
+    },
+    timestamp: '0',
+  };
+}
+
+describe('a registry that never answers', () => {
+  it('bounds every request by default', () => {
+    expect(REGISTRY_REQUEST_TIMEOUT_MS).toBeGreaterThan(0);
+    expect(createSchemaRegistry(url).requestTimeoutMs).toBe(REGISTRY_REQUEST_TIMEOUT_MS);
+  });
+
+  it("fails the client's request at the timeout instead of waiting for good", async () => {
+    const registry = createSchemaRegistry(url, { requestTimeoutMs: TIMEOUT_MS });
+    const started = Date.now();
+    await expect(registry.client.getSchema(1)).rejects.toThrow(/timeout/i);
+    expect(Date.now() - started).toBeLessThan(WITHIN_MS);
+  });
+
+  it("fails this project's own registry calls at the timeout, naming the registry", async () => {
+    const registry = createSchemaRegistry(url, { requestTimeoutMs: TIMEOUT_MS });
+    const started = Date.now();
+    await expect(latestSchema(registry, 'x-value')).rejects.toThrow(/schema registry at .* does not answer/);
+    expect(Date.now() - started).toBeLessThan(WITHIN_MS);
+  });
+
+  it(
+    'makes a record whose writer schema is not cached the infrastructure failure schema_registry_unavailable',
+    async () => {
+      const registry = createSchemaRegistry(url, { requestTimeoutMs: TIMEOUT_MS });
+      const eventTypes = {
+        'com.stagefront.seat.held': { whenLate: 'keep-retrying' as const, parse: (p: unknown) => p },
+      };
+      const error = await decodeCloudEvent(registry, seatHeldRecord(41), eventTypes).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(error).toBeInstanceOf(TransientError);
+      expect((error as TransientError).code).toBe('schema_registry_unavailable');
+    },
+    WITHIN_MS * 2,
+  );
+});
