@@ -42,7 +42,7 @@ function defaultLogLevel(): LogLevel {
   return isLogLevel(level) ? level : 'info';
 }
 
-export async function runProgram<T extends SettingsTable>(options: ProgramOptions<T>): Promise<number | 'running'> {
+async function runProgram<T extends SettingsTable>(options: ProgramOptions<T>): Promise<number | 'running'> {
   const args = options.argv ?? process.argv.slice(2);
   const program = options.settings.program;
   if (args.includes('--help') || args.includes('-h')) {

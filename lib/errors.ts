@@ -170,7 +170,7 @@ export function sqlState(err: unknown): string | undefined {
  * Every other class (08 connection, 25006 read-only, 28 login, 42501 permission, 53 resources,
  * 57014 statement timeout, 40 serialization, XX internal) is the infrastructure's.
  */
-export const DATA_ERROR_SQLSTATE_CLASSES: ReadonlySet<string> = new Set(['22', '23']);
+const DATA_ERROR_SQLSTATE_CLASSES: ReadonlySet<string> = new Set(['22', '23']);
 
 /** True when the error itself (not its causes) is a Postgres error about the statement's values. */
 export function isPostgresDataError(err: unknown): boolean {

@@ -12,7 +12,7 @@ import type { AlertRecord, DrillRecord } from './record.js';
 import type { Sampler } from './sampler.js';
 
 /** A drill's alerts: those that began from its kill until this long after its part was back. */
-export const DRILL_ALERT_WINDOW_MS = 120_000;
+const DRILL_ALERT_WINDOW_MS = 120_000;
 
 export interface DrillScope {
   seatPool: Pool;

@@ -2,7 +2,7 @@
 import { badArgument, flagArgument } from '../lib/cli.js';
 import { parseSections } from './sections.js';
 
-export const COMMANDS = ['setup', 'purge-outbox', 'create-show', 'hold', 'confirm', 'release', 'expire'] as const;
+const COMMANDS = ['setup', 'purge-outbox', 'create-show', 'hold', 'confirm', 'release', 'expire'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -8,7 +8,7 @@
  *
  * Two chains run at once, one per core. The stack-bound files of every run, one run after the
  * other, never two at once: they start, stop and kill stack processes. Beside them, the checks
- * (typecheck, lint, format) and the stack-free files (STACK_FREE) of every run, which need no
+ * (CHECKS: typecheck, lint, format, unused code) and the stack-free files (STACK_FREE) of every run, which need no
  * stack: their output goes to a log, printed after the stack-bound runs.
  * `--node current|20|22|24` runs one Node only, every test on it; other arguments go to vitest
  * (file filters, -t), in both chains.
@@ -24,6 +24,7 @@ import { ensurePrerequisites } from '../stack/prerequisites.js';
 import { ensureNodeRuntime, nodeRuntimeEnv, type NodeRuntime } from '../stack/node-runtime.js';
 import { outsideDataRoot } from '../stack/postgres.js';
 import {
+  CHECKS,
   excludedFiles,
   parseSuiteArgs,
   projectTestFiles,
@@ -181,11 +182,7 @@ async function stackFreeChain(
 ): Promise<ChainResult> {
   const output: Output = { log };
   const checks: PartCounts = { totals: { passed: 0, failed: 0, skipped: 0 }, failures: [] };
-  for (const [name, args] of [
-    ['typecheck', ['tsc', '--noEmit']],
-    ['lint', ['eslint', '.']],
-    ['format', ['prettier', '--check', '.']],
-  ] as const) {
+  for (const [name, args] of CHECKS) {
     appendFileSync(log, `\n== ${name}\n`);
     if (await runStep('npx', [...args], output)) checks.totals.passed += 1;
     else {

@@ -63,6 +63,17 @@ export const FAST_TIER: readonly string[] = [
 ];
 
 /** Set for every vitest run of test:all: the Node version that run is on (test/unit/suite-node.test.ts checks it). */
+/**
+ * The checks test:all runs before the stack-free tests, each a command run with npx: the type
+ * check, then what `npm run lint` runs, in its order (a unit test holds package.json to this).
+ */
+export const CHECKS: ReadonlyArray<readonly [name: string, command: readonly string[]]> = [
+  ['typecheck', ['tsc', '--noEmit']],
+  ['lint', ['eslint', '.']],
+  ['format', ['prettier', '--check', '.']],
+  ['unused code', ['knip']],
+];
+
 export const SUITE_NODE_ENV = 'STAGEFRONT_SUITE_NODE';
 
 /**

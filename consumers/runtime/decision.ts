@@ -45,10 +45,10 @@ export type Decision =
   /** Return at once, uncommitted: the records are delivered again (the inbox makes that safe). */
   | { kind: 'abandon' };
 
-export type DecisionKind = Decision['kind'];
+type DecisionKind = Decision['kind'];
 
 /** The outcome as the rules read it: a failure by its kind. */
-export type OutcomeName = Exclude<Outcome['kind'], 'failed'> | Failure['kind'];
+type OutcomeName = Exclude<Outcome['kind'], 'failed'> | Failure['kind'];
 
 export interface DecisionRule {
   unit: Unit | 'any';
@@ -62,7 +62,7 @@ export interface DecisionRule {
   decide: (input: DecisionInput) => Decision;
 }
 
-export function outcomeName(outcome: Outcome): OutcomeName {
+function outcomeName(outcome: Outcome): OutcomeName {
   return outcome.kind === 'failed' ? outcome.failure.kind : outcome.kind;
 }
 

@@ -8,7 +8,7 @@ import type { AlertCandidate, AlertTracker, TrackedAlert } from './alert-tracker
 import { HEARTBEAT_ALERTS } from '../alerts/heartbeat-alerts.js';
 
 /** Resolved alerts are re-sent this long, so a lost "resolved" is repeated (Prometheus does 15 min). */
-export const RESOLVED_RESEND_MS = 15 * 60 * 1000;
+const RESOLVED_RESEND_MS = 15 * 60 * 1000;
 
 /** A monitor's heartbeat: "the slot monitor is alive", always firing (the Alertmanager Watchdog convention). */
 export function heartbeatAlert(monitor: string): AlertCandidate<'Watchdog'> {

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { zDurationMs, zInt, type SettingParser } from '../../lib/settings.js';
 
 /** An http(s) URL, or empty to switch the feature off. */
-export function zOptionalHttpUrl(example: string): SettingParser<string> {
+function zOptionalHttpUrl(example: string): SettingParser<string> {
   const schema = z
     .string()
     .trim()

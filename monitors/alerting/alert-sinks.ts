@@ -14,7 +14,7 @@ export interface AlertSink {
 }
 
 /** The body of one alert in Alertmanager's POST /api/v2/alerts. */
-export interface PostableAlert {
+interface PostableAlert {
   labels: Record<string, string>;
   annotations: Record<string, string>;
   startsAt: string;
@@ -23,7 +23,7 @@ export interface PostableAlert {
 }
 
 /** A firing alert ends at `now + ttlMs` unless sent again; a resolved one at its resolution time. */
-export function toPostableAlert(alert: TrackedAlert, now: Date, ttlMs: number): PostableAlert {
+function toPostableAlert(alert: TrackedAlert, now: Date, ttlMs: number): PostableAlert {
   const endsAt = alert.endsAt ?? new Date(now.getTime() + ttlMs);
   return {
     labels: alert.labels,
@@ -54,7 +54,7 @@ export function alertmanagerSink(options: { url: string; ttlMs: number; queue: D
 }
 
 /** The JSON a generic webhook receives, one POST per alert that starts or resolves; `source` names the monitor. */
-export function webhookBody(event: AlertEvent, source: string): Record<string, unknown> {
+function webhookBody(event: AlertEvent, source: string): Record<string, unknown> {
   const { alert } = event;
   return {
     source,

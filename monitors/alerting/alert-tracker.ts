@@ -6,11 +6,10 @@
  */
 import { runbookText, runbookUrl, type AnyAlertSpec, type Severity } from '../alerts/alert-spec.js';
 
-export { RUNBOOK_DOCUMENT, runbookText, runbookUrl } from '../alerts/alert-spec.js';
-export type { Severity };
+export { RUNBOOK_DOCUMENT, runbookUrl } from '../alerts/alert-spec.js';
 
 /** What the tracker needs of an alert's catalogue entry (monitors/alerts/): severity and steps. */
-export type AlertDefinition = Pick<AnyAlertSpec, 'severity' | 'steps'>;
+type AlertDefinition = Pick<AnyAlertSpec, 'severity' | 'steps'>;
 
 export interface AlertTrackerOptions {
   /** Labels every alert of this monitor carries: service, database. */

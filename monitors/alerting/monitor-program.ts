@@ -24,7 +24,7 @@ export interface MonitorProgram<T extends SettingsTable> {
 const DESTINATION_URLS = ['alertmanagerUrl', 'webhookUrl'];
 
 /** The configuration as logged at start: secrets as "[secret]", alert destinations as scheme://host:port only. */
-export function monitorConfigForLog<T extends SettingsTable>(
+function monitorConfigForLog<T extends SettingsTable>(
   settings: SettingsDefinition<T>,
   config: Config<T>,
 ): Record<string, unknown> {

@@ -27,7 +27,7 @@ export interface PollingMonitorConfig extends Omit<AlertDestinations, 'source' |
   metricsHost: string;
 }
 
-export interface MonitorParts<Metrics> {
+interface MonitorParts<Metrics> {
   db: pg.Pool;
   /** `host:port/database`, the `database` label of every alert. */
   databaseLabel: string;
@@ -54,12 +54,12 @@ export interface RunningMonitor<Name extends string> {
 }
 
 /** An alert not re-sent within this time expires at Alertmanager (Prometheus uses 4 × max(resend delay, evaluation interval)). */
-export function alertTtlMs(config: { alertmanagerResendMs: number; pollIntervalMs: number }): number {
+function alertTtlMs(config: { alertmanagerResendMs: number; pollIntervalMs: number }): number {
   return 4 * Math.max(config.alertmanagerResendMs, config.pollIntervalMs);
 }
 
 /** `host:port/database` of a connection string, without user or password: the `database` label of every alert. */
-export function databaseLabel(connectionString: string): string {
+function databaseLabel(connectionString: string): string {
   const url = new URL(connectionString);
   return `${url.hostname}:${url.port || '5432'}${url.pathname}`;
 }
@@ -69,7 +69,7 @@ export function databaseLabel(connectionString: string): string {
  * computed from (what Prometheus's graph link is for its alerts). A wildcard listen address is
  * replaced by the machine's name, so the link works from elsewhere.
  */
-export function generatorUrl(httpUrl: string): string {
+function generatorUrl(httpUrl: string): string {
   const url = new URL(httpUrl);
   if (['0.0.0.0', '[::]'].includes(url.hostname)) url.hostname = hostname();
   return `${url.origin}/metrics`;

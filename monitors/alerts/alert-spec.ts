@@ -20,14 +20,14 @@ export function runbookUrl(name: string): string {
  * A time threshold in an expr compared with the age of a sample read by the rule (time() minus a
  * timestamp the program exported): such an age includes the scrape and evaluation delays.
  */
-export interface StalenessThreshold {
+interface StalenessThreshold {
   /** The smallest value the threshold can take, in seconds. */
   minSeconds: number;
   /** What the threshold is, for the interval test's message. */
   what: string;
 }
 
-export interface RuleSpec<P> {
+interface RuleSpec<P> {
   /** The rule group in the rule file. */
   group: string;
   /** Comment lines written above the rule. */
@@ -82,7 +82,7 @@ export interface RuleFileSpec {
  * Markdown as plain text, for an annotation: links become their text (with the document they open,
  * for a link to another page), emphasis marks go; code spans stay.
  */
-export function plainText(markdown: string): string {
+function plainText(markdown: string): string {
   return markdown
     .replace(/\[([^\]]+)\]\(#[^)]*\)/g, '$1')
     .replace(/\[([^\]]+)\]\(([^)#]+\.md)(#[^)]*)?\)/g, (_m, text: string, file: string, anchor?: string) => {

@@ -8,7 +8,7 @@ import { HEARTBEAT_ALERTS } from './heartbeat-alerts.js';
 import { JOB_ALERTS } from './job-alerts.js';
 import { SLOT_ALERTS } from './slot-alerts.js';
 
-export { CONSUMER_ALERTS, HEARTBEAT_ALERTS, JOB_ALERTS, SLOT_ALERTS };
+export { CONSUMER_ALERTS, JOB_ALERTS, SLOT_ALERTS };
 
 const GENERATED = 'Generated from monitors/alerts/ by npm run -s alerts:render: edit the catalogue, not this file.';
 

@@ -9,7 +9,7 @@ export function beginMarker(marker: string): string {
   return `<!-- generated: ${marker} (npm run -s alerts:render from monitors/alerts/) -->`;
 }
 
-export function endMarker(marker: string): string {
+function endMarker(marker: string): string {
   return `<!-- end generated: ${marker} -->`;
 }
 
@@ -21,7 +21,7 @@ function duration(value: string): string {
 }
 
 /** "*critical, after 2 min; Prometheus only.*": the severity and when it fires, from the rule. */
-export function qualifier(spec: AnyAlertSpec, monitorsRaiseThisKind: boolean): string {
+function qualifier(spec: AnyAlertSpec, monitorsRaiseThisKind: boolean): string {
   const wait = spec.rule?.for ? duration(spec.rule.for) : undefined;
   if (!spec.rule) return `${spec.severity}; the ${(spec.raisedBy ?? 'monitor').replace('-', ' ')} only`;
   if (spec.raisedBy) return wait ? `${spec.severity} (after ${wait} in the Prometheus rule)` : spec.severity;
@@ -37,7 +37,7 @@ function alertSection(name: string, spec: AnyAlertSpec, monitorsRaiseThisKind: b
   ];
 }
 
-export function renderSection(section: RunbookSection): string {
+function renderSection(section: RunbookSection): string {
   const specs = Object.entries(section.alerts);
   const monitorsRaiseThisKind = specs.some(([, spec]) => spec.raisedBy !== undefined);
   const body = specs.map(([name, spec]) => alertSection(name, spec, monitorsRaiseThisKind).join('\n'));

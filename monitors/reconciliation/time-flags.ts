@@ -17,7 +17,7 @@ export function parseTime(text: string, flag: string): Date {
 }
 
 /** The time after `--name`, undefined when the flag is absent; a flag without a value is refused. */
-export function timeFlag(args: string[], name: string): Date | undefined {
+function timeFlag(args: string[], name: string): Date | undefined {
   if (!args.includes(`--${name}`)) return undefined;
   const value = flagValue(args, name);
   if (value === undefined || value.startsWith('--'))

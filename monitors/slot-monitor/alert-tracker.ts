@@ -6,14 +6,10 @@ import {
   AlertTracker as CatalogAlertTracker,
   type AlertTrackerOptions,
   type AlertCandidate as CatalogAlertCandidate,
-  type AlertEvent as CatalogAlertEvent,
-  type TrackedAlert as CatalogTrackedAlert,
 } from '../alerting/alert-tracker.js';
 import { ALERTS, type AlertName } from './alert-catalog.js';
 
 export type AlertCandidate = CatalogAlertCandidate<AlertName>;
-export type TrackedAlert = CatalogTrackedAlert<AlertName>;
-export type AlertEvent = CatalogAlertEvent<AlertName>;
 
 export class AlertTracker extends CatalogAlertTracker<AlertName> {
   constructor(options: AlertTrackerOptions) {

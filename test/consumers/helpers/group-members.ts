@@ -71,7 +71,7 @@ export async function waitForGroup(
 }
 
 /** The partitions of `topics` whose offset committed by `groupId` is short of the end of the partition, as `topic/partition committed/end`. */
-export async function committedShortOfEnd(kafka: Kafka, groupId: string, topics: readonly string[]): Promise<string[]> {
+async function committedShortOfEnd(kafka: Kafka, groupId: string, topics: readonly string[]): Promise<string[]> {
   const admin = kafka.admin();
   await admin.connect();
   try {

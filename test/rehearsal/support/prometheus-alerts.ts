@@ -2,7 +2,7 @@
 import type { AlertSpan } from './alerts-of-run.js';
 
 /** The resolution of the queries. */
-export const STEP_S = 1;
+const STEP_S = 1;
 
 export interface RangeSeries {
   metric: Record<string, string>;

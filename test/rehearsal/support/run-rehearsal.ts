@@ -20,7 +20,7 @@ export interface RehearsalOutcome {
 }
 
 /** Runs a command to its end; its exit code and output (stdout and stderr together). */
-export function run(
+function run(
   command: string,
   args: string[],
   env: Record<string, string>,

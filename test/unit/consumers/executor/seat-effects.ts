@@ -16,7 +16,7 @@ import {
 import type { TestEvent } from '../../../../consumers/runtime/testing/index.js';
 import type { Pool } from '../../../../lib/postgres.js';
 
-export const TOPIC = 'exec.seat';
+const TOPIC = 'exec.seat';
 
 export interface Faults {
   /** Tries the infrastructure still fails (a TransientError from the handler); Infinity: always. */
