@@ -62,7 +62,6 @@ export const FAST_TIER: readonly string[] = [
   'test/rehearsal/small-rehearsal.test.ts',
 ];
 
-/** Set for every vitest run of test:all: the Node version that run is on (test/unit/suite-node.test.ts checks it). */
 /**
  * The checks test:all runs before the stack-free tests, each a command run with npx: the type
  * check, then what `npm run lint` runs, in its order (a unit test holds package.json to this).
@@ -74,6 +73,7 @@ export const CHECKS: ReadonlyArray<readonly [name: string, command: readonly str
   ['unused code', ['knip']],
 ];
 
+/** Set for every vitest run of test:all: the Node version that run is on (test/unit/suite-node.test.ts checks it). */
 export const SUITE_NODE_ENV = 'STAGEFRONT_SUITE_NODE';
 
 /**
