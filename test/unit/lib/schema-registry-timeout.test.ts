@@ -9,6 +9,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeCloudEvent } from '../../../consumers/runtime/cloud-event.js';
 import { TransientError } from '../../../consumers/runtime/failures.js';
+import { routerHeaders } from '../../../consumers/runtime/testing/index.js';
 import type { SourceRecord } from '../../../consumers/runtime/types.js';
 import { REGISTRY_REQUEST_TIMEOUT_MS, createSchemaRegistry, latestSchema } from '../../../lib/schema-registry.js';
 
@@ -49,16 +50,12 @@ function seatHeldRecord(schemaId: number): SourceRecord {
     offset: '7',
     key: Buffer.from('s:A-1-1'),
     value,
-    headers: {
+    headers: routerHeaders({
       id: ID,
-      ce_id: ID,
-      ce_type: 'com.stagefront.seat.held',
-      ce_source: '/stagefront/seat-service',
-      ce_specversion: '1.0',
-      ce_time: '2026-12-01T10:00:00.000Z',
-      ce_subject: 's:A-1-1',
-      'content-type': 'application/avro',
-    },
+      type: 'com.stagefront.seat.held',
+      key: 's:A-1-1',
+      time: '2026-12-01T10:00:00.000Z',
+    }),
     timestamp: '0',
   };
 }
