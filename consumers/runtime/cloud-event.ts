@@ -84,9 +84,9 @@ function rememberServed(registry: Registry, schemaId: number): void {
 }
 
 /**
- * Fetches the writer's schema by id (cached by the client). The registry's 4xx (the client also
- * reports a refused connection as 400) makes the record poison ("unknown schema") only when the
- * registry demonstrably holds this consumer's schemas: its reader schema is registered under its
+ * Fetches the writer's schema by id (cached by the client). The registry's 404 for the id makes
+ * the record poison ("unknown schema") only when the registry demonstrably holds this consumer's
+ * schemas: its reader schema is registered under its
  * subject and the ids it read before still resolve. A registry that answers without them (a
  * wrong path, wiped, restored from an old backup, another environment's) is the infrastructure's:
  * the partition is held and the deadline alert fires, instead of the topic being emptied into the
@@ -98,8 +98,10 @@ async function requireWriterSchema(registry: Registry, schemaId: number, readerS
     rememberServed(registry, schemaId);
     return writer;
   } catch (cause) {
-    const status = statusOf(cause);
-    if (status === undefined || status < 400 || status >= 500) {
+    // Only a 404 can be the record's. Anything else is not an answer about the id: the client
+    // reports a request that timed out or a refused connection as a 400 of its own making, and a
+    // registry that refuses us (401, 403) or fails (5xx) says nothing about the record either.
+    if (statusOf(cause) !== 404) {
       throw new TransientError(
         'schema_registry_unavailable',
         `cannot read schema id ${schemaId}: ${errorMessage(cause)}`,
@@ -112,15 +114,15 @@ async function requireWriterSchema(registry: Registry, schemaId: number, readerS
     };
     const missing = await registryMissing(registry, evidence);
     if (missing === undefined)
-      throw new PoisonError('unknown schema', `schema id ${schemaId} is not registered (HTTP ${status})`, { cause });
+      throw new PoisonError('unknown schema', `schema id ${schemaId} is not registered (HTTP 404)`, { cause });
     const where = registryAddress(registry.url);
     throw new TransientError(
       'schema_registry_unavailable',
-      `schema id ${schemaId} is not found at the schema registry ${where} (HTTP ${status}), and the registry does not show that it holds ` +
+      `schema id ${schemaId} is not found at the schema registry ${where} (HTTP 404), and the registry does not show that it holds ` +
         `this consumer's schemas: ${missing}. It has lost its schemas, is not the registry the events were written to (a wrong URL or path, ` +
         'wiped, restored from an old backup), or is away. The partition is held, nothing is dead-lettered; point SCHEMA_REGISTRY_URL at ' +
         "the producers' registry (or restore its storage) and restart the consumer.",
-      { cause, details: { registry: where, schemaId, status } },
+      { cause, details: { registry: where, schemaId, status: 404 } },
     );
   }
 }

@@ -5,6 +5,7 @@
  * (schema_registry_unavailable): the runtime holds the partition and tries again, instead of the
  * decode waiting for good with nothing logged.
  */
+import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeCloudEvent } from '../../../consumers/runtime/cloud-event.js';
@@ -17,25 +18,51 @@ const TIMEOUT_MS = 300;
 /** Far less than an unbounded wait, far more than the timeout: the test's own bound. */
 const WITHIN_MS = 4_000;
 
-let server: net.Server;
+let silent: net.Server;
 let url: string;
+let selective: http.Server;
+/** A registry that holds the reader schema (POST /subjects/<name> answers 200) and never answers GET /schemas/ids/<id>. */
+let selectiveUrl: string;
 const sockets = new Set<net.Socket>();
+
+function keep(socket: net.Socket): void {
+  sockets.add(socket);
+  socket.on('error', () => undefined);
+  socket.on('close', () => sockets.delete(socket));
+}
 
 beforeAll(async () => {
   // Reads whatever arrives and never writes a byte back.
-  server = net.createServer((socket) => {
-    sockets.add(socket);
+  silent = net.createServer((socket) => {
+    keep(socket);
     socket.on('data', () => undefined);
-    socket.on('error', () => undefined);
-    socket.on('close', () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/apis/ccompat/v7`;
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(silent.address() as net.AddressInfo).port}/apis/ccompat/v7`;
+
+  selective = http.createServer((request, response) => {
+    if (request.url?.includes('/schemas/ids/')) return; // never answered
+    request.resume();
+    request.on('end', () => {
+      response.writeHead(200, { 'content-type': 'application/vnd.schemaregistry.v1+json' });
+      response.end(JSON.stringify({ subject: 'x', version: 1, id: 1, schema: READER_SCHEMA }));
+    });
+  });
+  selective.on('connection', keep);
+  await new Promise<void>((resolve) => selective.listen(0, '127.0.0.1', resolve));
+  selectiveUrl = `http://127.0.0.1:${(selective.address() as net.AddressInfo).port}/apis/ccompat/v7`;
 });
 
 afterAll(async () => {
   for (const socket of sockets) socket.destroy();
-  await new Promise((resolve) => server.close(resolve));
+  await Promise.all([silent, selective].map((server) => new Promise((resolve) => server.close(resolve))));
+});
+
+const READER_SCHEMA = JSON.stringify({
+  type: 'record',
+  name: 'SeatHeld',
+  namespace: 'com.stagefront.test',
+  fields: [{ name: 'seatId', type: 'string' }],
 });
 
 const ID = '0190b3a4-5c6d-7e8f-9a0b-1c2d3e4f5a6b';
@@ -63,7 +90,7 @@ function seatHeldRecord(schemaId: number): SourceRecord {
 describe('a registry that never answers', () => {
   it('bounds every request by default', () => {
     expect(REGISTRY_REQUEST_TIMEOUT_MS).toBeGreaterThan(0);
-    expect(createSchemaRegistry(url).requestTimeoutMs).toBe(REGISTRY_REQUEST_TIMEOUT_MS);
+    expect(createSchemaRegistry(url).requestTimeoutMs).toBe(10_000);
   });
 
   it("fails the client's request at the timeout instead of waiting for good", async () => {
@@ -80,19 +107,36 @@ describe('a registry that never answers', () => {
     expect(Date.now() - started).toBeLessThan(WITHIN_MS);
   });
 
+  /** Decodes a seat.held record of schema id 41 and returns what it threw. */
+  async function decodeFailure(registryUrl: string, readerSchema?: string): Promise<unknown> {
+    const registry = createSchemaRegistry(registryUrl, { requestTimeoutMs: TIMEOUT_MS });
+    const spec = { whenLate: 'keep-retrying' as const, parse: (p: unknown) => p };
+    const eventTypes = { 'com.stagefront.seat.held': readerSchema === undefined ? spec : { ...spec, readerSchema } };
+    return decodeCloudEvent(registry, seatHeldRecord(41), eventTypes).then(
+      () => new Error('the record decoded'),
+      (err: unknown) => err,
+    );
+  }
+
   it(
-    'makes a record whose writer schema is not cached the infrastructure failure schema_registry_unavailable',
+    'makes a record whose writer schema is not cached the infrastructure failure schema_registry_unavailable, saying the registry did not answer',
     async () => {
-      const registry = createSchemaRegistry(url, { requestTimeoutMs: TIMEOUT_MS });
-      const eventTypes = {
-        'com.stagefront.seat.held': { whenLate: 'keep-retrying' as const, parse: (p: unknown) => p },
-      };
-      const error = await decodeCloudEvent(registry, seatHeldRecord(41), eventTypes).then(
-        () => undefined,
-        (err: unknown) => err,
-      );
+      const error = await decodeFailure(url);
       expect(error).toBeInstanceOf(TransientError);
       expect((error as TransientError).code).toBe('schema_registry_unavailable');
+      expect((error as Error).message).toMatch(/cannot read schema id 41: .*timeout/i);
+      expect((error as Error).message).not.toMatch(/not found|not registered/);
+    },
+    WITHIN_MS * 2,
+  );
+
+  it(
+    'never makes the record poison when only the schema lookup goes unanswered, though the registry shows it holds the reader schema',
+    async () => {
+      const error = await decodeFailure(selectiveUrl, READER_SCHEMA);
+      expect(error).toBeInstanceOf(TransientError);
+      expect((error as TransientError).code).toBe('schema_registry_unavailable');
+      expect((error as Error).message).toMatch(/cannot read schema id 41: .*timeout/i);
     },
     WITHIN_MS * 2,
   );
