@@ -169,7 +169,7 @@ function runtimesOf(runs: readonly SuiteRun[], home: string): Array<NodeRuntime 
 }
 
 /**
- * The stack-free chain: type-check, lint, format, then every run's stack-free files, one after the
+ * The stack-free chain: the checks (CHECKS), then every run's stack-free files, one after the
  * other, into its own log. It needs no stack, so it runs on the second core while the stack starts
  * and the stack-bound files run.
  */

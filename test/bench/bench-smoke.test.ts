@@ -18,7 +18,7 @@ requireStack();
 const BENCH_DEADLINE_MS = 840_000;
 
 /** The bench runs still going: each leads a process group (the bench and what it started). */
-const running = new Set<number>();
+const groups = new Set<number>();
 
 function killGroup(group: number, signal: NodeJS.Signals): void {
   try {
@@ -28,10 +28,15 @@ function killGroup(group: number, signal: NodeJS.Signals): void {
   }
 }
 
-// A run cut short by vitest (a failed expectation elsewhere, a timeout) takes its programs with it.
-afterAll(() => {
-  for (const group of running) killGroup(group, 'SIGKILL');
-});
+/**
+ * A run still going when the file ends or its worker exits is killed with all it started: a run cut
+ * short by vitest (a timeout, Ctrl-C, which a group of its own does not receive).
+ */
+const killAll = () => {
+  for (const group of groups) killGroup(group, 'SIGKILL');
+};
+afterAll(killAll);
+process.once('exit', killAll);
 
 /**
  * Runs `npm run bench` in a process group of its own. Past the deadline the group is sent SIGTERM,
@@ -45,7 +50,7 @@ function runBench(env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout
     detached: true,
   });
   const group = child.pid;
-  if (group !== undefined) running.add(group);
+  if (group !== undefined) groups.add(group);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -55,13 +60,19 @@ function runBench(env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout
     if (group === undefined) return;
     overdue = true;
     killGroup(group, 'SIGTERM');
-    setTimeout(() => killGroup(group, 'SIGKILL'), 10_000).unref();
+    setTimeout(() => {
+      if (groups.has(group)) killGroup(group, 'SIGKILL');
+    }, 10_000).unref();
   }, BENCH_DEADLINE_MS);
   return new Promise((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', (code) => {
       clearTimeout(deadline);
-      if (group !== undefined) running.delete(group);
+      // What the bench left running goes with it (the stack's own processes are detached from it).
+      if (group !== undefined) {
+        killGroup(group, 'SIGKILL');
+        groups.delete(group);
+      }
       if (!overdue) return resolve({ code, stdout, stderr });
       const tail = `${stdout.slice(-3000)}\n${stderr.slice(-3000)}`;
       reject(new Error(`the bench ran past ${BENCH_DEADLINE_MS / 1000} s and was stopped; its output ended:\n${tail}`));

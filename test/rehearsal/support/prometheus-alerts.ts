@@ -1,4 +1,6 @@
 /** Prometheus's ALERTS series over a run, as spans of firing: what the rehearsal tests judge alerts by. */
+import { parse } from 'yaml';
+import { durationSeconds } from '../../../monitors/alerts/rule-intervals.js';
 import type { AlertSpan } from './alerts-of-run.js';
 
 /** The resolution of the queries. */
@@ -50,16 +52,13 @@ export async function prometheusIntervalsMs(
   prometheusUrl: string,
 ): Promise<{ scrapeMs: number; evaluationMs: number }> {
   const response = await fetch(`${prometheusUrl}/api/v1/status/config`);
+  if (!response.ok) throw new Error(`Prometheus's configuration: HTTP ${response.status}`);
   const { yaml } = ((await response.json()) as { data: { yaml: string } }).data;
-  const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 } as const;
-  // Prometheus writes a duration as its parts, largest first: 15s, 1m30s, 1s500ms.
+  const global = (parse(yaml) as { global?: Record<string, unknown> }).global ?? {};
   const interval = (name: string): number => {
-    const value = new RegExp(`^  ${name}: ((?:\\d+(?:ms|s|m|h))+)$`, 'm').exec(yaml)?.[1];
-    if (value === undefined) throw new Error(`no global ${name} in Prometheus's configuration`);
-    return [...value.matchAll(/(\d+)(ms|s|m|h)/g)].reduce(
-      (ms, [, n, u]) => ms + Number(n) * unit[u as keyof typeof unit],
-      0,
-    );
+    const value = global[name];
+    if (typeof value !== 'string') throw new Error(`no global ${name} in Prometheus's configuration`);
+    return durationSeconds(value) * 1000;
   };
   return { scrapeMs: interval('scrape_interval'), evaluationMs: interval('evaluation_interval') };
 }
