@@ -26,6 +26,14 @@ installLeakGuard();
 
 const DELIVERY_LIMIT = 3;
 const PROGRAM = 'test/consumers/helpers/counted-consumer-program.ts';
+/** The child's heap in the heap-exhaustion case. */
+const BOMB_HEAP_MB = 96;
+/**
+ * The array bomb's null items: far more than BOMB_HEAP_MB holds, few enough that the decode limits'
+ * walk over the declared items (nulls take no bytes, so it visits every one) ends in about a
+ * second. At 2^31 that walk alone took about 30 s before each crash.
+ */
+const BOMB_ITEMS = 2 ** 26;
 /** Each end costs a start and a join that waits out the dead member's session (about 15 s here). */
 const TEST_TIMEOUT_MS = 200_000;
 
@@ -144,15 +152,15 @@ describe('a record that crashes the process', () => {
       const bombId = randomUUID();
       const headers = routerHeaders({ id: bombId, type: COUNTED_TYPE, key: 'k-bomb', time: new Date().toISOString() });
       await produceRawMessages(drill.producer, drill.topic, [
-        { key: 'k-bomb', value: arrayBombValue(bombSchemaId), headers },
+        { key: 'k-bomb', value: arrayBombValue(bombSchemaId, BOMB_ITEMS), headers },
       ]);
       const goodAfter = await produceCloudEvents(drill.producer, drill.registry, drill.topic, drill.nextEvents(10));
 
       // A small heap, so the array fills it in a few seconds.
-      // The decode limits would refuse the bomb before it allocates: raised past it, so decoding itself crashes.
+      // The decode limits would refuse the bomb before it allocates: raised to its size, so decoding itself crashes.
       const env = childEnv(drill, stack, {
-        NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --max-old-space-size=96`.trim(),
-        CONSUMER_MAX_COLLECTION_ITEMS: String(2 ** 32),
+        NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --max-old-space-size=${BOMB_HEAP_MB}`.trim(),
+        CONSUMER_MAX_COLLECTION_ITEMS: String(BOMB_ITEMS),
       });
       const ends = await runUntilDeadLettered(drill, env, [...goodBefore, ...goodAfter], (child) => {
         expect(child.output()).toMatch(/heap out of memory/i); // the decode's end, not a start failure
