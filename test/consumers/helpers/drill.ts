@@ -96,6 +96,8 @@ export interface FailureSeries {
   failingCodes(): Promise<string[]>;
   /** True while some series of `consumer_failing_past_deadline` is 1. */
   pastDeadline(): Promise<boolean>;
+  /** `consumer_retries_total` of one failure kind (infrastructure, poison, handler_bug), over every topic. */
+  retries(kind: string): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -110,6 +112,10 @@ export async function serveFailureSeries(consumer: string, events: RuntimeEvents
     failingCodes: async () =>
       seriesOf(await scrape(), 'consumer_failing_event_age_seconds').map((s) => s.labels.error ?? ''),
     pastDeadline: async () => seriesOf(await scrape(), 'consumer_failing_past_deadline').some((s) => s.value === 1),
+    retries: async (kind) =>
+      seriesOf(await scrape(), 'consumer_retries_total')
+        .filter((s) => s.labels.kind === kind)
+        .reduce((sum, s) => sum + s.value, 0),
     close,
   };
 }
@@ -138,6 +144,7 @@ export interface Drill extends Omit<FailureSeries, 'close'> {
   schemaId: number;
   events: RuntimeEvents;
   definition: ConsumerDefinition;
+  policy: DeliveryPolicy;
   /** `count` events over ten keys, each key's sequence numbers after those already made. */
   nextEvents(count: number, options?: { time?: Date; behaviour?: CountedPayload['behaviour'] }): CloudEventRecord[];
   /** Sends `records` spread over `durationMs` without waiting for the pipeline; resolves when all are sent. */
@@ -219,9 +226,11 @@ export async function startDrill(options: DrillOptions): Promise<Drill> {
     schemaId,
     events,
     definition,
+    policy,
     metricsUrl: series.metricsUrl,
     failingCodes: series.failingCodes,
     pastDeadline: series.pastDeadline,
+    retries: series.retries,
     nextEvents: (count, { time, behaviour = 'apply' } = {}) =>
       Array.from({ length: count }, (_, index) => {
         const key = KEYS[index % KEYS.length]!;
@@ -290,7 +299,9 @@ export async function startDrill(options: DrillOptions): Promise<Drill> {
 
 /**
  * Runs `fault` for `holdMs` while load arrives, then `repair`; checks the failure series with
- * `expectedCode` was raised during the fault and is gone after, and that every event applied once.
+ * `expectedCode` was raised during the fault and is gone after, that the fault lasted more tries
+ * than the policy's delivery limit (so "nothing dead-lettered" says the limit was not counted
+ * against the records, not that too few tries were made), and that every event applied once.
  */
 export async function runFaultDrill(
   drill: Drill,
@@ -302,6 +313,7 @@ export async function runFaultDrill(
     timeoutMs: 60_000,
     description: 'the warm-up events applied',
   });
+  const retriedBefore = await drill.retries('infrastructure');
   const faultAt = Date.now();
   await fault.start();
   const during = drill.load(drill.nextEvents(200), fault.holdMs);
@@ -312,6 +324,10 @@ export async function runFaultDrill(
   const raisedAfterMs = Date.now() - faultAt;
   expect(raised).toMatch(fault.expectedCode);
   const sent = await during;
+  const tries = (await drill.retries('infrastructure')) - retriedBefore;
+  expect(tries, `infrastructure retries during the ${fault.holdMs} ms fault`).toBeGreaterThan(
+    drill.policy.deliveryLimit,
+  );
   const repairAt = Date.now();
   await fault.repair();
   const after = await drill.load(drill.nextEvents(30), 1_000);
