@@ -31,6 +31,7 @@ import {
   STACK_FREE_VITEST_ARGS,
   SUITE_NODE_ENV,
   suiteRuns,
+  suiteStackEnv,
   type SuitePart,
   type SuiteRun,
 } from './suite-plan.js';
@@ -223,8 +224,17 @@ function messageOf(err: unknown): string {
 async function main(): Promise<number> {
   const { node, vitestArgs } = parseSuiteArgs(process.argv.slice(2));
   const logger = createLogger({ name: 'test-suite' });
+  const status = await stackStatus(stackLayout());
+  const wasRunning = status.every((c) => c.healthy);
+  // Before the layout is read: the stack it starts, and every test's child, take these settings.
+  Object.assign(
+    process.env,
+    suiteStackEnv(
+      process.env,
+      status.some((c) => c.name === 'prometheus' && c.healthy),
+    ),
+  );
   const layout = stackLayout();
-  const wasRunning = (await stackStatus(layout)).every((c) => c.healthy);
   const totals: Totals = { passed: 0, failed: 0, skipped: 0 };
   const failures: string[] = [];
   const perNode: string[] = [];

@@ -73,6 +73,24 @@ export const CHECKS: ReadonlyArray<readonly [name: string, command: readonly str
   ['unused code', ['knip']],
 ];
 
+/**
+ * What test:all sets for a stack it starts itself: Prometheus scraping and evaluating every 5 s
+ * instead of the default 15 s, so that the alert tests wait for each rule's `for` rather than for
+ * intervals (they read the interval from the running Prometheus; test/unit/alerts holds every rule
+ * to the 15 s of the stack, compose and Kubernetes too). A setting the caller gave is kept.
+ */
+export const SUITE_STACK_SETTINGS: Readonly<Record<string, string>> = { STACK_PROMETHEUS_INTERVAL_MS: '5000' };
+
+/**
+ * The settings to add to test:all's environment: SUITE_STACK_SETTINGS less those already set, and
+ * none when the stack's Prometheus already runs (it keeps the interval it started with, which the
+ * rehearsal's drill verdict must agree with).
+ */
+export function suiteStackEnv(env: NodeJS.ProcessEnv, prometheusRunning: boolean): Record<string, string> {
+  if (prometheusRunning) return {};
+  return Object.fromEntries(Object.entries(SUITE_STACK_SETTINGS).filter(([name]) => env[name] === undefined));
+}
+
 /** Set for every vitest run of test:all: the Node version that run is on (test/unit/suite-node.test.ts checks it). */
 export const SUITE_NODE_ENV = 'STAGEFRONT_SUITE_NODE';
 

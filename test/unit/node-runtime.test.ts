@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../stack/config.js';
+import { projectRoot, stackSettings } from '../../stack/config.js';
 import {
   ensureNodeRuntime,
   NODE_20,
@@ -33,6 +33,7 @@ import {
   STACK_FREE,
   STACK_FREE_VITEST_ARGS,
   suiteRuns,
+  suiteStackEnv,
   TEST_FOLDERS,
 } from '../suite-plan.js';
 
@@ -225,5 +226,12 @@ describe('test:all runs', () => {
     );
     expect(() => parseSuiteArgs(['--node', 'both'])).toThrow('--node both is not one of');
     expect(() => parseSuiteArgs(['--node'])).toThrow('--node (no value) is not one of');
+  });
+
+  it('gives a stack it starts itself Prometheus at 5 s, keeping a value the caller set, and nothing when Prometheus already runs', () => {
+    const name = stackSettings.settings.prometheusIntervalMs.env;
+    expect(suiteStackEnv({}, false)).toEqual({ [name]: '5000' });
+    expect(suiteStackEnv({ [name]: '15000' }, false)).toEqual({});
+    expect(suiteStackEnv({}, true)).toEqual({});
   });
 });
