@@ -28,7 +28,7 @@ import {
   excludedFiles,
   parseSuiteArgs,
   projectTestFiles,
-  STACK_FREE_VITEST_ARGS,
+  VITEST_ARGS,
   SUITE_NODE_ENV,
   suiteRuns,
   suiteStackEnv,
@@ -143,7 +143,7 @@ async function runVitest(
     '--reporter=json',
     `--outputFile.json=${reportFile}`,
     ...exclude,
-    ...(part === 'stack-free' ? STACK_FREE_VITEST_ARGS : []),
+    ...VITEST_ARGS,
     ...vitestArgs,
   ];
   const ok = await runStep(runtime.bin, args, output, env);

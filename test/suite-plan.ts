@@ -22,12 +22,13 @@ export const TEST_FOLDERS: readonly string[] = ['test', 'examples'];
 export const STACK_FREE: readonly string[] = ['test/unit', 'examples'];
 
 /**
- * How vitest runs the stack-free files (in `npm test` and in test:all's stack-free chain): in one
- * module cache (`--no-isolate`), so the imports, a third of their time when each file had its own,
- * are paid once. They hold no state between files that another file could trip over; the
- * stack-bound files keep vitest's isolation.
+ * How vitest runs every part (`npm test`, and both chains of test:all): in one module cache per
+ * run (`--no-isolate`), so the project's imports are paid once, not once per file: a third of the
+ * stack-free files' time, about a second for each stack-bound file. No file leaves state in a
+ * module that another file could trip over: each test file's own module is still new, and what a
+ * test starts it stops (the leak guard fails a test that leaves something running).
  */
-export const STACK_FREE_VITEST_ARGS: readonly string[] = ['--no-isolate'];
+export const VITEST_ARGS: readonly string[] = ['--no-isolate'];
 
 /** Every test file of the project, as a path from the project root. */
 export function projectTestFiles(folders: readonly string[] = TEST_FOLDERS): string[] {
@@ -79,7 +80,7 @@ export const CHECKS: ReadonlyArray<readonly [name: string, command: readonly str
  * intervals (they read the interval from the running Prometheus; test/unit/alerts holds every rule
  * to the 15 s of the stack, compose and Kubernetes too). A setting the caller gave is kept.
  */
-export const SUITE_STACK_SETTINGS: Readonly<Record<string, string>> = { STACK_PROMETHEUS_INTERVAL_MS: '5000' };
+const SUITE_STACK_SETTINGS: Readonly<Record<string, string>> = { STACK_PROMETHEUS_INTERVAL_MS: '5000' };
 
 /**
  * The settings to add to test:all's environment: SUITE_STACK_SETTINGS less those already set, and

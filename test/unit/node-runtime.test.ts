@@ -31,7 +31,7 @@ import {
   parseSuiteArgs,
   projectTestFiles,
   STACK_FREE,
-  STACK_FREE_VITEST_ARGS,
+  VITEST_ARGS,
   suiteRuns,
   suiteStackEnv,
   TEST_FOLDERS,
@@ -196,7 +196,7 @@ describe('test:all runs', () => {
     const scripts = (
       JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
     ).scripts;
-    expect(scripts.test).toBe(`vitest run ${[...STACK_FREE, ...STACK_FREE_VITEST_ARGS].join(' ')}`);
+    expect(scripts.test).toBe(`vitest run ${[...STACK_FREE, ...VITEST_ARGS].join(' ')}`);
     const stackFree = projectTestFiles().filter((file) => STACK_FREE.some((folder) => file.startsWith(`${folder}/`)));
     expect(stackFree).toContain('test/unit/consumers/executor/executor.test.ts');
     expect(stackFree.filter((file) => !FAST_TIER.some((glob) => matchesGlob(file, glob)))).toEqual([]);
