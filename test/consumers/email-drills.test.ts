@@ -1,6 +1,7 @@
 /**
  * Fault drills for the confirmation email, whose effect leaves the building: the SMTP server
- * away for 60 s under load, and a "sent" stamp that fails once right after a send. Each ends
+ * away for 20 s under load (more failed tries than the delivery limit: counted), and a "sent"
+ * stamp that fails once right after a send. Each ends
  * with one email per order (never two), every claim stamped, nothing dead-lettered, and the
  * failure series raised during the fault and gone after.
  */
@@ -37,6 +38,9 @@ installLeakGuard();
 
 /** Ten minutes, as in production: a drill that waited for an abandoned claim would time out. */
 const CLAIM_ABANDONED_AFTER_MS = 600_000;
+const DELIVERY_LIMIT = 3;
+/** How long the SMTP server is away: at the 2 s backoff cap, about ten tries of each held partition. */
+const SMTP_DOWN_MS = 20_000;
 
 function order(label: string): OrderConfirmed {
   return {
@@ -103,7 +107,13 @@ async function emailDrill(prefix: string) {
     pool,
     logger: testLogger(name),
     events,
-    policy: { deadlineMs: 1_800_000, lateRetryWindowMs: 5_000, deliveryLimit: 3, retryBaseMs: 100, retryCapMs: 2_000 },
+    policy: {
+      deadlineMs: 1_800_000,
+      lateRetryWindowMs: 5_000,
+      deliveryLimit: DELIVERY_LIMIT,
+      retryBaseMs: 100,
+      retryCapMs: 2_000,
+    },
   });
   await waitFor(() => consumer.isReady(), { timeoutMs: 60_000, description: 'the email consumer joined' });
   let sent = 0;
@@ -142,21 +152,25 @@ async function emailDrill(prefix: string) {
 
 describe('the confirmation email when its infrastructure fails', () => {
   it(
-    'the SMTP server away for 60 s under load: held and retried, one email per order, nothing dead-lettered',
+    'the SMTP server away for 20 s under load: held and retried past the delivery limit, one email per order, nothing dead-lettered',
     { timeout: 240_000 },
     async () => {
       const drill = await emailDrill('email_smtp_down');
       const before = await drill.send(drill.orders(10));
       await waitFor(() => drill.received.length === 10, { timeoutMs: 60_000, description: 'the first ten emails' });
+      const retriedBefore = await drill.series.retries('infrastructure');
       await drill.smtpDown();
       const during: string[] = [];
-      const downUntil = Date.now() + 60_000;
+      const downUntil = Date.now() + SMTP_DOWN_MS;
       while (Date.now() < downUntil) {
         // Open loop: a few orders every two seconds while the server is away.
         during.push(...(await drill.send(drill.orders(3))));
         await sleep(2_000);
       }
       expect(await drill.series.failingCodes()).toContain('smtp_unavailable');
+      // Long enough that "nothing dead-lettered" means the limit was not counted, not that too few tries were made.
+      const tries = (await drill.series.retries('infrastructure')) - retriedBefore;
+      expect(tries, `infrastructure retries while the server was away`).toBeGreaterThan(DELIVERY_LIMIT);
       await drill.smtpUp();
       await drill.expectOneEmailEach([...before, ...during]);
       await waitFor(async () => (await drill.series.failingCodes()).length === 0, {
