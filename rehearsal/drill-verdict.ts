@@ -7,6 +7,7 @@
 import type { Pool } from '../lib/postgres.js';
 import { reconcileRun, type Check } from './consistency.js';
 import { brokenPromises, promisedAlerts } from './drill-alerts.js';
+import { freshAt, type FreshnessInput } from './freshness.js';
 import type { DrillRun } from './drills.js';
 import type { AlertRecord, DrillRecord } from './record.js';
 import type { Sampler } from './sampler.js';
@@ -24,6 +25,8 @@ export interface DrillScope {
   alerts: AlertRecord[];
   /** The stack Prometheus's scrape and evaluation interval: when a drill was away long enough to promise an alert. */
   prometheusIntervalMs: number;
+  /** What the seat availability consumer received and when (time to fresh); undefined: it received nothing. */
+  freshness: FreshnessInput | undefined;
 }
 
 /**
@@ -64,6 +67,7 @@ export async function drillRecords(runs: DrillRun[], scope: DrillScope): Promise
       restartedAt: run.restartedAt,
       backAt: run.backAt,
       caughtUpAt: run.caughtUpAt,
+      freshAt: scope.freshness === undefined ? null : freshAt(scope.freshness, run.killedAt, next ?? scope.finishedAt),
       peakLag: scope.sampler.peakLag(run.killedAt, next),
       alerts: [
         ...new Set(scope.alerts.filter((a) => a.startsAt >= run.killedAt && a.startsAt <= alertEnd).map((a) => a.name)),

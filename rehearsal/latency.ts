@@ -5,12 +5,15 @@
  */
 import type { Pool } from '../lib/postgres.js';
 import { percentiles } from '../lib/percentiles.js';
+import { FRESH_LIMIT_MS } from './freshness.js';
 import type { LatencyPoint } from './record.js';
 
 export interface ConsumerLatency {
   consumer: string;
   points: LatencyPoint[];
   overall: { p50: number; p99: number; max: number; count: number };
+  /** When each event that took FRESH_LIMIT_MS or more reached the consumer (time to fresh, freshness.ts). */
+  slowAt: number[];
 }
 
 export async function latencyOverTime(seat: Pool, consumers: Pool, since: Date): Promise<ConsumerLatency[]> {
@@ -24,10 +27,16 @@ export async function latencyOverTime(seat: Pool, consumers: Pool, since: Date):
     [since],
   );
   const perConsumer = new Map<string, Map<number, number[]>>();
+  const slowAt = new Map<string, number[]>();
   for (const row of inbox.rows) {
     const created = written.get(row.event_id);
     if (created === undefined) continue;
     const received = Number(row.at);
+    if (received - created >= FRESH_LIMIT_MS) {
+      const slow = slowAt.get(row.consumer) ?? [];
+      slow.push(received);
+      slowAt.set(row.consumer, slow);
+    }
     const second = Math.floor(received / 1000) * 1000;
     const bySecond = perConsumer.get(row.consumer) ?? new Map<number, number[]>();
     const values = bySecond.get(second) ?? [];
@@ -49,6 +58,7 @@ export async function latencyOverTime(seat: Pool, consumers: Pool, since: Date):
         consumer,
         points,
         overall: { p50: Math.round(all.p50), p99: Math.round(all.p99), max: Math.round(all.max), count: all.count },
+        slowAt: slowAt.get(consumer) ?? [],
       };
     });
 }

@@ -52,6 +52,13 @@ export interface DrillRecord {
    * kill, and at most 50 events); null if not within 2 minutes of backAt. The next drill strikes after it.
    */
   caughtUpAt?: number | null;
+  /**
+   * When the availability pages were fresh again, for good until the next drill's kill (the end of
+   * the run for the last): the last seat availability event in that window that took 1 s or more
+   * from commit reached it then, or the kill itself when none did (rehearsal/freshness.ts); null
+   * when no event reached it in that window. Absent in records written before it was kept.
+   */
+  freshAt?: number | null;
   /** Highest lag (events, over all consumers) between the kill and the next drill's kill (the end of the run for the last). */
   peakLag: number;
   /** Alerts that began firing between the kill and 2 minutes after it came back (or the next drill's kill, if sooner). */

@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
 import { projectRoot } from '../stack/config.js';
 import { renderHtmlReport } from './html-report.js';
-import { recordVerdict, type AlertRecord, type RehearsalRecord } from './record.js';
+import { recordVerdict, type AlertRecord, type DrillRecord, type RehearsalRecord } from './record.js';
 
 export interface ReportExtras {
   mode: 'native' | 'external';
@@ -31,6 +31,16 @@ function alertLine(alert: AlertRecord): string {
   return `    ${alert.name.padEnd(34)} ${(alert.severity || '-').padEnd(9)} ${began}, ${ended}`;
 }
 
+/**
+ * A drill's time to fresh, in words: from the kill until commit → seat availability stayed under
+ * 1 s (freshAt); nothing for a record written before it was kept.
+ */
+function freshText(drill: DrillRecord, before = ''): string {
+  if (drill.freshAt === undefined) return '';
+  if (drill.freshAt === null) return `${before}fresh: no seat availability event to judge by`;
+  return `${before}fresh again +${seconds(drill.freshAt - drill.killedAt)}`;
+}
+
 function drillLines(record: RehearsalRecord): string[] {
   if (record.drills.length === 0) return [];
   const lines = ['', '  drills (killed with -9, started again):'];
@@ -40,7 +50,7 @@ function drillLines(record: RehearsalRecord): string[] {
     const caughtUp =
       d.caughtUpAt === undefined || d.caughtUpAt === null ? '' : `, caught up +${seconds(d.caughtUpAt - d.killedAt)}`;
     lines.push(
-      `    ${d.target.padEnd(9)} killed ${time(d.killedAt)}, ${restarted}, ${back}${caughtUp}; peak lag ${d.peakLag} events; alerts: ${d.alerts.length === 0 ? 'none' : d.alerts.join(', ')}`,
+      `    ${d.target.padEnd(9)} killed ${time(d.killedAt)}, ${restarted}, ${back}${caughtUp}${freshText(d, ', ')}; peak lag ${d.peakLag} events; alerts: ${d.alerts.length === 0 ? 'none' : d.alerts.join(', ')}`,
     );
     lines.push(`      ${d.verdict.ok ? 'ok  ' : 'FAIL'}  ${d.verdict.detail}`);
     for (const note of d.notes ?? []) lines.push(`      note: ${note}`);

@@ -21,6 +21,7 @@ import type { DrillTarget } from './drill-targets.js';
 import { drillRecords } from './drill-verdict.js';
 import type { DrillRun } from './drills.js';
 import type { RehearsalEnvironment } from './environment.js';
+import { FRESHNESS_CONSUMER } from './freshness.js';
 import { latencyOverTime } from './latency.js';
 import type { RehearsalRecord } from './record.js';
 import type { OpenRun, ShowOnSale, SoldShow } from './rehearse.js';
@@ -73,6 +74,7 @@ export async function recordRun(
       sampler,
       alerts: runAlerts,
       prometheusIntervalMs: stackLayout().settings.prometheusIntervalMs,
+      freshness: latency.find((l) => l.consumer === FRESHNESS_CONSUMER),
     }),
     alerts: runAlerts,
     checks,

@@ -80,6 +80,13 @@ export function crowdSection(record: RehearsalRecord): string {
   return `<section id="crowd"><h2>The crowd</h2><div class="figures">${cards.join('')}</div></section>`;
 }
 
+/** Time to fresh for the drills table: kill → commit → seat availability under 1 s for good (freshAt). */
+function freshAfter(drill: DrillRecord): string {
+  if (drill.freshAt === undefined) return '–';
+  if (drill.freshAt === null) return 'no events';
+  return `${((drill.freshAt - drill.killedAt) / 1000).toFixed(1)} s`;
+}
+
 function drillRow(record: RehearsalRecord, drill: DrillRecord): string {
   const down = drill.backAt === null ? 'never back' : `${((drill.backAt - drill.killedAt) / 1000).toFixed(1)} s`;
   return `<tr class="${drill.verdict.ok ? 'ok' : 'fail'}">
@@ -88,6 +95,7 @@ function drillRow(record: RehearsalRecord, drill: DrillRecord): string {
   <td>${drill.restartedAt === null ? 'never' : escapeHtml(sinceStart(record, drill.restartedAt))}</td>
   <td>${drill.backAt === null ? 'never' : escapeHtml(sinceStart(record, drill.backAt))}</td>
   <td class="num">${escapeHtml(down)}</td>
+  <td class="num">${escapeHtml(freshAfter(drill))}</td>
   <td class="num">${escapeHtml(count(drill.peakLag))}</td>
   <td>${drill.alerts.length === 0 ? 'none' : drill.alerts.map(escapeHtml).join(', ')}</td>
   <td><span class="mark">${drill.verdict.ok ? 'ok' : 'FAIL'}</span> ${escapeHtml(drill.verdict.detail)}${(drill.notes ?? []).map((note) => `<div class="note">${escapeHtml(note)}</div>`).join('')}</td>
@@ -98,7 +106,7 @@ export function drillsSection(record: RehearsalRecord): string {
   const body =
     record.drills.length === 0
       ? '<p class="empty">No drills in this run.</p>'
-      : `<table><thead><tr><th>part killed (-9)</th><th>killed at</th><th>restarted</th><th>healthy again</th><th class="num">down for</th><th class="num">peak lag (events)</th><th>alerts raised</th><th>nothing lost, doubled or oversold; notes</th></tr></thead>
+      : `<table><thead><tr><th>part killed (-9)</th><th>killed at</th><th>restarted</th><th>healthy again</th><th class="num">down for</th><th class="num">fresh again after</th><th class="num">peak lag (events)</th><th>alerts raised</th><th>nothing lost, doubled or oversold; notes</th></tr></thead>
 <tbody>${record.drills.map((d) => drillRow(record, d)).join('')}</tbody></table>`;
   return `<section id="drills"><h2>Drills</h2>${body}</section>`;
 }

@@ -566,6 +566,7 @@ async function drillVerdict(checks: Check[], run: Partial<DrillRun> = {}): Promi
       sampler: { peakLag: () => 0 },
       prometheusIntervalMs: 15_000,
       alerts: [],
+      freshness: undefined,
     },
   );
   return record!;

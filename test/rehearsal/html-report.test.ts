@@ -110,8 +110,8 @@ describe('HTML report in headless Chromium', () => {
       })`);
       expect(summary.verdict).toBe('All 8 checks passed, 2 drills held');
       expect(summary.drills).toEqual([
-        'connect +0:25 +0:27 +0:42 16.4 s 5,095 ConsumerLagGrowing, ConsumerEventAgeHigh ok nothing lost, doubled or oversold the connector task was restarted once Connect answered',
-        'consumer +0:56 +0:57 +1:03 7.4 s 586 ConsumerDown ok confirmation-email: every event handled once after its restart',
+        'connect +0:25 +0:27 +0:42 16.4 s 24.3 s 5,095 ConsumerLagGrowing, ConsumerEventAgeHigh ok nothing lost, doubled or oversold the connector task was restarted once Connect answered',
+        'consumer +0:56 +0:57 +1:03 7.4 s no events 586 ConsumerDown ok confirmation-email: every event handled once after its restart',
       ]);
       expect(summary.crowd).toContain('0 buyer errors and 4 during drills (retried)');
       expect(summary.alerts[0]).toMatch(/^SlotLost critical before the run \(−1:15, 08:58:45 UTC\)/);

@@ -16,7 +16,13 @@ import { stackLayout } from '../../stack/config.js';
 import { stackStatus, startStack } from '../../stack/launcher.js';
 import { testLogger } from '../support/seat-pipeline.js';
 import { requireStack, uniqueName } from '../support/stack.js';
-import { drillProblems, independentOutcome, stackSources, topicEnds } from './support/independent-outcome.js';
+import {
+  drillProblems,
+  freshAtRecounted,
+  independentOutcome,
+  stackSources,
+  topicEnds,
+} from './support/independent-outcome.js';
 import { runRehearsal } from './support/run-rehearsal.js';
 
 const stack = requireStack();
@@ -74,6 +80,11 @@ describe('a rehearsal with fault drills', () => {
         outcome.outbox.filter((row) => row.created_ms >= drill.killedAt && row.created_ms < to).length,
       ).toBeGreaterThan(0);
       expect(drill.verdict.ok, drill.verdict.detail).toBe(true);
+      // Its time to fresh recounted from the outbox and the inbox: the crowd's view was right again then.
+      const fresh = freshAtRecounted(outcome, drill.killedAt, Math.min(to, record.finishedAt));
+      expect(fresh, `${drill.target}: seat availability received events after the kill`).not.toBeNull();
+      expect(drill.freshAt ?? null, `${drill.target}: time to fresh`).toBeCloseTo(fresh!, 0);
+      expect(text).toContain(`fresh again +${((fresh! - drill.killedAt) / 1000).toFixed(1)} s`);
     }
     expect(record.crowd.errors).toBe(0);
     expect(record.samples.length).toBeGreaterThan(0);

@@ -124,6 +124,8 @@ export interface IndependentOutcome {
   problems: string[];
   /** Outbox ids of the show that some consumer has not handled (applied, or for email sent), with their creation time. */
   unhandled: { consumer: string; id: string; createdMs: number }[];
+  /** Each event of the show the seat availability consumer received: when, and how long after its commit. */
+  availabilityArrivals: { receivedMs: number; tookMs: number }[];
 }
 
 /** The show's outcome from the seat database, Kafka (records from `from` on) and the consumer database. */
@@ -227,7 +229,29 @@ export async function independentOutcome(
   if (JSON.stringify(ledger[0]) !== JSON.stringify(orders[0]))
     problems.push(`ledger ${JSON.stringify(ledger[0])} but seat database ${JSON.stringify(orders[0])}`);
 
-  return { outbox, orders: orders[0]?.orders ?? 0, soldSeats: sold.length, problems, unhandled };
+  const createdMs = new Map(outbox.map((row) => [row.id, row.created_ms]));
+  const { rows: arrivals } = (await consumers(
+    /* sql */ `select event_id, (extract(epoch from received_at) * 1000)::float8 as received_ms from inbox
+      where consumer = 'seat-availability' and event_id = any($1::text[])`,
+    [outbox.map((row) => row.id)],
+  )) as { rows: { event_id: string; received_ms: number }[] };
+  const availabilityArrivals = arrivals.map((a) => ({
+    receivedMs: a.received_ms,
+    tookMs: a.received_ms - (createdMs.get(a.event_id) ?? a.received_ms),
+  }));
+
+  return { outbox, orders: orders[0]?.orders ?? 0, soldSeats: sold.length, problems, unhandled, availabilityArrivals };
+}
+
+/**
+ * A drill's time to fresh recounted from the databases: when the last event of the show that took
+ * 1 s or more from commit reached seat availability, from the kill until `to`; the kill itself when
+ * none did; null when none reached it in that window.
+ */
+export function freshAtRecounted(outcome: IndependentOutcome, killedAt: number, to: number): number | null {
+  const inWindow = outcome.availabilityArrivals.filter((a) => a.receivedMs >= killedAt && a.receivedMs < to);
+  if (inWindow.length === 0) return null;
+  return Math.max(killedAt, ...inWindow.filter((a) => a.tookMs >= 1_000).map((a) => a.receivedMs));
 }
 
 /**

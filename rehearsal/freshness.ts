@@ -1,0 +1,32 @@
+/**
+ * Time to fresh: how long after a drill's kill the crowd's view was right again. Fresh means every
+ * event the seat availability consumer applied took less than FRESH_LIMIT_MS from the seat
+ * service's commit, and stayed so: a drill is fresh again when the last event that took longer,
+ * up to the next drill's kill (the end of the run for the last), reached it. Pure: the rehearsal
+ * feeds it what the databases hold (the outbox's created_at, the inbox's received_at).
+ */
+
+/** Commit → seat availability latency under which the availability pages are fresh. */
+export const FRESH_LIMIT_MS = 1_000;
+
+/** The consumer whose freshness drills are measured by: the availability pages the crowd reads. */
+export const FRESHNESS_CONSUMER = 'seat-availability';
+
+/** What freshness is judged from, for one consumer. */
+export interface FreshnessInput {
+  /** When each event that took FRESH_LIMIT_MS or more from commit reached the consumer. */
+  slowAt: readonly number[];
+  /** When each event reached it, per second: `at` the second's start, `count` the events. */
+  points: ReadonlyArray<{ at: number; count: number }>;
+}
+
+/**
+ * When the consumer was fresh again after `from`, for good until `to`: the arrival of the last slow
+ * event in [from, to), or `from` when none was slow (never stale). Null when no event reached it in
+ * that window at all: nothing to judge by (a drill after the crowd had gone).
+ */
+export function freshAt(input: FreshnessInput, from: number, to: number): number | null {
+  const received = input.points.some((p) => p.count > 0 && p.at + 1_000 > from && p.at < to);
+  if (!received) return null;
+  return input.slowAt.reduce((last, at) => (at >= from && at < to && at > last ? at : last), from);
+}
