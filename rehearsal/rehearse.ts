@@ -25,6 +25,8 @@ import { createLiveView } from './live-view.js';
 import { shownPath, writeReport } from './report.js';
 import { recordRun } from './run-record.js';
 import { Sampler } from './sampler.js';
+import { stackLayout } from '../stack/config.js';
+import { stackPrometheusIntervalMs } from '../stack/prometheus-intervals.js';
 import { CrowdSchedule } from './schedule.js';
 import type { RehearsalConfig } from './settings.js';
 
@@ -60,6 +62,8 @@ export interface SoldShow {
   drillRuns: DrillRun[];
   reconciliation: Reconciliation;
   sampler: Sampler;
+  /** The stack Prometheus's interval as it ran (stackPrometheusIntervalMs): what the drills' alert promises are judged by. */
+  prometheusIntervalMs: number;
 }
 
 export interface RehearsalOptions {
@@ -197,18 +201,33 @@ async function sellShow(
   const until = new Date((await seatDatabaseNow(seatPool)).getTime() + 1);
   const reconciliation = await waitUntilReconciled(seatPool, consumerPool, since, until, config.drainTimeoutMs);
   // A drill long enough to raise an alert (drill-alerts.ts) is judged on its resolving too: give it the time.
+  // As the stack's Prometheus runs, not as this command's settings say: the record judges by the same.
+  const prometheusIntervalMs =
+    drillContext === undefined
+      ? stackLayout().settings.prometheusIntervalMs
+      : await stackPrometheusIntervalMs(drillContext.layout);
   if (drillContext !== undefined) {
-    const intervalMs = drillContext.layout.settings.prometheusIntervalMs;
     const promised = drillRuns.flatMap((d) =>
-      d.backAt === null ? [] : promisedAlerts(d.target, d.backAt - d.killedAt, intervalMs),
+      d.backAt === null ? [] : promisedAlerts(d.target, d.backAt - d.killedAt, prometheusIntervalMs),
     );
-    if (promised.length > 0) await alerts.waitUntilResolved(promised, RESOLVE_WAIT_INTERVALS * intervalMs + 10_000);
+    if (promised.length > 0)
+      await alerts.waitUntilResolved(promised, RESOLVE_WAIT_INTERVALS * prometheusIntervalMs + 10_000);
   }
   await sampler.stop();
   await sampler.sampleOnce();
   view.close();
   await alerts.poll();
-  return { since, until, startedAt, finishedAt: Date.now(), crowd, drillRuns, reconciliation, sampler };
+  return {
+    since,
+    until,
+    startedAt,
+    finishedAt: Date.now(),
+    crowd,
+    drillRuns,
+    reconciliation,
+    sampler,
+    prometheusIntervalMs,
+  };
 }
 
 /** Reconciles the run's window every second until no consumer misses an event, or the drain timeout. */

@@ -4,7 +4,6 @@
  * error outside drills), each drill with its effect, the latencies and the alerts.
  */
 import { errorMessage } from '../lib/errors.js';
-import { stackLayout } from '../stack/config.js';
 import { percentiles } from '../lib/percentiles.js';
 import type { Pool } from '../lib/postgres.js';
 import { OWN_PROGRAM_ALERTS } from './alerts.js';
@@ -73,7 +72,7 @@ export async function recordRun(
       checks,
       sampler,
       alerts: runAlerts,
-      prometheusIntervalMs: stackLayout().settings.prometheusIntervalMs,
+      prometheusIntervalMs: sold.prometheusIntervalMs,
       freshness: latency.find((l) => l.consumer === FRESHNESS_CONSUMER),
     }),
     alerts: runAlerts,

@@ -8,7 +8,7 @@
  */
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { projectRoot } from '../stack/config.js';
+import { projectRoot, stackSettings } from '../stack/config.js';
 import { NODE_PINS, nodeMajor, type NodePin } from '../stack/node-runtime.js';
 
 /** The folders holding test files (vitest.config.ts includes `<folder>/**\/*.test.ts` of each). */
@@ -24,9 +24,10 @@ export const STACK_FREE: readonly string[] = ['test/unit', 'examples'];
 /**
  * How vitest runs every part (`npm test`, and both chains of test:all): in one module cache per
  * run (`--no-isolate`), so the project's imports are paid once, not once per file: a third of the
- * stack-free files' time, about a second for each stack-bound file. No file leaves state in a
- * module that another file could trip over: each test file's own module is still new, and what a
- * test starts it stops (the leak guard fails a test that leaves something running).
+ * stack-free files' time, about a second for each stack-bound file. Each test file's own module
+ * is still new; what the shared modules hold across files was checked (tracing resets on shutdown,
+ * the metrics use registries of their own, a test that sets process.env restores it), and the leak
+ * guard, shared now, fails a guarded file that starts with something an earlier file left running.
  */
 export const VITEST_ARGS: readonly string[] = ['--no-isolate'];
 
@@ -80,12 +81,14 @@ export const CHECKS: ReadonlyArray<readonly [name: string, command: readonly str
  * intervals (they read the interval from the running Prometheus; test/unit/alerts holds every rule
  * to the 15 s of the stack, compose and Kubernetes too). A setting the caller gave is kept.
  */
-const SUITE_STACK_SETTINGS: Readonly<Record<string, string>> = { STACK_PROMETHEUS_INTERVAL_MS: '5000' };
+const SUITE_STACK_SETTINGS: Readonly<Record<string, string>> = {
+  [stackSettings.settings.prometheusIntervalMs.env]: '5000',
+};
 
 /**
  * The settings to add to test:all's environment: SUITE_STACK_SETTINGS less those already set, and
  * none when the stack's Prometheus already runs (it keeps the interval it started with, which the
- * rehearsal's drill verdict must agree with).
+ * alert tests and the rehearsal's drill promises read from it).
  */
 export function suiteStackEnv(env: NodeJS.ProcessEnv, prometheusRunning: boolean): Record<string, string> {
   if (prometheusRunning) return {};

@@ -17,7 +17,8 @@ import { seatAvailabilitySettings } from '../../consumers/seat-availability/cons
 import { stackLayout } from '../../stack/config.js';
 import { requireStack, uniqueName } from '../support/stack.js';
 import { independentOutcome, stackSources, topicEnds } from './support/independent-outcome.js';
-import { prometheusIntervalsMs, queryRange, spansOf } from './support/prometheus-alerts.js';
+import { prometheusIntervalsMs } from '../../stack/prometheus-intervals.js';
+import { queryRange, spansOf } from './support/prometheus-alerts.js';
 import { runRehearsal } from './support/run-rehearsal.js';
 
 const stack = requireStack();

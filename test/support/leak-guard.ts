@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeEach } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 
 type Close = () => void | Promise<void>;
 type Scope = 'test' | 'file';
@@ -35,8 +35,20 @@ async function failOnLeftovers(scope: Scope): Promise<void> {
   throw new Error(`${where} left running: ${leftovers.map(([, entry]) => entry.label).join(', ')} (closed now)`);
 }
 
-/** Call once per test file: fails a test, or the file, that leaves a consumer, pool or process running. */
+/**
+ * Call once per test file: fails a test, or the file, that leaves a consumer, pool or process
+ * running. The suite runs its files in one module cache (--no-isolate), so what a file without the
+ * guard left tracked is still here when the next guarded file starts: that file fails first, naming
+ * it as an earlier file's, rather than blaming its own first test.
+ */
 export function installLeakGuard(): void {
+  beforeAll(async () => {
+    insideTest = false;
+    const left = [...open.values()].map((entry) => entry.label);
+    if (left.length === 0) return;
+    for (const scope of ['test', 'file'] as const) await failOnLeftovers(scope).catch(() => undefined);
+    throw new Error(`an earlier test file left running: ${left.join(', ')} (closed now)`);
+  });
   beforeEach(() => {
     insideTest = true;
   });

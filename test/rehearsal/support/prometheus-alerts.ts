@@ -1,6 +1,4 @@
 /** Prometheus's ALERTS series over a run, as spans of firing: what the rehearsal tests judge alerts by. */
-import { parse } from 'yaml';
-import { durationSeconds } from '../../../monitors/alerts/rule-intervals.js';
 import type { AlertSpan } from './alerts-of-run.js';
 
 /** The resolution of the queries. */
@@ -42,23 +40,4 @@ export function spansOf(s: RangeSeries): AlertSpan[] {
       });
   }
   return spans;
-}
-
-/**
- * The global scrape and rule evaluation intervals the stack's Prometheus runs with, read from the
- * running Prometheus (not from the settings that wrote its configuration).
- */
-export async function prometheusIntervalsMs(
-  prometheusUrl: string,
-): Promise<{ scrapeMs: number; evaluationMs: number }> {
-  const response = await fetch(`${prometheusUrl}/api/v1/status/config`);
-  if (!response.ok) throw new Error(`Prometheus's configuration: HTTP ${response.status}`);
-  const { yaml } = ((await response.json()) as { data: { yaml: string } }).data;
-  const global = (parse(yaml) as { global?: Record<string, unknown> }).global ?? {};
-  const interval = (name: string): number => {
-    const value = global[name];
-    if (typeof value !== 'string') throw new Error(`no global ${name} in Prometheus's configuration`);
-    return durationSeconds(value) * 1000;
-  };
-  return { scrapeMs: interval('scrape_interval'), evaluationMs: interval('evaluation_interval') };
 }
