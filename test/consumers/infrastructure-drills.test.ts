@@ -1,8 +1,8 @@
 /**
  * Fault drills: the consumer database misbehaves under load without going away (for a database
- * that goes away, see database-outage.test.ts), each for long enough to fail more tries than the
- * delivery limit (runFaultDrill counts them): 10 s when a try fails at once, 30 s when each waits
- * out the query timeout. Each drill ends with every event applied exactly
+ * that goes away, see database-outage.test.ts), each for long enough that some partition fails
+ * more tries than the delivery limit (runFaultDrill counts them): 10 s when a try fails at once,
+ * 30 s when each waits out the query timeout. Each drill ends with every event applied exactly
  * once in key order, nothing dead-lettered (the event type's policy is dead-letter, with a
  * deadline well past the fault), and the failure alert's series raised during the fault with the
  * failure's SQLSTATE and gone after.
@@ -18,9 +18,9 @@ import { runFaultDrill, startDrill } from './helpers/drill.js';
 const stack = requireStack();
 installLeakGuard();
 
-/** A fault each try meets at once: about twenty tries at the policy's 2 s backoff cap. */
+/** A fault each try meets at once: several tries of each partition at the 2 s backoff cap. */
 const HOLD_MS = 10_000;
-/** A database that never answers: each try waits out the 2 s query timeout, about six tries. */
+/** A database that never answers: each try of its one partition waits out the 2 s query timeout. */
 const SILENT_HOLD_MS = 30_000;
 const POLICY: DeliveryPolicy = {
   deadlineMs: 300_000,
@@ -41,6 +41,8 @@ describe('the consumer database misbehaves without going away', () => {
     const proxy = await startSilentProxy(Number(new URL(stack.postgresAdminUrl).port));
     const drill = await startDrill({
       ...drillOptions('drill_silent'),
+      // One partition: each try waits out the query timeout, and every try lands on it.
+      partitions: 1,
       pool: { through: (url) => proxy.through(url), queryTimeoutMs: 2_000 },
     });
     await runFaultDrill(drill, {
