@@ -15,6 +15,7 @@ import { type BenchContext, type Scenario } from './context.js';
 import { atScale } from './scales.js';
 import { type Written, startOpenLoopHarness } from './open-loop.js';
 import { freePort } from '../stack/throwaway-postgres.js';
+import { freshAtOf } from '../rehearsal/freshness.js';
 
 const RATE = 1_000;
 
@@ -91,7 +92,12 @@ async function crashOnce(
         return s?.done === undefined ? [] : [{ appended: s.appended, done: s.done, lag: s.done - w.committed }];
       });
       const streaming = Math.min(...after.filter((e) => e.appended >= restartBegan).map((e) => e.appended));
-      const lastSlow = Math.max(restartBegan, ...after.filter((e) => e.lag >= 1_000).map((e) => e.done));
+      // Fresh again (rehearsal/freshness.ts): when the last event that took 1 s or more arrived.
+      const lastSlow =
+        freshAtOf(
+          after.map((e) => ({ at: e.done, tookMs: e.lag })),
+          restartBegan,
+        ) ?? restartBegan;
       return {
         firstStartS,
         streamingS: (streaming - restartBegan) / 1000,

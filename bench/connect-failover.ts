@@ -19,6 +19,7 @@ import { type BenchContext, type Scenario } from './context.js';
 import { atScale } from './scales.js';
 import { type Written, startOpenLoopHarness } from './open-loop.js';
 import { freePort } from '../stack/throwaway-postgres.js';
+import { freshAtOf } from '../rehearsal/freshness.js';
 
 /** When the worker is killed: 15 s into the load, or a third of it when it is shorter (the smoke scale). */
 const killAfterMs = (loadMs: number): number => Math.min(15_000, Math.round(loadMs / 3));
@@ -135,7 +136,12 @@ async function killTaskWorker(
       });
       // A killed producer stamps nothing more: the first newer record timestamp is the new task's.
       const streaming = Math.min(...after.filter((e) => e.appended >= killedAt).map((e) => e.appended));
-      const lastSlow = Math.max(killedAt, ...after.filter((e) => e.lag >= 1_000).map((e) => e.done));
+      // Fresh again (rehearsal/freshness.ts): when the last event that took 1 s or more arrived.
+      const lastSlow =
+        freshAtOf(
+          after.map((e) => ({ at: e.done, tookMs: e.lag })),
+          killedAt,
+        ) ?? killedAt;
       return { streamingS: (streaming - killedAt) / 1000, lagS: Math.max(0, lastSlow - streaming) / 1000, count };
     } finally {
       await harness.stop();

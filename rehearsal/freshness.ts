@@ -16,8 +16,8 @@ export const FRESHNESS_CONSUMER = 'seat-availability';
 export interface FreshnessInput {
   /** When each event that took FRESH_LIMIT_MS or more from commit reached the consumer. */
   slowAt: readonly number[];
-  /** When each event reached it, per second: `at` the second's start, `count` the events. */
-  points: ReadonlyArray<{ at: number; count: number }>;
+  /** When each event reached it. */
+  receivedAt: readonly number[];
 }
 
 /**
@@ -26,7 +26,17 @@ export interface FreshnessInput {
  * that window at all: nothing to judge by (a drill after the crowd had gone).
  */
 export function freshAt(input: FreshnessInput, from: number, to: number): number | null {
-  const received = input.points.some((p) => p.count > 0 && p.at + 1_000 > from && p.at < to);
-  if (!received) return null;
-  return input.slowAt.reduce((last, at) => (at >= from && at < to && at > last ? at : last), from);
+  const inWindow = (at: number) => at >= from && at < to;
+  if (!input.receivedAt.some(inWindow)) return null;
+  return input.slowAt.reduce((last, at) => (inWindow(at) && at > last ? at : last), from);
+}
+
+/** freshAt from arrivals as a load generator sees them: when each event arrived and how long after its commit. */
+export function freshAtOf(
+  arrivals: ReadonlyArray<{ at: number; tookMs: number }>,
+  from: number,
+  to = Infinity,
+): number | null {
+  const slowAt = arrivals.filter((a) => a.tookMs >= FRESH_LIMIT_MS).map((a) => a.at);
+  return freshAt({ slowAt, receivedAt: arrivals.map((a) => a.at) }, from, to);
 }

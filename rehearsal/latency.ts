@@ -14,6 +14,8 @@ export interface ConsumerLatency {
   overall: { p50: number; p99: number; max: number; count: number };
   /** When each event that took FRESH_LIMIT_MS or more reached the consumer (time to fresh, freshness.ts). */
   slowAt: number[];
+  /** When each event reached it. */
+  receivedAt: number[];
 }
 
 export async function latencyOverTime(seat: Pool, consumers: Pool, since: Date): Promise<ConsumerLatency[]> {
@@ -28,15 +30,18 @@ export async function latencyOverTime(seat: Pool, consumers: Pool, since: Date):
   );
   const perConsumer = new Map<string, Map<number, number[]>>();
   const slowAt = new Map<string, number[]>();
+  const receivedAt = new Map<string, number[]>();
+  const add = (to: Map<string, number[]>, consumer: string, at: number) => {
+    const list = to.get(consumer) ?? [];
+    list.push(at);
+    to.set(consumer, list);
+  };
   for (const row of inbox.rows) {
     const created = written.get(row.event_id);
     if (created === undefined) continue;
     const received = Number(row.at);
-    if (received - created >= FRESH_LIMIT_MS) {
-      const slow = slowAt.get(row.consumer) ?? [];
-      slow.push(received);
-      slowAt.set(row.consumer, slow);
-    }
+    add(receivedAt, row.consumer, received);
+    if (received - created >= FRESH_LIMIT_MS) add(slowAt, row.consumer, received);
     const second = Math.floor(received / 1000) * 1000;
     const bySecond = perConsumer.get(row.consumer) ?? new Map<number, number[]>();
     const values = bySecond.get(second) ?? [];
@@ -59,6 +64,7 @@ export async function latencyOverTime(seat: Pool, consumers: Pool, since: Date):
         points,
         overall: { p50: Math.round(all.p50), p99: Math.round(all.p99), max: Math.round(all.max), count: all.count },
         slowAt: slowAt.get(consumer) ?? [],
+        receivedAt: receivedAt.get(consumer) ?? [],
       };
     });
 }

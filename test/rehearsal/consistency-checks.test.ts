@@ -40,7 +40,8 @@ import {
 import { drillRecords } from '../../rehearsal/drill-verdict.js';
 import type { DrillRun } from '../../rehearsal/drills.js';
 import type { DrillRecord, RehearsalRecord } from '../../rehearsal/record.js';
-import { renderTextReport, writeReport, type ReportExtras } from '../../rehearsal/report.js';
+import { renderTextReport, writeReport } from '../../rehearsal/report.js';
+import { fixtureRecord, QUIET_EXTRAS } from './fixtures/report-fixture.js';
 import { migrateSeatDatabase, setupRoles } from '../../seat-service/database-setup.js';
 import { createShow, seatId } from '../../seat-service/inventory.js';
 import { openSeatService, type SeatService } from '../../seat-service/service.js';
@@ -629,18 +630,8 @@ describe("the drill verdict (the rehearsal's own code) fails when the drill did 
 });
 
 describe('a failing check in the reports', () => {
-  const fixture = JSON.parse(
-    readFileSync(new URL('./fixtures/record.json', import.meta.url), 'utf8'),
-  ) as RehearsalRecord;
-  const extras: ReportExtras = {
-    mode: 'native',
-    holdLatencyMs: { p50: 4, p99: 20 },
-    latency: [],
-    leftOut: { alerts: [], reason: '' },
-    alertGaps: undefined,
-    missedSamples: 0,
-    logFiles: [],
-  };
+  const fixture = fixtureRecord();
+  const extras = QUIET_EXTRAS;
   const artifacts = join(stackLayout().home, 'test-artifacts', 'consistency-checks');
 
   beforeAll(() => {
@@ -722,19 +713,9 @@ describe('a failing check in the reports', () => {
 });
 
 describe('a failing drill verdict in the reports (no browser: the HTML read as text)', () => {
-  const fixture = JSON.parse(
-    readFileSync(new URL('./fixtures/record.json', import.meta.url), 'utf8'),
-  ) as RehearsalRecord;
+  const fixture = fixtureRecord();
   const artifacts = join(stackLayout().home, 'test-artifacts', 'consistency-checks');
-  const extras: ReportExtras = {
-    mode: 'native',
-    holdLatencyMs: { p50: 4, p99: 20 },
-    latency: [],
-    leftOut: { alerts: [], reason: '' },
-    alertGaps: undefined,
-    missedSamples: 0,
-    logFiles: [],
-  };
+  const extras = QUIET_EXTRAS;
   function written(name: string, checks: Check[], drills: DrillRecord[]) {
     mkdirSync(artifacts, { recursive: true });
     const record: RehearsalRecord = { ...fixture, showId: name, checks, drills };

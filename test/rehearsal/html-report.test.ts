@@ -6,8 +6,9 @@ import type { RehearsalRecord } from '../../rehearsal/record.js';
 import { stackLayout } from '../../stack/config.js';
 import { CHROMIUM_HINT, chromiumCommand, openPage, type OpenPage } from '../support/chromium.js';
 import { installLeakGuard, track } from '../support/leak-guard.js';
+import { fixtureRecord } from './fixtures/report-fixture.js';
 
-const fixture = JSON.parse(readFileSync(new URL('./fixtures/record.json', import.meta.url), 'utf8')) as RehearsalRecord;
+const fixture = fixtureRecord();
 const CHARTS = [
   'chart-alerts',
   'chart-latency',

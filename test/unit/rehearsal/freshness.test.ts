@@ -1,34 +1,47 @@
 import { describe, expect, it } from 'vitest';
-import { freshAt, type FreshnessInput } from '../../../rehearsal/freshness.js';
+import { freshAt, freshAtOf, type FreshnessInput } from '../../../rehearsal/freshness.js';
 
-/** Events received in each second from `from` to `to` (seconds), as latencyOverTime counts them. */
-const everySecond = (from: number, to: number) =>
-  Array.from({ length: to - from }, (_, i) => ({ at: (from + i) * 1_000, count: 10 }));
+/** An event received every 100 ms from `from` to `to` (ms). */
+const steady = (from: number, to: number) =>
+  Array.from({ length: Math.ceil((to - from) / 100) }, (_, i) => from + i * 100);
 
 describe('time to fresh', () => {
   const kill = 10_000;
   const nextKill = 40_000;
 
   it('is the arrival of the last slow event between the kill and the next drill', () => {
-    const input: FreshnessInput = { slowAt: [11_000, 18_500, 14_000], points: everySecond(0, 60) };
+    const input: FreshnessInput = { slowAt: [11_000, 18_500, 14_000], receivedAt: steady(0, 60_000) };
     expect(freshAt(input, kill, nextKill)).toBe(18_500);
   });
 
   it('is the kill itself when no event was slow: never stale', () => {
-    expect(freshAt({ slowAt: [], points: everySecond(0, 60) }, kill, nextKill)).toBe(kill);
+    expect(freshAt({ slowAt: [], receivedAt: steady(0, 60_000) }, kill, nextKill)).toBe(kill);
   });
 
   it('does not count slow events before the kill or from the next drill on', () => {
-    const input: FreshnessInput = { slowAt: [9_999, 12_000, nextKill, 55_000], points: everySecond(0, 60) };
+    const input: FreshnessInput = { slowAt: [9_999, 12_000, nextKill, 55_000], receivedAt: steady(0, 60_000) };
     expect(freshAt(input, kill, nextKill)).toBe(12_000);
   });
 
-  it('is null when no event reached the consumer in the window: nothing to judge by', () => {
-    expect(freshAt({ slowAt: [], points: everySecond(0, 9) }, kill, nextKill)).toBeNull();
-    expect(freshAt({ slowAt: [], points: [{ at: 20_000, count: 0 }] }, kill, nextKill)).toBeNull();
+  it('is null when no event reached the consumer in the window, however close before or after: nothing to judge by', () => {
+    expect(freshAt({ slowAt: [], receivedAt: [...steady(0, 10_000), 9_999] }, kill, nextKill)).toBeNull();
+    expect(freshAt({ slowAt: [nextKill], receivedAt: [nextKill, 50_000] }, kill, nextKill)).toBeNull();
   });
 
-  it('counts the second the kill falls in as received within the window', () => {
-    expect(freshAt({ slowAt: [], points: [{ at: 9_500, count: 3 }] }, kill, nextKill)).toBe(kill);
+  it('judges by one event at the window start', () => {
+    expect(freshAt({ slowAt: [], receivedAt: [kill] }, kill, nextKill)).toBe(kill);
+  });
+});
+
+describe('time to fresh from arrivals', () => {
+  it('counts an arrival 1 s or more after its commit as slow, a faster one not', () => {
+    const arrivals = [
+      { at: 11_000, tookMs: 999 },
+      { at: 12_000, tookMs: 1_000 },
+      { at: 13_000, tookMs: 20 },
+    ];
+    expect(freshAtOf(arrivals, 10_000)).toBe(12_000);
+    expect(freshAtOf(arrivals.slice(0, 1), 10_000)).toBe(10_000);
+    expect(freshAtOf([], 10_000)).toBeNull();
   });
 });
