@@ -21,6 +21,7 @@ import { AttemptCounts } from './delivery-attempts.js';
 import { processBatch, releaseHold } from './process-batch.js';
 import type { ProcessingContext } from './context.js';
 import { type DecodeLimits, decodeLimitsWith } from './decode-limits.js';
+import { heartbeatIntervalMs, SESSION_TIMEOUT_MS } from './failure-detection.js';
 import { RuntimeEvents } from './lifecycle.js';
 import { partitionControl } from './partition-control.js';
 import { PartitionStates } from './partition-state.js';
@@ -37,7 +38,7 @@ export interface StartConsumerOptions {
   partitionsConsumedConcurrently?: number;
   /** Fetch size per partition; smaller means smaller batches. */
   maxBytesPerPartition?: number;
-  /** How long the group waits for a member that stopped heartbeating (a killed process). Default 30 s. */
+  /** How long the group waits for a member that stopped heartbeating (a killed process). Default SESSION_TIMEOUT_MS. */
   sessionTimeoutMs?: number;
   /** Where a group without committed offsets starts. Default: the beginning. */
   fromBeginning?: boolean;
@@ -130,13 +131,13 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Runn
   const events = options.events ?? new RuntimeEvents();
   await ensureDeadLetterTopics(kafka, definition.topics);
   const producer = await connectProducer(kafka);
-  const sessionTimeout = options.sessionTimeoutMs ?? 30_000;
+  const sessionTimeout = options.sessionTimeoutMs ?? SESSION_TIMEOUT_MS;
   const consumer = kafka.consumer({
     groupId: options.groupId,
     maxBytesPerPartition: options.maxBytesPerPartition ?? 1_048_576,
     allowAutoTopicCreation: false,
     sessionTimeout,
-    heartbeatInterval: Math.min(3_000, Math.floor(sessionTimeout / 3)),
+    heartbeatInterval: heartbeatIntervalMs(sessionTimeout),
     // A resumed partition waits for the fetch in flight; with every partition idle or held that
     // is an empty fetch, which the broker answers after this long (kafkajs's default is 5 s).
     maxWaitTimeInMs: 1_000,

@@ -2,6 +2,7 @@
 import { type KafkaSecurityConfig, kafkaSecuritySettings } from '../../lib/kafka-security.js';
 import { LOG_LEVELS, type LogLevel } from '../../lib/logger.js';
 import { DECODE_LIMIT_ENV, DEFAULT_DECODE_LIMITS, type DecodeLimits } from './decode-limits.js';
+import { SESSION_TIMEOUT_MS } from './failure-detection.js';
 import type { LatePolicy } from './types.js';
 import { zDurationMs, zEnum, zInt, zList, zPort, zString, zUrl } from '../../lib/settings.js';
 import { otlpEndpointSetting } from '../../lib/tracing.js';
@@ -160,10 +161,10 @@ export function consumerSettings(defaults: {
     },
     sessionTimeoutMs: {
       env: 'CONSUMER_SESSION_TIMEOUT_MS',
-      default: '30000',
-      parser: zDurationMs({ min: 6000, example: '30000' }),
+      default: String(SESSION_TIMEOUT_MS),
+      parser: zDurationMs({ min: 6000, example: String(SESSION_TIMEOUT_MS) }),
       description:
-        "How long the group waits for a member that stopped heartbeating (a killed process) before its partitions move; the broker's group.min/max.session.timeout.ms bound it.",
+        "How long the group waits for a member that stopped heartbeating (a killed process) before its partitions move; heartbeats go every sixth of it (at most 3 s); the broker's group.min/max.session.timeout.ms bound it.",
     },
     databasePoolSize: {
       env: 'CONSUMER_DATABASE_POOL_SIZE',
