@@ -245,3 +245,15 @@ export async function decodeCloudEvent<T extends EventTypes = EventTypes>(
   // The type was looked up in eventTypes and the payload came from that entry's parse: EventOf<T>.
   return event as EventOf<T>;
 }
+
+/**
+ * Fetches the latest writer schema of the subject `readerSchema` is registered under (its record's
+ * full name) and builds its decoder, so the first record after a start does not wait for the
+ * registry and the decoder's compilation. Throws what the registry throws.
+ */
+export async function warmDecoder(registry: Registry, readerSchema: string): Promise<void> {
+  const subject = (avro.Type.forSchema(JSON.parse(readerSchema) as avro.Schema) as avro.Type & { name?: string }).name;
+  if (subject === undefined) return;
+  const schemaId = await registry.client.getLatestSchemaId(subject);
+  decoderFor(registry, schemaId, await requireWriterSchema(registry, schemaId, readerSchema), readerSchema);
+}

@@ -23,6 +23,7 @@ import type { ProcessingContext } from './context.js';
 import { type DecodeLimits, decodeLimitsWith } from './decode-limits.js';
 import { heartbeatIntervalMs, SESSION_TIMEOUT_MS } from './failure-detection.js';
 import { RuntimeEvents } from './lifecycle.js';
+import { warmUp } from './warm-up.js';
 import { partitionControl } from './partition-control.js';
 import { PartitionStates } from './partition-state.js';
 import type { ConsumerDefinition, DeliveryPolicy, SourceRecord } from './types.js';
@@ -161,12 +162,14 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Runn
     performedNotStamped: new Set(),
     partitions,
   };
+  const concurrency = options.partitionsConsumedConcurrently ?? 3;
+  await warmUp(definition, options.registry, options.pool, concurrency, logger);
   await consumer.connect();
   await consumer.subscribe({ topics: [...definition.topics], fromBeginning: options.fromBeginning ?? true });
   await consumer.run({
     autoCommit: false,
     eachBatchAutoResolve: false,
-    partitionsConsumedConcurrently: options.partitionsConsumedConcurrently ?? 3,
+    partitionsConsumedConcurrently: concurrency,
     eachBatch: async (payload) => {
       const started = Date.now();
       const records = sourceRecords(payload);
