@@ -7,7 +7,9 @@
 import type { Pool } from '../lib/postgres.js';
 import { reconcileRun, type Check } from './consistency.js';
 import { brokenPromises, promisedAlerts } from './drill-alerts.js';
-import { freshAt, type FreshnessInput } from './freshness.js';
+import { freshAt, FRESH_LIMIT_MS, FRESHNESS_CONSUMER, type FreshnessInput } from './freshness.js';
+import { drillFreshBudgetMs, overBudget, slowestStage } from './objectives.js';
+import { endToEndMs, type EventTimes } from './stages.js';
 import type { DrillRun } from './drills.js';
 import type { AlertRecord, DrillRecord } from './record.js';
 import type { Sampler } from './sampler.js';
@@ -27,6 +29,10 @@ export interface DrillScope {
   prometheusIntervalMs: number;
   /** What the seat availability consumer received and when (time to fresh); undefined: it received nothing. */
   freshness: FreshnessInput | undefined;
+  /** Every event of the run with its steps' times: where a drill that went over its budget lost the time. */
+  events: readonly EventTimes[];
+  /** How long each killed part was left down (REHEARSAL_DRILL_DOWN_MS): part of each drill's budget. */
+  downMs: number;
 }
 
 /**
@@ -53,7 +59,11 @@ export async function drillRecords(runs: DrillRun[], scope: DrillScope): Promise
     const promised =
       run.backAt === null ? [] : promisedAlerts(run.target, run.backAt - run.killedAt, scope.prometheusIntervalMs);
     const broken = brokenPromises(run, scope.alerts, scope.prometheusIntervalMs, alertEnd, scope.finishedAt);
-    const ok = !window.gaps && failed.length === 0 && run.backAt !== null && broken.length === 0;
+    const until = next ?? scope.finishedAt;
+    const fresh = scope.freshness === undefined ? null : freshAt(scope.freshness, run.killedAt, until);
+    const freshBudgetMs = drillFreshBudgetMs(run.target, scope.downMs);
+    const over = overBudget({ killedAt: run.killedAt, freshAt: fresh, freshBudgetMs });
+    const ok = !window.gaps && failed.length === 0 && run.backAt !== null && broken.length === 0 && over === null;
     const promises =
       promised.length === 0
         ? ''
@@ -67,18 +77,29 @@ export async function drillRecords(runs: DrillRun[], scope: DrillScope): Promise
       restartedAt: run.restartedAt,
       backAt: run.backAt,
       caughtUpAt: run.caughtUpAt,
-      freshAt: scope.freshness === undefined ? null : freshAt(scope.freshness, run.killedAt, next ?? scope.finishedAt),
+      freshAt: fresh,
+      freshBudgetMs,
       peakLag: scope.sampler.peakLag(run.killedAt, next),
       alerts: [
         ...new Set(scope.alerts.filter((a) => a.startsAt >= run.killedAt && a.startsAt <= alertEnd).map((a) => a.name)),
       ],
       verdict: {
         ok,
-        detail: `${run.victim}: events written from the kill ${next === undefined ? 'to the end' : 'to the next drill'} handled ${counts} (reconciliation)${failed.length === 0 ? '; nothing sold, booked or emailed twice' : `; FAILED: ${failed.join(', ')}`}${run.backAt === null ? '; never came back' : ''}${promises}`,
+        detail: `${run.victim}: events written from the kill ${next === undefined ? 'to the end' : 'to the next drill'} handled ${counts} (reconciliation)${failed.length === 0 ? '; nothing sold, booked or emailed twice' : `; FAILED: ${failed.join(', ')}`}${run.backAt === null ? '; never came back' : ''}${promises}${over === null ? '' : `; ${over}${staleIn(scope.events, run.killedAt, until)}`}`,
       },
       ...(promised.length === 0 ? {} : { promisedAlerts: promised }),
       notes: run.notes,
     });
   }
   return records;
+}
+
+/** ", stale mostly in <step>": where the availability events that arrived slow in [from, to) lost their time. */
+function staleIn(events: readonly EventTimes[], from: number, to: number): string {
+  const slow = events.filter(
+    (e) =>
+      e.consumer === FRESHNESS_CONSUMER && e.received >= from && e.received < to && endToEndMs(e) >= FRESH_LIMIT_MS,
+  );
+  const stage = slowestStage(slow);
+  return stage === null ? '' : `, stale mostly in ${stage}`;
 }

@@ -3,10 +3,10 @@
  * created_at against the inbox row's received_at. Per second of received_at (the charts) and for
  * the whole run (the text report).
  */
-import type { Pool } from '../lib/postgres.js';
 import { percentiles } from '../lib/percentiles.js';
 import { FRESH_LIMIT_MS } from './freshness.js';
 import type { LatencyPoint } from './record.js';
+import type { EventTimes } from './stages.js';
 
 export interface ConsumerLatency {
   consumer: string;
@@ -18,16 +18,7 @@ export interface ConsumerLatency {
   receivedAt: number[];
 }
 
-export async function latencyOverTime(seat: Pool, consumers: Pool, since: Date): Promise<ConsumerLatency[]> {
-  const outbox = await seat.query<{ id: string; at: number }>(
-    /* sql */ `select id::text, (extract(epoch from created_at) * 1000)::float8 as at from outbox where created_at >= $1`,
-    [since],
-  );
-  const written = new Map(outbox.rows.map((r) => [r.id, Number(r.at)]));
-  const inbox = await consumers.query<{ consumer: string; event_id: string; at: number }>(
-    /* sql */ `select consumer, event_id, (extract(epoch from received_at) * 1000)::float8 as at from inbox where received_at >= $1`,
-    [since],
-  );
+export function latencyOverTime(events: readonly EventTimes[]): ConsumerLatency[] {
   const perConsumer = new Map<string, Map<number, number[]>>();
   const slowAt = new Map<string, number[]>();
   const receivedAt = new Map<string, number[]>();
@@ -36,18 +27,15 @@ export async function latencyOverTime(seat: Pool, consumers: Pool, since: Date):
     list.push(at);
     to.set(consumer, list);
   };
-  for (const row of inbox.rows) {
-    const created = written.get(row.event_id);
-    if (created === undefined) continue;
-    const received = Number(row.at);
-    add(receivedAt, row.consumer, received);
-    if (received - created >= FRESH_LIMIT_MS) add(slowAt, row.consumer, received);
+  for (const { consumer, created, received } of events) {
+    add(receivedAt, consumer, received);
+    if (received - created >= FRESH_LIMIT_MS) add(slowAt, consumer, received);
     const second = Math.floor(received / 1000) * 1000;
-    const bySecond = perConsumer.get(row.consumer) ?? new Map<number, number[]>();
+    const bySecond = perConsumer.get(consumer) ?? new Map<number, number[]>();
     const values = bySecond.get(second) ?? [];
     values.push(Math.max(0, received - created));
     bySecond.set(second, values);
-    perConsumer.set(row.consumer, bySecond);
+    perConsumer.set(consumer, bySecond);
   }
   return [...perConsumer.entries()]
     .sort(([a], [b]) => a.localeCompare(b))

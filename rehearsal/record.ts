@@ -59,13 +59,18 @@ export interface DrillRecord {
    * when no event reached it in that window. Absent in records written before it was kept.
    */
   freshAt?: number | null;
+  /**
+   * How long after the kill it may leave the pages stale: its target's budget plus the time it was
+   * left down (rehearsal/objectives.ts); a later freshAt fails its verdict. Absent in records written before it was kept.
+   */
+  freshBudgetMs?: number;
   /** Highest lag (events, over all consumers) between the kill and the next drill's kill (the end of the run for the last). */
   peakLag: number;
   /** Alerts that began firing between the kill and 2 minutes after it came back (or the next drill's kill, if sooner). */
   alerts: string[];
   /** The alerts it was away long enough to promise (rehearsal/drill-alerts.ts); absent: none. */
   promisedAlerts?: string[];
-  /** Nothing lost, doubled or oversold across the drill (the run's checks, scoped to it), and its promised alerts raised and resolved. */
+  /** Nothing lost, doubled or oversold across the drill (the run's checks, scoped to it), its promised alerts raised and resolved, and fresh again within its budget. */
   verdict: { ok: boolean; detail: string };
   /** What else it took to get back (e.g. a connector task restarted), or why it did not come back. */
   notes?: string[];

@@ -38,7 +38,8 @@ function alertLine(alert: AlertRecord): string {
 function freshText(drill: DrillRecord, before = ''): string {
   if (drill.freshAt === undefined) return '';
   if (drill.freshAt === null) return `${before}fresh: no seat availability event to judge by`;
-  return `${before}fresh again +${seconds(drill.freshAt - drill.killedAt)}`;
+  const budget = drill.freshBudgetMs === undefined ? '' : ` (budget ${seconds(drill.freshBudgetMs)})`;
+  return `${before}fresh again +${seconds(drill.freshAt - drill.killedAt)}${budget}`;
 }
 
 function drillLines(record: RehearsalRecord): string[] {

@@ -1,7 +1,8 @@
 /**
  * A finished rehearsal as its record and text report: the checks (nothing sold twice, every
  * consumer saw every event exactly once, the read model, ledger and emails agree, no buyer saw an
- * error outside drills), each drill with its effect, the latencies and the alerts.
+ * error outside drills, the freshness objectives held), each drill with its effect, the latencies
+ * and the alerts.
  */
 import { errorMessage } from '../lib/errors.js';
 import { percentiles } from '../lib/percentiles.js';
@@ -26,7 +27,8 @@ import type { RehearsalRecord } from './record.js';
 import type { OpenRun, ShowOnSale, SoldShow } from './rehearse.js';
 import { renderTextReport } from './report.js';
 import type { RehearsalConfig } from './settings.js';
-import { stageLatencies } from './stages.js';
+import { drillBudgetCheck, drillFreshBudgetMs, objectiveChecks } from './objectives.js';
+import { eventTimes, stageLatencies } from './stages.js';
 
 /** Buyer errors this long after a drill's part was back still count as the drill's. */
 const DRILL_SETTLE_MS = 10_000;
@@ -41,9 +43,32 @@ export async function recordRun(
 ): Promise<{ record: RehearsalRecord; text: string }> {
   const { seatPool, consumerPool, alerts, env } = run;
   const { crowd, drillRuns, since, startedAt, finishedAt, sampler } = sold;
+  const events = await eventTimes(seatPool, consumerPool, since);
   const { checks, errorsDuring, errorsOutside } = await runChecks(run, show, sold);
   const runAlerts = alerts.during(startedAt, finishedAt);
-  const latency = await latencyOverTime(seatPool, consumerPool, since);
+  const latency = latencyOverTime(events);
+  const drillRecordList = await drillRecords(drillRuns, {
+    seatPool,
+    consumerPool,
+    until: sold.until,
+    finishedAt,
+    checks,
+    sampler,
+    alerts: runAlerts,
+    prometheusIntervalMs: sold.prometheusIntervalMs,
+    freshness: latency.find((l) => l.consumer === FRESHNESS_CONSUMER),
+    events,
+    downMs: config.drillDownMs,
+  });
+  const spans = drillRuns.map((d) => ({
+    target: d.target,
+    killedAt: d.killedAt,
+    freshBudgetMs: drillFreshBudgetMs(d.target, config.drillDownMs),
+  }));
+  checks.push(
+    ...objectiveChecks(events, spans),
+    ...(drillRecordList.length > 0 ? [drillBudgetCheck(drillRecordList)] : []),
+  );
   const record: RehearsalRecord = {
     showId: show.showId,
     startedAt,
@@ -63,18 +88,8 @@ export async function recordRun(
     },
     samples: sampler.samples,
     latency: latency.map((l) => ({ consumer: l.consumer, points: l.points })),
-    stages: await stageLatencies(seatPool, consumerPool, since),
-    drills: await drillRecords(drillRuns, {
-      seatPool,
-      consumerPool,
-      until: sold.until,
-      finishedAt,
-      checks,
-      sampler,
-      alerts: runAlerts,
-      prometheusIntervalMs: sold.prometheusIntervalMs,
-      freshness: latency.find((l) => l.consumer === FRESHNESS_CONSUMER),
-    }),
+    stages: stageLatencies(events),
+    drills: drillRecordList,
     alerts: runAlerts,
     checks,
   };

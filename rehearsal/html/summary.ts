@@ -80,11 +80,12 @@ export function crowdSection(record: RehearsalRecord): string {
   return `<section id="crowd"><h2>The crowd</h2><div class="figures">${cards.join('')}</div></section>`;
 }
 
-/** Time to fresh for the drills table: kill → commit → seat availability under 1 s for good (freshAt). */
+/** Time to fresh for the drills table: kill → commit → seat availability under 1 s for good (freshAt), of its budget. */
 function freshAfter(drill: DrillRecord): string {
   if (drill.freshAt === undefined) return '–';
   if (drill.freshAt === null) return 'no events';
-  return `${((drill.freshAt - drill.killedAt) / 1000).toFixed(1)} s`;
+  const took = `${((drill.freshAt - drill.killedAt) / 1000).toFixed(1)} s`;
+  return drill.freshBudgetMs === undefined ? took : `${took} of ${(drill.freshBudgetMs / 1000).toFixed(1)} s`;
 }
 
 function drillRow(record: RehearsalRecord, drill: DrillRecord): string {

@@ -37,7 +37,7 @@ import {
   reconcileRun,
   type Check,
 } from '../../rehearsal/consistency.js';
-import { drillRecords } from '../../rehearsal/drill-verdict.js';
+import { drillRecords, type DrillScope } from '../../rehearsal/drill-verdict.js';
 import type { DrillRun } from '../../rehearsal/drills.js';
 import type { DrillRecord, RehearsalRecord } from '../../rehearsal/record.js';
 import { renderTextReport, writeReport } from '../../rehearsal/report.js';
@@ -543,7 +543,11 @@ describe('each check fails when what it guards is broken, and only that check', 
 });
 
 /** A drill over the whole on-sale (its kill before the first event): the rehearsal's own verdict code on the state now. */
-async function drillVerdict(checks: Check[], run: Partial<DrillRun> = {}): Promise<DrillRecord> {
+async function drillVerdict(
+  checks: Check[],
+  run: Partial<DrillRun> = {},
+  scope: Partial<DrillScope> = {},
+): Promise<DrillRecord> {
   const killedAt = world.since.getTime();
   const [record] = await drillRecords(
     [
@@ -568,6 +572,9 @@ async function drillVerdict(checks: Check[], run: Partial<DrillRun> = {}): Promi
       prometheusIntervalMs: 15_000,
       alerts: [],
       freshness: undefined,
+      events: [],
+      downMs: 2_000,
+      ...scope,
     },
   );
   return record!;
@@ -626,6 +633,27 @@ describe("the drill verdict (the rehearsal's own code) fails when the drill did 
     expect(drill.verdict.ok).toBe(false);
     expect(drill.verdict.detail).toMatch(/; never came back$/);
     brokenDrills.set('never back', drill);
+  });
+
+  it('availability pages stale past the drill’s budget', async () => {
+    const killedAt = world.since.getTime();
+    // One availability event held in Connect for 38 s, arriving 40 s after the kill: over the consumer drill's 20 s + 2 s down.
+    const late = { created: killedAt + 1_000, appended: killedAt + 39_000, received: killedAt + 40_000 };
+    const drill = await drillVerdict(
+      await runChecks(),
+      {},
+      {
+        finishedAt: killedAt + 120_000,
+        freshness: { slowAt: [late.received], receivedAt: [killedAt + 500, late.received] },
+        events: [{ consumer: 'seat-availability', eventId: 'late', completed: null, ...late }],
+      },
+    );
+    expect(drill.freshBudgetMs).toBe(22_000);
+    expect(drill.verdict.ok).toBe(false);
+    expect(drill.verdict.detail).toMatch(
+      /; fresh again \+40\.0 s after the kill, over its 22\.0 s budget, stale mostly in commit → Kafka \(Debezium, Connect, broker\)$/,
+    );
+    brokenDrills.set('stale past budget', drill);
   });
 });
 
@@ -728,7 +756,12 @@ describe('a failing drill verdict in the reports (no browser: the HTML read as t
   }
 
   it("every failing drill verdict: FAIL in the text report's drill lines and verdict, ok false in the JSON, a fail row in the HTML", () => {
-    expect([...brokenDrills.keys()].sort()).toEqual(['event dropped', 'never back', 'order twice']);
+    expect([...brokenDrills.keys()].sort()).toEqual([
+      'event dropped',
+      'never back',
+      'order twice',
+      'stale past budget',
+    ]);
     const passing = fixture.checks.map((c) => ({ ...c, ok: true }));
     for (const [label, drill] of brokenDrills) {
       const { text, json, html } = written(`drill-${label.replace(/ /g, '-')}`, passing, [fixture.drills[0]!, drill]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { stageLatencies } from '../../rehearsal/stages.js';
+import { eventTimes, stageLatencies } from '../../rehearsal/stages.js';
 import { consumerDatabase } from '../consumers/helpers/stack-fixture.js';
 import { installLeakGuard } from '../support/leak-guard.js';
 import { requireStack } from '../support/stack.js';
@@ -47,7 +47,7 @@ describe('the rehearsal splits commit → effect into stages', () => {
         'applied',
       ]);
 
-      const stages = await stageLatencies(db.pool, db.pool, new Date(t0 - 1000));
+      const stages = stageLatencies(await eventTimes(db.pool, db.pool, new Date(t0 - 1000)));
       const of = (consumer: string, stage: string) =>
         stages.find((s) => s.consumer === consumer && s.stage.startsWith(stage));
       expect(of('seat-availability', 'commit → Kafka')).toMatchObject({ p50: 20, count: 1 });

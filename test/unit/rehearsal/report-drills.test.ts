@@ -16,6 +16,13 @@ describe("the text report's drills", () => {
     expect(drillLine(text, 'consumer')).toContain(', fresh: no seat availability event to judge by; peak lag');
   });
 
+  it('gives the budget next to the time to fresh when the record keeps it', () => {
+    const budgeted = { ...fixture, drills: fixture.drills.map((drill) => ({ ...drill, freshBudgetMs: 35_000 })) };
+    expect(drillLine(renderTextReport(budgeted, extras), 'connect')).toContain(
+      ', fresh again +24.3 s (budget 35.0 s); peak lag',
+    );
+  });
+
   it('says nothing of freshness for a record written before it was kept', () => {
     const older = { ...fixture, drills: fixture.drills.map(({ freshAt: _, ...drill }) => drill) };
     expect(renderTextReport(older, extras)).not.toContain('fresh');
