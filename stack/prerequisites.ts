@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../lib/logger.js';
+import { javaRuntime } from './java-runtime.js';
 
 /** What the native stack needs from the machine, and how to get each. */
 interface Prerequisite {
@@ -104,12 +105,7 @@ export function commandWorks(command: string, args: string[]): boolean {
 }
 
 function javaMajorVersion(java = 'java'): number {
-  const result = spawnSync(java, ['-version'], { encoding: 'utf8' });
-  if (result.status !== 0) return 0;
-  const match = /version "(\d+)(?:\.(\d+))?/.exec(result.stderr ?? '');
-  if (!match) return 0;
-  const major = Number(match[1]);
-  return major === 1 ? Number(match[2]) : major;
+  return javaRuntime(java)?.major ?? 0;
 }
 
 /** The newest installed Postgres (15+) server bin directory, e.g. /usr/lib/postgresql/15/bin. */

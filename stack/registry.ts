@@ -49,6 +49,8 @@ export function registryComponent(layout: StackLayout): Component {
         java: registryJavaCommand(),
         cwd: dirname(jar),
         args: [],
+        // Clients fetch each schema once and keep it: its start matters, its peak throughput does not.
+        quickCompilerOnly: true,
         systemProperties: {
           'quarkus.http.host': '127.0.0.1',
           'quarkus.http.port': String(s.registryPort),

@@ -16,6 +16,7 @@ import Ajv2020 from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { COMPOSE_ROLES } from '../../compose/setup-settings.js';
 import { OFFSET_FLUSH_INTERVAL_MS } from '../../connectors/slot-confirmation.js';
+import { BROKER_SESSION_PROPERTIES } from '../../stack/kafka.js';
 import { slotMonitorSettings } from '../../monitors/slot-monitor/settings.js';
 import { composeSetupSettings } from '../../compose/setup-settings.js';
 import { parseSettings, settingsMarkdownTable } from '../../lib/settings.js';
@@ -427,6 +428,17 @@ describe("the Connect worker the Debezium image configures is the native stack's
     expect(composed.get('listeners')).toBe('http://0.0.0.0:8083');
     expect(healthcheckText(service('connect'))).toContain('localhost:8083');
     expect(serviceEnv(service('setup')).CONNECT_URL).toBe('http://connect:8083');
+  });
+});
+
+describe("the Kafka broker the image configures is the native stack's", () => {
+  it('has the broker session of stack/kafka.ts (a broker killed with -9 registers again within seconds)', () => {
+    const env = serviceEnv(service('kafka'));
+    const differing = BROKER_SESSION_PROPERTIES.map((line) => line.split('=') as [string, string])
+      .map(([key, value]) => [`KAFKA_${key.toUpperCase().replaceAll('.', '_')}`, value] as const)
+      .filter(([variable, value]) => env[variable] !== value)
+      .map(([variable, value]) => `${variable}: native ${value}, compose ${env[variable] ?? '(unset)'}`);
+    expect(differing).toEqual([]);
   });
 });
 

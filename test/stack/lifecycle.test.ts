@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -8,6 +8,7 @@ import {
   encodeWithSchema,
   registerAvroSchema,
 } from '../../lib/schema-registry.js';
+import { jvmArchiveDir } from '../../stack/class-data-sharing.js';
 import { projectRoot, stackEndpoints, stackLayout, stackSettings } from '../../stack/config.js';
 import { stackComponents, stackStatus, type ComponentStatus } from '../../stack/launcher.js';
 import { postgresHome } from '../../stack/postgres.js';
@@ -111,7 +112,7 @@ describe('native stack lifecycle (a second stack on other ports)', () => {
     }
   }, 400_000);
 
-  it('stop leaves no process of the stack and no port held; start after stop works', async () => {
+  it('stop leaves no process of the stack and no port held; start after stop works, each JVM mapping the classes it archived at the stop', async () => {
     const running = await runningStack();
     expect(unhealthy(running)).toEqual([]);
     expect(withoutProcess(running)).toEqual([]);
@@ -120,6 +121,18 @@ describe('native stack lifecycle (a second stack on other ports)', () => {
       expect(isAlive(component.pid), `${component.name} process`).toBe(false);
       expect(await portOpen(component.port), `${component.name} port ${component.port}`).toBe(false);
     }
-    expect(unhealthy(await runningStack())).toEqual([]);
+    const again = await runningStack();
+    expect(unhealthy(again)).toEqual([]);
+    // Each JVM archived its classes at the clean stop and maps that archive now: the kernel's map of
+    // the process shows the file (class data sharing, stack/class-data-sharing.ts).
+    const archives = jvmArchiveDir(layout);
+    const jvms = again.filter((c) => ['kafka', 'connect', 'registry'].includes(c.name));
+    expect(jvms.map((c) => c.name).sort()).toEqual(['connect', 'kafka', 'registry']);
+    for (const jvm of jvms) {
+      const mapped = readFileSync(`/proc/${jvm.pid}/maps`, 'utf8')
+        .split('\n')
+        .filter((line) => line.includes(archives));
+      expect(mapped.length, `${jvm.name} maps an archive of ${archives}`).toBeGreaterThan(0);
+    }
   }, 400_000);
 });
