@@ -219,6 +219,14 @@ export const WORKER_SECURITY_PROPERTIES: readonly string[] = [
  */
 export const PLUGIN_DISCOVERY_PROPERTIES: readonly string[] = ['plugin.discovery=service_load'];
 
+/**
+ * How soon the Connect group notices a worker that died: Kafka's 10 s session lowered to the
+ * brokers' group.min.session.timeout.ms (6 s), a heartbeat every second, so a live worker must miss
+ * five in a row. Until the dead member's session ends, a rebalance waits for it: a worker killed with
+ * -9 and started again (or a second worker taking its task over) cannot start the task before then.
+ */
+const WORKER_GROUP_PROPERTIES: readonly string[] = ['session.timeout.ms=6000', 'heartbeat.interval.ms=1000'];
+
 /** Every producer of the worker (the source tasks'): acknowledged by all in-sync replicas, idempotent. */
 const WORKER_PRODUCER_PROPERTIES: readonly string[] = ['producer.acks=all', 'producer.enable.idempotence=true'];
 
@@ -259,6 +267,7 @@ export function workerProperties(
     ...WORKER_SECURITY_PROPERTIES,
     ...WORKER_REST_AUTH_PROPERTIES,
     'scheduled.rebalance.max.delay.ms=0',
+    ...WORKER_GROUP_PROPERTIES,
     '',
   ].join('\n');
 }
