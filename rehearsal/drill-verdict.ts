@@ -7,7 +7,7 @@
 import type { Pool } from '../lib/postgres.js';
 import { reconcileRun, type Check } from './consistency.js';
 import { brokenPromises, promisedAlerts } from './drill-alerts.js';
-import { freshAt, FRESH_LIMIT_MS, FRESHNESS_CONSUMER, type FreshnessInput } from './freshness.js';
+import { freshAt, FRESH_LIMIT_MS, FRESHNESS_CONSUMER, type FreshnessInput, staleAtEnd } from './freshness.js';
 import { drillFreshBudgetMs, overBudget, slowestStage } from './objectives.js';
 import { endToEndMs, type EventTimes } from './stages.js';
 import type { DrillRun } from './drills.js';
@@ -33,6 +33,8 @@ export interface DrillScope {
   events: readonly EventTimes[];
   /** How long each killed part was left down (REHEARSAL_DRILL_DOWN_MS): part of each drill's budget. */
   downMs: number;
+  /** REHEARSAL_JUDGE_FRESHNESS: false leaves the budget out of the verdict (time to fresh still recorded). */
+  judgeFreshness: boolean;
 }
 
 /**
@@ -61,8 +63,10 @@ export async function drillRecords(runs: DrillRun[], scope: DrillScope): Promise
     const broken = brokenPromises(run, scope.alerts, scope.prometheusIntervalMs, alertEnd, scope.finishedAt);
     const until = next ?? scope.finishedAt;
     const fresh = scope.freshness === undefined ? null : freshAt(scope.freshness, run.killedAt, until);
-    const freshBudgetMs = drillFreshBudgetMs(run.target, scope.downMs);
-    const over = overBudget({ killedAt: run.killedAt, freshAt: fresh, freshBudgetMs });
+    const freshBudgetMs = scope.judgeFreshness ? drillFreshBudgetMs(run.target, scope.downMs) : undefined;
+    const stale =
+      scope.judgeFreshness && scope.freshness !== undefined && staleAtEnd(scope.freshness, run.killedAt, until);
+    const over = overBudget({ killedAt: run.killedAt, freshAt: fresh, freshBudgetMs, staleAtEnd: stale });
     const ok = !window.gaps && failed.length === 0 && run.backAt !== null && broken.length === 0 && over === null;
     const promises =
       promised.length === 0
@@ -78,7 +82,8 @@ export async function drillRecords(runs: DrillRun[], scope: DrillScope): Promise
       backAt: run.backAt,
       caughtUpAt: run.caughtUpAt,
       freshAt: fresh,
-      freshBudgetMs,
+      ...(freshBudgetMs === undefined ? {} : { freshBudgetMs }),
+      ...(stale ? { staleAtEnd: true } : {}),
       peakLag: scope.sampler.peakLag(run.killedAt, next),
       alerts: [
         ...new Set(scope.alerts.filter((a) => a.startsAt >= run.killedAt && a.startsAt <= alertEnd).map((a) => a.name)),

@@ -31,6 +31,19 @@ export function freshAt(input: FreshnessInput, from: number, to: number): number
   return input.slowAt.reduce((last, at) => (inWindow(at) && at > last ? at : last), from);
 }
 
+/**
+ * True when the last event to reach the consumer in [from, to) was itself slow: the pages were
+ * still stale when the window closed (the next drill struck, or the run ended), so freshAt is only
+ * the last arrival the window saw, not a time the pages were right again.
+ */
+export function staleAtEnd(input: FreshnessInput, from: number, to: number): boolean {
+  const inWindow = (at: number) => at >= from && at < to;
+  const last = (times: readonly number[]) =>
+    times.reduce((max, at) => (inWindow(at) && at > max ? at : max), -Infinity);
+  const lastSlow = last(input.slowAt);
+  return lastSlow !== -Infinity && lastSlow >= last(input.receivedAt);
+}
+
 /** freshAt from arrivals as a load generator sees them: when each event arrived and how long after its commit. */
 export function freshAtOf(
   arrivals: ReadonlyArray<{ at: number; tookMs: number }>,

@@ -21,6 +21,8 @@ export interface FreshnessObjective {
   limitMs: number;
   /** Judge only the events that arrived outside every drill's budget (a drill is allowed to make them late). */
   outsideDrills: boolean;
+  /** The effect leaves the building (an email): an event taken but never completed fails the objective. */
+  mustComplete: boolean;
 }
 
 export const FRESHNESS_OBJECTIVES: readonly FreshnessObjective[] = [
@@ -30,6 +32,7 @@ export const FRESHNESS_OBJECTIVES: readonly FreshnessObjective[] = [
     quantile: 'p99',
     limitMs: FRESH_LIMIT_MS,
     outsideDrills: true,
+    mustComplete: false,
   },
   {
     consumer: 'confirmation-email',
@@ -37,6 +40,7 @@ export const FRESHNESS_OBJECTIVES: readonly FreshnessObjective[] = [
     quantile: 'max',
     limitMs: Number(confirmationEmailSettings.settings.deadlineMs.default),
     outsideDrills: false,
+    mustComplete: true,
   },
 ];
 
@@ -98,6 +102,13 @@ function objectiveCheck(o: FreshnessObjective, all: readonly EventTimes[], drill
   const judged = o.outsideDrills ? mine.filter((e) => !inBudget(e.received)) : mine;
   const where = `${judged.length} events${o.outsideDrills && drills.length > 0 ? ` outside drills (${mine.length - judged.length} within a drill's budget left out)` : ''}`;
   if (judged.length === 0) return { name, ok: true, detail: `no ${o.consumer} events to judge` };
+  const unfinished = o.mustComplete ? judged.filter((e) => e.completed === null).length : 0;
+  if (unfinished > 0)
+    return {
+      name,
+      ok: false,
+      detail: `${unfinished} of ${judged.length} events taken and never completed (${o.effect})`,
+    };
   const value = percentiles(judged.map(endToEndMs))[o.quantile];
   const detail = `${o.quantile} ${seconds(value)} over ${where}`;
   if (o.quantile === 'p99' && judged.length < MIN_EVENTS_FOR_P99)
@@ -135,13 +146,19 @@ export function blame(slow: readonly EventTimes[], drills: readonly Pick<DrillSp
   return `${stage === null ? '' : `, most of it in ${stage}`}; ${count} of them ${label}`;
 }
 
-/** A drill's time to fresh against its budget: null when it held (or there was nothing to judge), else what went over. */
+/**
+ * A drill's time to fresh against its budget: null when it held (or there was nothing to judge),
+ * else what went over. A window that closed on a slow event was never fresh again at all.
+ */
 export function overBudget(drill: {
   killedAt: number;
   freshAt?: number | null;
   freshBudgetMs?: number;
+  staleAtEnd?: boolean;
 }): string | null {
   if (drill.freshAt === null || drill.freshAt === undefined || drill.freshBudgetMs === undefined) return null;
+  if (drill.staleAtEnd === true)
+    return 'never fresh again before the next drill or the end of the run (its last event took 1 s or more)';
   const took = drill.freshAt - drill.killedAt;
   return took <= drill.freshBudgetMs
     ? null

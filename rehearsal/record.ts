@@ -64,6 +64,11 @@ export interface DrillRecord {
    * left down (rehearsal/objectives.ts); a later freshAt fails its verdict. Absent in records written before it was kept.
    */
   freshBudgetMs?: number;
+  /**
+   * True when its window closed (the next drill's kill, the end of the run) on an event that took
+   * 1 s or more: never fresh again within it, whatever freshAt says; fails its verdict. Absent: false.
+   */
+  staleAtEnd?: boolean;
   /** Highest lag (events, over all consumers) between the kill and the next drill's kill (the end of the run for the last). */
   peakLag: number;
   /** Alerts that began firing between the kill and 2 minutes after it came back (or the next drill's kill, if sooner). */

@@ -38,6 +38,7 @@ function alertLine(alert: AlertRecord): string {
 function freshText(drill: DrillRecord, before = ''): string {
   if (drill.freshAt === undefined) return '';
   if (drill.freshAt === null) return `${before}fresh: no seat availability event to judge by`;
+  if (drill.staleAtEnd === true) return `${before}never fresh again before the next drill or the end`;
   const budget = drill.freshBudgetMs === undefined ? '' : ` (budget ${seconds(drill.freshBudgetMs)})`;
   return `${before}fresh again +${seconds(drill.freshAt - drill.killedAt)}${budget}`;
 }

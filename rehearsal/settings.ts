@@ -116,6 +116,13 @@ export const rehearsalSettings = defineSettings('rehearsal', {
     description:
       'Time between the starts of two drills; with drills the crowd arrives over (drills + 1) × this instead of all at once, so every drill falls inside it.',
   },
+  judgeFreshness: {
+    env: 'REHEARSAL_JUDGE_FRESHNESS',
+    default: 'yes',
+    parser: zString({ pattern: /^(yes|no)$/, expected: 'yes or no', example: 'yes' }),
+    description:
+      'yes: the verdict judges freshness too (seat availability p99 within 1 s outside drills, every email within its deadline, every drill fresh again within its budget; docs/rehearsal.md). no: correctness only, the latencies and times to fresh still reported; for a machine far slower than the 2-core reference, and for tests of correctness that must not depend on timing.',
+  },
   reportDir: {
     env: 'REHEARSAL_REPORT_DIR',
     default: '.stack/rehearsal',

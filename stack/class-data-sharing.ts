@@ -6,12 +6,13 @@
  *
  * Java 19 and newer keep the archive themselves (AutoCreateSharedArchive: made at exit when it is
  * missing or no longer matches). Java 13–18 (Kafka and Connect run on 17) dump one at exit where
- * none exists and map it otherwise; its file name carries a hash of the Java build and the class
- * path, so an upgrade of either makes a new archive instead of keeping one the JVM would refuse.
- * A JVM killed with -9 writes nothing: the archive of its last clean stop serves its restart.
+ * none exists and map it otherwise; its file name carries a hash of the Java build and of every jar
+ * on the class path (name, size, time), so an upgrade of either makes a new archive, and the old one
+ * is deleted, instead of keeping one the JVM would refuse (and with it Java's own base archive).
+ * A JVM killed with -9 writes nothing: the archive already there serves its restart.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StackLayout } from './config.js';
 import { javaRuntime } from './java-runtime.js';
@@ -23,18 +24,73 @@ export function classDataSharingArgs(javaMajor: number, archive: string, archive
   return [];
 }
 
+/**
+ * The JVM writes an archive's header last, after every region: a file whose first four bytes are
+ * not the dynamic archive's magic number (0xf00baba8, little-endian) was cut short, by a JVM killed
+ * while it dumped. The JVM would refuse it at every start and, on Java 17, never write it again.
+ */
+export function isWholeArchive(firstBytes: Buffer): boolean {
+  return firstBytes.length >= 4 && firstBytes.readUInt32LE(0) === 0xf00baba8;
+}
+
+function firstBytesOf(path: string): Buffer {
+  const fd = openSync(path, 'r');
+  try {
+    const bytes = Buffer.alloc(4);
+    return bytes.subarray(0, readSync(fd, bytes, 0, 4, 0));
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** Where the stack keeps the archives (delete it to have them made again at the next clean stops). */
 export function jvmArchiveDir(layout: StackLayout): string {
   return join(layout.home, 'jvm-archives');
+}
+
+/**
+ * What the archive was made from, as the JVM checks it: each jar of `classPath` (a jar, or a class
+ * path whose `dir/*` entries stand for every jar in dir) with its size and modification time. The
+ * stack's folders carry no version (dist/kafka), so an upgrade shows only in the jars.
+ */
+function classPathJars(classPath: string): string {
+  return classPath
+    .split(':')
+    .flatMap((entry) =>
+      entry.endsWith('/*')
+        ? readdirSafe(entry.slice(0, -2))
+            .filter((name) => name.endsWith('.jar'))
+            .sort()
+            .map((name) => join(entry.slice(0, -2), name))
+        : [entry],
+    )
+    .map((jar) => {
+      const stat = statSync(jar, { throwIfNoEntry: false });
+      return `${jar} ${stat?.size ?? '-'} ${stat?.mtimeMs ?? '-'}`;
+    })
+    .join('\n');
+}
+
+function readdirSafe(dir: string): string[] {
+  return existsSync(dir) ? readdirSync(dir) : [];
 }
 
 /** The options for the JVM `name` of the stack, run by `java` with `classPath` (a jar or a class path). */
 export function stackClassDataSharing(layout: StackLayout, name: string, java: string, classPath: string): string[] {
   const runtime = javaRuntime(java);
   if (runtime === undefined) return [];
-  const key = createHash('sha256').update(`${runtime.build}\u0000${classPath}`).digest('hex').slice(0, 16);
+  const key = createHash('sha256')
+    .update(`${runtime.build}\u0000${classPath}\u0000${classPathJars(classPath)}`)
+    .digest('hex')
+    .slice(0, 16);
   const dir = jvmArchiveDir(layout);
   mkdirSync(dir, { recursive: true });
-  const archive = join(dir, `${name}-${key}.jsa`);
+  const file = `${name}-${key}.jsa`;
+  const archive = join(dir, file);
+  // An archive of this JVM made from other jars or another Java is of no use again.
+  for (const old of readdirSync(dir))
+    if (old !== file && old.startsWith(`${name}-`) && /^[0-9a-f]{16}\.jsa$/.test(old.slice(name.length + 1)))
+      rmSync(join(dir, old), { force: true });
+  if (existsSync(archive) && !isWholeArchive(firstBytesOf(archive))) rmSync(archive, { force: true });
   return classDataSharingArgs(runtime.major, archive, existsSync(archive));
 }

@@ -221,9 +221,10 @@ export const PLUGIN_DISCOVERY_PROPERTIES: readonly string[] = ['plugin.discovery
 
 /**
  * How soon the Connect group notices a worker that died: Kafka's 10 s session lowered to the
- * brokers' group.min.session.timeout.ms (6 s), a heartbeat every second, so a live worker must miss
- * five in a row. Until the dead member's session ends, a rebalance waits for it: a worker killed with
- * -9 and started again (or a second worker taking its task over) cannot start the task before then.
+ * brokers' group.min.session.timeout.ms (6 s), a heartbeat every second: six intervals without one
+ * before a live worker is taken for dead. Until the dead member's session ends, a rebalance waits
+ * for it: a worker killed with -9 and started again (or a second worker taking its task over)
+ * cannot start the task before then.
  */
 const WORKER_GROUP_PROPERTIES: readonly string[] = ['session.timeout.ms=6000', 'heartbeat.interval.ms=1000'];
 

@@ -13,7 +13,7 @@ const known = new Map<string, JavaRuntime>();
 export function javaRuntime(java = 'java'): JavaRuntime | undefined {
   const seen = known.get(java);
   if (seen !== undefined) return seen;
-  const result = spawnSync(java, ['-version'], { encoding: 'utf8' });
+  const result = spawnSync(java, ['-version'], { encoding: 'utf8', timeout: 30_000 });
   const build = result.stderr ?? '';
   const match = /version "(\d+)(?:\.(\d+))?/.exec(build);
   if (result.status !== 0 || !match) return undefined;

@@ -78,7 +78,8 @@ function firstNode(layout: StackLayout): KafkaNode {
  * started again cannot register until its old incarnation's session has expired
  * (DUPLICATE_BROKER_REGISTRATION): with Kafka's 9 s default that wait was 8 of the 13.6 s from a
  * restart to a broker that serves. In a cluster the same session is how long a dead broker keeps
- * its partitions' leadership. A heartbeat every 500 ms: a live broker must miss six in a row.
+ * its partitions' leadership. A heartbeat every 500 ms: six intervals without one before a live
+ * broker is taken for dead.
  */
 export const BROKER_SESSION_PROPERTIES: readonly string[] = [
   'broker.heartbeat.interval.ms=500',

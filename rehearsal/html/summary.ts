@@ -84,6 +84,7 @@ export function crowdSection(record: RehearsalRecord): string {
 function freshAfter(drill: DrillRecord): string {
   if (drill.freshAt === undefined) return '–';
   if (drill.freshAt === null) return 'no events';
+  if (drill.staleAtEnd === true) return 'never (stale until its window closed)';
   const took = `${((drill.freshAt - drill.killedAt) / 1000).toFixed(1)} s`;
   return drill.freshBudgetMs === undefined ? took : `${took} of ${(drill.freshBudgetMs / 1000).toFixed(1)} s`;
 }

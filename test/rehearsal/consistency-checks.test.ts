@@ -574,6 +574,7 @@ async function drillVerdict(
       freshness: undefined,
       events: [],
       downMs: 2_000,
+      judgeFreshness: true,
       ...scope,
     },
   );
@@ -644,7 +645,7 @@ describe("the drill verdict (the rehearsal's own code) fails when the drill did 
       {},
       {
         finishedAt: killedAt + 120_000,
-        freshness: { slowAt: [late.received], receivedAt: [killedAt + 500, late.received] },
+        freshness: { slowAt: [late.received], receivedAt: [killedAt + 500, late.received, killedAt + 41_000] },
         events: [{ consumer: 'seat-availability', eventId: 'late', completed: null, ...late }],
       },
     );
@@ -654,6 +655,25 @@ describe("the drill verdict (the rehearsal's own code) fails when the drill did 
       /; fresh again \+40\.0 s after the kill, over its 22\.0 s budget, stale mostly in commit → Kafka \(Debezium, Connect, broker\)$/,
     );
     brokenDrills.set('stale past budget', drill);
+  });
+
+  it('availability pages still stale when the run ended, however soon within the budget', async () => {
+    const killedAt = world.since.getTime();
+    // The last availability event before the run ended (at +20 s) took 1.5 s: the pages never came right.
+    const last = { created: killedAt + 18_000, appended: killedAt + 18_100, received: killedAt + 19_500 };
+    const drill = await drillVerdict(
+      await runChecks(),
+      {},
+      {
+        finishedAt: killedAt + 20_000,
+        freshness: { slowAt: [last.received], receivedAt: [killedAt + 500, last.received] },
+        events: [{ consumer: 'seat-availability', eventId: 'last', completed: null, ...last }],
+      },
+    );
+    expect(drill.staleAtEnd).toBe(true);
+    expect(drill.verdict.ok).toBe(false);
+    expect(drill.verdict.detail).toMatch(/; never fresh again before the next drill or the end of the run/);
+    brokenDrills.set('stale at the end', drill);
   });
 });
 
@@ -760,6 +780,7 @@ describe('a failing drill verdict in the reports (no browser: the HTML read as t
       'event dropped',
       'never back',
       'order twice',
+      'stale at the end',
       'stale past budget',
     ]);
     const passing = fixture.checks.map((c) => ({ ...c, ok: true }));

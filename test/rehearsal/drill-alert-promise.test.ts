@@ -53,6 +53,8 @@ describe('a drill long enough to page', () => {
         REHEARSAL_COUNTDOWN_MS: '0',
         REHEARSAL_DRILL_SPACING_MS: '10000',
         REHEARSAL_DRILL_DOWN_MS: String(downMs),
+        // Correctness and alerts only: a busy machine's time to fresh must not fail this test.
+        REHEARSAL_JUDGE_FRESHNESS: 'no',
         REHEARSAL_REPORT_DIR: reportDir,
       },
     });

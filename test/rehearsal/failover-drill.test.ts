@@ -153,6 +153,8 @@ describe('a rehearsal with the failover drill (a second stack with a standby)', 
         REHEARSAL_COUNTDOWN_MS: '0',
         REHEARSAL_DRILL_SPACING_MS: '10000',
         REHEARSAL_DRILL_DOWN_MS: '2000',
+        // Correctness and alerts only: a busy machine's time to fresh must not fail this test.
+        REHEARSAL_JUDGE_FRESHNESS: 'no',
         REHEARSAL_REPORT_DIR: reportDir,
       },
       diagnostics: programLogs,

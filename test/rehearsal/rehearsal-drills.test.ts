@@ -17,7 +17,6 @@ import { stackStatus, startStack } from '../../stack/launcher.js';
 import { testLogger } from '../support/seat-pipeline.js';
 import { requireStack, uniqueName } from '../support/stack.js';
 import {
-  availabilityP99Recounted,
   drillProblems,
   freshAtRecounted,
   independentOutcome,
@@ -27,9 +26,6 @@ import {
 import { runRehearsal } from './support/run-rehearsal.js';
 
 const stack = requireStack();
-
-/** Each drill's freshness budget as docs/rehearsal.md gives it (before the time it is left down). */
-const BUDGET_MS: Record<string, number> = { consumer: 20_000, connect: 30_000 };
 
 const reportDir = mkdtempSync(join(tmpdir(), 'stagefront-rehearsal-drills-'));
 
@@ -53,6 +49,8 @@ describe('a rehearsal with fault drills', () => {
         REHEARSAL_COUNTDOWN_MS: '0',
         REHEARSAL_DRILL_SPACING_MS: '10000',
         REHEARSAL_DRILL_DOWN_MS: '2000',
+        // Correctness and alerts only: a busy machine's time to fresh must not fail this test.
+        REHEARSAL_JUDGE_FRESHNESS: 'no',
         REHEARSAL_REPORT_DIR: reportDir,
       },
     });
@@ -89,20 +87,10 @@ describe('a rehearsal with fault drills', () => {
       expect(fresh, `${drill.target}: seat availability received events after the kill`).not.toBeNull();
       expect(drill.freshAt ?? null, `${drill.target}: time to fresh`).toBeCloseTo(fresh!, 0);
       expect(text).toContain(`fresh again +${((fresh! - drill.killedAt) / 1000).toFixed(1)} s`);
-      // Fresh again within the budget docs/rehearsal.md gives it, plus the 2 s it was left down.
-      const budgetMs = BUDGET_MS[drill.target]! + 2_000;
-      expect(drill.freshBudgetMs).toBe(budgetMs);
-      // Not a timing assertion: the drill's verdict must agree with the recount against its budget.
-      expect(drill.verdict.detail.includes('over its'), drill.verdict.detail).toBe(fresh! - drill.killedAt > budgetMs);
+      // Correctness only (REHEARSAL_JUDGE_FRESHNESS=no): no budget judged, so no time can fail this test.
+      expect(drill.freshBudgetMs).toBeUndefined();
     }
-    // The crowd's view outside the drills, recounted: the record's availability objective gives the same p99.
-    const windows = record.drills.map((d) => ({ killedAt: d.killedAt, budgetMs: BUDGET_MS[d.target]! + 2_000 }));
-    const p99 = availabilityP99Recounted(outcome, windows);
-    expect(p99, 'seat availability events arrived outside the drills').not.toBeNull();
-    const objective = record.checks.find((c) => c.name.startsWith('commit → seat availability p99'));
-    const said = /^p99 ([\d.]+) s over \d+ events outside drills/.exec(objective?.detail ?? '');
-    expect(said, objective?.detail).not.toBeNull();
-    expect(Number(said![1])).toBeCloseTo(p99! / 1000, 1);
+    expect(record.checks.map((c) => c.name)).not.toContain('every drill fresh again within its budget');
     expect(record.crowd.errors).toBe(0);
     expect(record.samples.length).toBeGreaterThan(0);
     expect(record.latency.map((l) => l.consumer).sort()).toEqual([

@@ -255,22 +255,6 @@ export function freshAtRecounted(outcome: IndependentOutcome, killedAt: number, 
 }
 
 /**
- * Commit → seat availability at the 99th percentile (nearest rank) over the arrivals outside every
- * window [kill, kill + budget], recounted from the outbox and the inbox; null when none is outside.
- */
-export function availabilityP99Recounted(
-  outcome: IndependentOutcome,
-  windows: readonly { killedAt: number; budgetMs: number }[],
-): number | null {
-  const outside = outcome.availabilityArrivals
-    .filter((a) => !windows.some((w) => a.receivedMs >= w.killedAt && a.receivedMs <= w.killedAt + w.budgetMs))
-    .map((a) => a.tookMs)
-    .sort((a, b) => a - b);
-  if (outside.length === 0) return null;
-  return outside[Math.ceil(0.99 * outside.length) - 1]!;
-}
-
-/**
  * A drill's verdict recounted: the events of the show written from its kill until `to` that some
  * consumer did not handle, and the run's problems (doubles are the whole run's). Empty: it held.
  */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { freshAt, freshAtOf, type FreshnessInput } from '../../../rehearsal/freshness.js';
+import { freshAt, freshAtOf, type FreshnessInput, staleAtEnd } from '../../../rehearsal/freshness.js';
 
 /** An event received every 100 ms from `from` to `to` (ms). */
 const steady = (from: number, to: number) =>
@@ -43,5 +43,27 @@ describe('time to fresh from arrivals', () => {
     expect(freshAtOf(arrivals, 10_000)).toBe(12_000);
     expect(freshAtOf(arrivals.slice(0, 1), 10_000)).toBe(10_000);
     expect(freshAtOf([], 10_000)).toBeNull();
+  });
+});
+
+describe('stale when the window closed', () => {
+  const kill = 10_000;
+  const nextKill = 40_000;
+
+  it('when the last arrival before the next drill was itself slow: the pages never came right', () => {
+    const arrivals = steady(0, 39_950);
+    const input: FreshnessInput = { slowAt: arrivals.filter((at) => at >= 12_000), receivedAt: arrivals };
+    expect(staleAtEnd(input, kill, nextKill)).toBe(true);
+  });
+
+  it('not when a fast arrival followed the last slow one, nor when none was slow, nor with nothing in the window', () => {
+    expect(staleAtEnd({ slowAt: [11_000, 20_000], receivedAt: steady(0, 60_000) }, kill, nextKill)).toBe(false);
+    expect(staleAtEnd({ slowAt: [], receivedAt: steady(0, 60_000) }, kill, nextKill)).toBe(false);
+    expect(staleAtEnd({ slowAt: [50_000], receivedAt: [50_000] }, kill, nextKill)).toBe(false);
+  });
+
+  it('judges only the window: a slow arrival at the next kill belongs to the next drill', () => {
+    const receivedAt = [...steady(kill, nextKill), nextKill];
+    expect(staleAtEnd({ slowAt: [nextKill], receivedAt }, kill, nextKill)).toBe(false);
   });
 });

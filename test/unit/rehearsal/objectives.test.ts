@@ -105,6 +105,16 @@ describe('the freshness objectives', () => {
     expect(failing.detail).toContain('most of it in consumer → email accepted (SMTP)');
   });
 
+  it('fail an email taken by the consumer and never accepted, however soon it was taken', () => {
+    const accepted = event('confirmation-email', T0, 300, 100, 500);
+    const claimedOnly = event('confirmation-email', T0 + 1, 300, 100);
+    const check = objectiveChecks([accepted, claimedOnly], []).find((c) => c.name === objectiveCheckName(email))!;
+    expect(check).toMatchObject({
+      ok: false,
+      detail: '1 of 2 events taken and never completed (confirmation email accepted)',
+    });
+  });
+
   it('have nothing to judge without events, and say so', () => {
     expect(checkOf([])).toEqual({
       name: objectiveCheckName(availability),
@@ -158,6 +168,13 @@ describe('each drill’s budget', () => {
     expect(overBudget(drill(35_000, 35_000))).toBeNull();
     expect(overBudget(drill(35_001, 35_000))).toBe('fresh again +35.0 s after the kill, over its 35.0 s budget');
     expect(overBudget(drill(null, 35_000))).toBeNull();
+  });
+
+  it('fails a drill whose window closed still stale, however soon its last slow event came', () => {
+    expect(overBudget({ ...drill(9_000, 35_000), staleAtEnd: true })).toBe(
+      'never fresh again before the next drill or the end of the run (its last event took 1 s or more)',
+    );
+    expect(drillBudgetCheck([{ ...drill(9_000, 35_000), victim: 'kafka', staleAtEnd: true }]).ok).toBe(false);
   });
 
   it('makes one check of every drill', () => {

@@ -1,8 +1,13 @@
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { classDataSharingArgs, jvmArchiveDir, stackClassDataSharing } from '../../../stack/class-data-sharing.js';
+import {
+  classDataSharingArgs,
+  isWholeArchive,
+  jvmArchiveDir,
+  stackClassDataSharing,
+} from '../../../stack/class-data-sharing.js';
 import { stackLayout } from '../../../stack/config.js';
 
 describe('class data sharing options', () => {
@@ -16,6 +21,14 @@ describe('class data sharing options', () => {
     { java: 11, archived: false, args: [] },
   ])('Java $java, archive there: $archived', ({ java, archived, args }) => {
     expect(classDataSharingArgs(java, 'a.jsa', archived)).toEqual(args);
+  });
+});
+
+describe('a whole archive', () => {
+  it('starts with the dynamic archive magic number; a zeroed or short header does not', () => {
+    expect(isWholeArchive(Buffer.from([0xa8, 0xab, 0x0b, 0xf0]))).toBe(true);
+    expect(isWholeArchive(Buffer.alloc(4))).toBe(false);
+    expect(isWholeArchive(Buffer.from([0xa8, 0xba]))).toBe(false);
   });
 });
 
@@ -35,10 +48,20 @@ describe("the stack's archive of a JVM", () => {
     expect(first[0]).toMatch(/^-XX:ArchiveClassesAtExit=/);
     const archive = archiveOf(first)!;
     expect(archive.startsWith(jvmArchiveDir(layout))).toBe(true);
-    writeFileSync(archive, '');
+    writeFileSync(archive, Buffer.from([0xa8, 0xab, 0x0b, 0xf0, 0x01, 0x02]));
     expect(stackClassDataSharing(layout, 'connect', java17, '/dist/kafka/libs/*')).toEqual([
       `-XX:SharedArchiveFile=${archive}`,
     ]);
+  });
+
+  it('is written again where a JVM killed while it dumped left it without its header', () => {
+    const [first] = stackClassDataSharing(layout, 'kafka', java17, '/dist/kafka/libs/*');
+    const archive = first!.slice(first!.indexOf('=') + 1);
+    writeFileSync(archive, Buffer.alloc(64));
+    expect(stackClassDataSharing(layout, 'kafka', java17, '/dist/kafka/libs/*')).toEqual([
+      `-XX:ArchiveClassesAtExit=${archive}`,
+    ]);
+    expect(existsSync(archive)).toBe(false);
   });
 
   it('is another file for another JVM name or class path, so an upgrade never maps a stale one', () => {
@@ -47,6 +70,21 @@ describe("the stack's archive of a JVM", () => {
     expect(of('connect-2', '/dist/kafka/libs/*')).not.toBe(connect);
     expect(of('connect', '/dist/kafka-4.4/libs/*')).not.toBe(connect);
     expect(of('connect', '/dist/kafka/libs/*')).toBe(connect);
+  });
+
+  it('is another file once a jar of the class path changes (an upgrade in the same folder), and the old one is deleted', () => {
+    const libs = join(home, 'libs');
+    mkdirSync(libs);
+    writeFileSync(join(libs, 'kafka-clients-4.3.1.jar'), 'old');
+    const of = () => archiveOf(stackClassDataSharing(layout, 'connect', java17, `${libs}/*`))!;
+    const before = of();
+    writeFileSync(before, Buffer.from([0xa8, 0xab, 0x0b, 0xf0]));
+    expect(of()).toBe(before);
+    rmSync(join(libs, 'kafka-clients-4.3.1.jar'));
+    writeFileSync(join(libs, 'kafka-clients-4.4.0.jar'), 'new');
+    const after = of();
+    expect(after).not.toBe(before);
+    expect(existsSync(before)).toBe(false);
   });
 
   it('is left out when the Java command does not run', () => {
