@@ -20,7 +20,7 @@ import { salesLedgerConsumer } from '../../consumers/sales-ledger/consumer.js';
 import { seatAvailabilityConsumer } from '../../consumers/seat-availability/consumer.js';
 import { deadLetterTopicFor } from '../../events/catalogue.js';
 import type { Kafka } from '../../lib/kafka.js';
-import { createPool, type Pool } from '../../lib/postgres.js';
+import { createPool } from '../../lib/postgres.js';
 import { waitFor } from '../../lib/wait.js';
 import { seatId } from '../../seat-service/inventory.js';
 import type { SeatService } from '../../seat-service/service.js';
@@ -28,6 +28,7 @@ import { installLeakGuard, track } from '../support/leak-guard.js';
 import { collectRecords, useSeatPipeline } from '../support/seat-pipeline.js';
 import { adminQuery, requireStack } from '../support/stack.js';
 import { createRoleDatabase } from './helpers/drill.js';
+import { allHandled, handledIds, inboxIds, outboxRows } from './helpers/handled-events.js';
 import { startSmtpSink } from './helpers/smtp-sink.js';
 import { startTrackedConsumer, testKafka, testLogger, testRegistry } from './helpers/stack-fixture.js';
 
@@ -93,16 +94,6 @@ async function waitForCommittedAtEnd(kafka: Kafka, groups: { groupId: string; to
   }
 }
 
-async function outboxRows(adminUrl: string): Promise<{ id: string; type: string; aggregatetype: string }[]> {
-  const { rows } = await adminQuery(adminUrl, 'select id::text, type, aggregatetype from outbox');
-  return rows as { id: string; type: string; aggregatetype: string }[];
-}
-
-async function inboxIds(pool: Pool, consumer: string): Promise<string[]> {
-  const { rows } = await pool.query<{ event_id: string }>('select event_id from inbox where consumer = $1', [consumer]);
-  return rows.map((r) => r.event_id).sort();
-}
-
 describe('the real consumers meet a consumer database fault', () => {
   const pipeline = useSeatPipeline(SHOW, { section: 'A', rows: 3, seatsPerRow: 6, priceCents: 4500 });
 
@@ -166,20 +157,11 @@ describe('the real consumers meet a consumer database fault', () => {
         consumers.push(running);
         await waitFor(() => running.isReady(), { timeoutMs: 60_000, description: `${definition.name} joined` });
       }
-      const handled = (definition: ConsumerDefinition, rows: { id: string; type: string }[]) =>
-        rows.filter((row) => definition.eventTypes[row.type] !== undefined).map((row) => row.id);
-      const allHandled = async () => {
-        const rows = await outboxRows(adminUrl);
-        for (const definition of definitions) {
-          const inbox = await inboxIds(pool, definition.name);
-          if (inbox.length !== handled(definition, rows).length) return false;
-        }
-        return true;
-      };
+      const handled = () => allHandled(adminUrl, pool, definitions);
 
       // Warm-up: row 1 sold, handled by all three before the fault.
       await sellRow(service, 1);
-      await waitFor(allHandled, { timeoutMs: 60_000, description: 'the warm-up sales handled by every consumer' });
+      await waitFor(handled, { timeoutMs: 60_000, description: 'the warm-up sales handled by every consumer' });
 
       // The fault: read-only, every session of the consumers' role ended; row 2 sold meanwhile.
       const database = pg.escapeIdentifier(db.name);
@@ -212,7 +194,7 @@ describe('the real consumers meet a consumer database fault', () => {
 
       // Each inbox holds exactly the outbox rows of the types its consumer handles.
       for (const definition of definitions)
-        expect(await inboxIds(pool, definition.name), definition.name).toEqual(handled(definition, outbox).sort());
+        expect(await inboxIds(pool, definition.name), definition.name).toEqual(handledIds(definition, outbox));
 
       // Seat availability: every seat of the show as the seat database has it (a seat never seen is available).
       const seatDatabase = await adminQuery(

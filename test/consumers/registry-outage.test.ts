@@ -15,7 +15,7 @@ import type { ConsumerDefinition, DeliveryPolicy } from '../../consumers/runtime
 import { salesLedgerConsumer } from '../../consumers/sales-ledger/consumer.js';
 import { seatAvailabilityConsumer } from '../../consumers/seat-availability/consumer.js';
 import { deadLetterTopicFor } from '../../events/catalogue.js';
-import { createPool, type Pool } from '../../lib/postgres.js';
+import { createPool } from '../../lib/postgres.js';
 import { createSchemaRegistry } from '../../lib/schema-registry.js';
 import { waitFor } from '../../lib/wait.js';
 import { seatId } from '../../seat-service/inventory.js';
@@ -23,8 +23,9 @@ import { openSeatService, type SeatService } from '../../seat-service/service.js
 import { installLeakGuard, track } from '../support/leak-guard.js';
 import { useSeatPipeline } from '../support/seat-pipeline.js';
 import { startSilentProxy } from '../support/silent-proxy.js';
-import { adminQuery, requireStack } from '../support/stack.js';
+import { requireStack } from '../support/stack.js';
 import { createRoleDatabase } from './helpers/drill.js';
+import { allHandled, handledIds, inboxIds, outboxRows } from './helpers/handled-events.js';
 import { startTrackedConsumer, testKafka, testLogger } from './helpers/stack-fixture.js';
 
 const stack = requireStack();
@@ -59,11 +60,6 @@ async function sellRow(service: SeatService, row: number): Promise<void> {
   if (released.status !== 'released') throw new Error(`row ${row}: expected a release, got ${released.status}`);
   const open = await service.hold({ showId: SHOW, seatIds: [seatId(SHOW, 'A', row, 5)], buyerId: `o${row}` });
   if (open.status !== 'held') throw new Error(`row ${row}: expected an open hold, got ${open.status}`);
-}
-
-async function inboxIds(pool: Pool, consumer: string): Promise<string[]> {
-  const { rows } = await pool.query<{ event_id: string }>('select event_id from inbox where consumer = $1', [consumer]);
-  return rows.map((r) => r.event_id).sort();
 }
 
 describe('a schema registry that stops answering while the pipeline runs', () => {
@@ -120,37 +116,25 @@ describe('a schema registry that stops answering while the pipeline runs', () =>
         consumers.push(running);
         await waitFor(() => running.isReady(), { timeoutMs: 60_000, description: `${definition.name} joined` });
       }
-      const outbox = async () =>
-        (await adminQuery(adminUrl, 'select id::text, type from outbox')).rows as { id: string; type: string }[];
-      const handled = (definition: ConsumerDefinition, rows: { id: string; type: string }[]) =>
-        rows
-          .filter((row) => definition.eventTypes[row.type] !== undefined)
-          .map((row) => row.id)
-          .sort();
-      const allHandled = async () => {
-        const rows = await outbox();
-        for (const definition of definitions)
-          if ((await inboxIds(pool, definition.name)).length !== handled(definition, rows).length) return false;
-        return true;
-      };
+      const handled = () => allHandled(adminUrl, pool, definitions);
 
       // Before the outage: row 1 sold and handled, so every schema has been fetched once.
       await sellRow(service, 1);
-      await waitFor(allHandled, { timeoutMs: 60_000, description: 'the first sales handled by both consumers' });
+      await waitFor(handled, { timeoutMs: 60_000, description: 'the first sales handled by both consumers' });
       expect(proxy.counts().forwarded).toBeGreaterThan(0);
 
       // The outage: the registry never answers again; rows 2 to 4 are sold meanwhile.
       proxy.silence();
       for (const row of [2, 3, 4]) await sellRow(service, row);
-      await waitFor(allHandled, {
+      await waitFor(handled, {
         timeoutMs: 60_000,
         description: 'every sale handled by both consumers, the registry silent',
       });
 
       for (const running of consumers) await running.close();
-      const rows = await outbox();
+      const rows = await outboxRows(adminUrl);
       for (const definition of definitions)
-        expect(await inboxIds(pool, definition.name), definition.name).toEqual(handled(definition, rows));
+        expect(await inboxIds(pool, definition.name), definition.name).toEqual(handledIds(definition, rows));
       expect(failures).toEqual([]);
       for (const topic of [topics.seat, topics.order])
         expect(await readDeadLetters(kafka, deadLetterTopicFor(topic)), topic).toEqual([]);
