@@ -254,7 +254,18 @@ export async function restartFailed(connect: ConnectApi, name: string): Promise<
   }).catch(() => undefined); // failing again the same way: the next wait reports it
 }
 
+/**
+ * Deletes the connector and returns once Connect no longer knows it. Connect answers the DELETE
+ * when the removal is written to its config topic; the connector's status stays readable (RUNNING)
+ * until its worker has stopped it, about 0.1 s later, so a caller that reads the status at once
+ * would see a deleted connector still running.
+ */
 export async function deleteConnector(connect: ConnectApi, name: string): Promise<void> {
   const response = await connectRequest(connect, `/connectors/${encodeURIComponent(name)}`, { method: 'DELETE' });
   if (response.status !== 404) await expectOk(response, `deleting ${name}`);
+  await waitFor(async () => (await connectorStatus(connect, name)) === undefined, {
+    timeoutMs: 30_000,
+    intervalMs: 50,
+    description: `Connect to stop the deleted connector ${name}`,
+  });
 }
