@@ -6,13 +6,23 @@
  *
  * Java 19 and newer keep the archive themselves (AutoCreateSharedArchive: made at exit when it is
  * missing or no longer matches). Java 13–18 (Kafka and Connect run on 17) dump one at exit where
- * none exists and map it otherwise; its file name carries a hash of the Java build and of every jar
- * on the class path (name, size, time), so an upgrade of either makes a new archive, and the old one
- * is deleted, instead of keeping one the JVM would refuse (and with it Java's own base archive).
+ * none exists (to a file of its own, made the archive at the next start) and map it otherwise;
+ * its file name carries a hash of the Java build and of every jar on the class path (name, size,
+ * time), so an upgrade of either makes a new archive, and the old one is deleted, instead of keeping one the JVM would refuse (and with it Java's own base archive).
  * A JVM killed with -9 writes nothing: the archive already there serves its restart.
  */
-import { createHash } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readSync, rmSync, statSync } from 'node:fs';
+import { createHash, randomUUID } from 'node:crypto';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { StackLayout } from './config.js';
 import { javaRuntime } from './java-runtime.js';
@@ -43,9 +53,46 @@ function firstBytesOf(path: string): Buffer {
   }
 }
 
-/** Where the stack keeps the archives (delete it to have them made again at the next clean stops). */
+/**
+ * Where the stack keeps the archives: beside the jars they were made from, in the stack's dist
+ * folder, so the throwaway stacks of the tests and the bench (a home of their own, the same dist)
+ * map the archives too instead of dumping one into a home deleted a moment later. Delete the folder
+ * to have them made again at the next clean stops.
+ */
 export function jvmArchiveDir(layout: StackLayout): string {
-  return join(layout.home, 'jvm-archives');
+  return join(layout.dist, 'jvm-archives');
+}
+
+/** A dump that began this long ago and has no header yet was cut short (a dump takes seconds). */
+const TORN_PART_AGE_MS = 10 * 60_000;
+
+/**
+ * Puts the folder right for the JVM `name` before it starts: its archives of other jars or another
+ * Java deleted; a whole dump of this one (`.part`, written at a clean exit) made the archive with an
+ * atomic rename, or deleted where the archive is there already (another JVM of the same jars dumped
+ * first); a dump without its header deleted once it is old enough to be known torn. A JVM dumps to
+ * a file of its own, never to the archive: JVMs of several stacks sharing the folder may stop at
+ * the same moment, and a file two JVMs wrote at once would be mapped as garbage.
+ */
+function tidyArchives(dir: string, name: string, key: string, archive: string): void {
+  for (const file of readdirSync(dir)) {
+    if (!file.startsWith(`${name}-`)) continue;
+    const match = /^([0-9a-f]{16})\.(jsa|[0-9a-z-]+\.part)$/.exec(file.slice(name.length + 1));
+    if (match === null) continue;
+    const path = join(dir, file);
+    if (match[1] !== key) {
+      rmSync(path, { force: true }); // an archive of this JVM made from other jars or another Java
+      continue;
+    }
+    if (match[2] === 'jsa') continue;
+    if (isWholeArchive(firstBytesOf(path))) {
+      if (existsSync(archive)) rmSync(path, { force: true });
+      else renameSync(path, archive);
+    } else if (Date.now() - statSync(path).mtimeMs > TORN_PART_AGE_MS) {
+      rmSync(path, { force: true });
+    }
+  }
+  if (existsSync(archive) && !isWholeArchive(firstBytesOf(archive))) rmSync(archive, { force: true });
 }
 
 /**
@@ -85,12 +132,10 @@ export function stackClassDataSharing(layout: StackLayout, name: string, java: s
     .slice(0, 16);
   const dir = jvmArchiveDir(layout);
   mkdirSync(dir, { recursive: true });
-  const file = `${name}-${key}.jsa`;
-  const archive = join(dir, file);
-  // An archive of this JVM made from other jars or another Java is of no use again.
-  for (const old of readdirSync(dir))
-    if (old !== file && old.startsWith(`${name}-`) && /^[0-9a-f]{16}\.jsa$/.test(old.slice(name.length + 1)))
-      rmSync(join(dir, old), { force: true });
-  if (existsSync(archive) && !isWholeArchive(firstBytesOf(archive))) rmSync(archive, { force: true });
-  return classDataSharingArgs(runtime.major, archive, existsSync(archive));
+  const archive = join(dir, `${name}-${key}.jsa`);
+  tidyArchives(dir, name, key, archive);
+  const archived = existsSync(archive);
+  // Java 13–18 dumps where it is told; Java 19 and newer replace the archive themselves.
+  const dumpTo = archived || runtime.major >= 19 ? archive : join(dir, `${name}-${key}.${randomUUID()}.part`);
+  return classDataSharingArgs(runtime.major, dumpTo, archived);
 }

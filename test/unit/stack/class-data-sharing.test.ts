@@ -1,4 +1,13 @@
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -40,32 +49,66 @@ describe("the stack's archive of a JVM", () => {
   const java17 = join(home, 'java17');
   writeFileSync(java17, '#!/bin/sh\necho \'openjdk version "17.0.17" 2025-10-21\' >&2\n');
   chmodSync(java17, 0o755);
-  const archiveOf = (args: string[]) => /=(.*\.jsa)$/.exec(args.at(-1) ?? '')?.[1];
+  const archiveOf = (args: string[]) => /=(.*\.(?:jsa|part))$/.exec(args.at(-1) ?? '')?.[1];
 
-  it('is dumped at exit the first time and mapped once it exists (Java 17, the Kafka and Connect JVMs)', () => {
+  const whole = Buffer.from([0xa8, 0xab, 0x0b, 0xf0, 0x01, 0x02]);
+  const dumpOf = (args: string[]) => /^-XX:ArchiveClassesAtExit=(.*\.part)$/.exec(args.at(-1) ?? '')?.[1];
+
+  it('is dumped at exit the first time, to a file of its own, made the archive and mapped at the next start (Java 17, the Kafka and Connect JVMs)', () => {
     const first = stackClassDataSharing(layout, 'connect', java17, '/dist/kafka/libs/*');
     expect(first).toHaveLength(1);
-    expect(first[0]).toMatch(/^-XX:ArchiveClassesAtExit=/);
-    const archive = archiveOf(first)!;
-    expect(archive.startsWith(jvmArchiveDir(layout))).toBe(true);
-    writeFileSync(archive, Buffer.from([0xa8, 0xab, 0x0b, 0xf0, 0x01, 0x02]));
-    expect(stackClassDataSharing(layout, 'connect', java17, '/dist/kafka/libs/*')).toEqual([
-      `-XX:SharedArchiveFile=${archive}`,
-    ]);
+    const dump = dumpOf(first)!;
+    expect(dump.startsWith(jvmArchiveDir(layout))).toBe(true);
+    writeFileSync(dump, whole);
+    const next = stackClassDataSharing(layout, 'connect', java17, '/dist/kafka/libs/*');
+    const archive = archiveOf(next)!;
+    expect(next).toEqual([`-XX:SharedArchiveFile=${archive}`]);
+    expect(readFileSync(archive)).toEqual(whole);
+    expect(existsSync(dump)).toBe(false);
   });
 
-  it('is written again where a JVM killed while it dumped left it without its header', () => {
-    const [first] = stackClassDataSharing(layout, 'kafka', java17, '/dist/kafka/libs/*');
-    const archive = first!.slice(first!.indexOf('=') + 1);
+  it('lives beside the jars, in the dist folder, so stacks of their own homes on the same dist share it', () => {
+    const other = stackLayout({ STACK_HOME: join(home, 'other-home'), STACK_DIST: layout.dist });
+    expect(jvmArchiveDir(other)).toBe(jvmArchiveDir(layout));
+    expect(jvmArchiveDir(layout).startsWith(layout.dist)).toBe(true);
+  });
+
+  it('two JVMs that stopped at once dumped two files: one becomes the archive, the other is deleted', () => {
+    const a = dumpOf(stackClassDataSharing(layout, 'kafka-7', java17, '/dist/kafka/libs/*'))!;
+    const b = dumpOf(stackClassDataSharing(layout, 'kafka-7', java17, '/dist/kafka/libs/*'))!;
+    expect(a).not.toBe(b);
+    writeFileSync(a, whole);
+    writeFileSync(b, whole);
+    const archive = archiveOf(stackClassDataSharing(layout, 'kafka-7', java17, '/dist/kafka/libs/*'))!;
+    expect(existsSync(archive)).toBe(true);
+    expect([existsSync(a), existsSync(b)]).toEqual([false, false]);
+  });
+
+  it('keeps a dump without its header while it may still be being written, and deletes it once it is old', () => {
+    const dump = dumpOf(stackClassDataSharing(layout, 'kafka-8', java17, '/dist/kafka/libs/*'))!;
+    writeFileSync(dump, Buffer.alloc(64));
+    expect(dumpOf(stackClassDataSharing(layout, 'kafka-8', java17, '/dist/kafka/libs/*'))).toBeDefined();
+    expect(existsSync(dump)).toBe(true);
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    utimesSync(dump, hourAgo, hourAgo);
+    stackClassDataSharing(layout, 'kafka-8', java17, '/dist/kafka/libs/*');
+    expect(existsSync(dump)).toBe(false);
+  });
+
+  it('is written again where the archive has no header (cut short), the torn file deleted', () => {
+    const dump = dumpOf(stackClassDataSharing(layout, 'kafka', java17, '/dist/kafka/libs/*'))!;
+    writeFileSync(dump, whole);
+    const archive = archiveOf(stackClassDataSharing(layout, 'kafka', java17, '/dist/kafka/libs/*'))!;
     writeFileSync(archive, Buffer.alloc(64));
-    expect(stackClassDataSharing(layout, 'kafka', java17, '/dist/kafka/libs/*')).toEqual([
-      `-XX:ArchiveClassesAtExit=${archive}`,
-    ]);
+    expect(dumpOf(stackClassDataSharing(layout, 'kafka', java17, '/dist/kafka/libs/*'))).toBeDefined();
     expect(existsSync(archive)).toBe(false);
   });
 
   it('is another file for another JVM name or class path, so an upgrade never maps a stale one', () => {
-    const of = (name: string, classPath: string) => archiveOf(stackClassDataSharing(layout, name, java17, classPath));
+    const of = (name: string, classPath: string) =>
+      stackClassDataSharing(layout, name, java17, classPath)[0]!
+        .replace(/^-XX:\w+=/, '')
+        .replace(/\.[0-9a-f-]+\.part$/, '.jsa');
     const connect = of('connect', '/dist/kafka/libs/*');
     expect(of('connect-2', '/dist/kafka/libs/*')).not.toBe(connect);
     expect(of('connect', '/dist/kafka-4.4/libs/*')).not.toBe(connect);
@@ -77,8 +120,10 @@ describe("the stack's archive of a JVM", () => {
     mkdirSync(libs);
     writeFileSync(join(libs, 'kafka-clients-4.3.1.jar'), 'old');
     const of = () => archiveOf(stackClassDataSharing(layout, 'connect', java17, `${libs}/*`))!;
+    const dump = of();
+    writeFileSync(dump, whole);
     const before = of();
-    writeFileSync(before, Buffer.from([0xa8, 0xab, 0x0b, 0xf0]));
+    expect(before).toMatch(/\.jsa$/);
     expect(of()).toBe(before);
     rmSync(join(libs, 'kafka-clients-4.3.1.jar'));
     writeFileSync(join(libs, 'kafka-clients-4.4.0.jar'), 'new');
