@@ -3,19 +3,21 @@ import { redactConnectionString } from '../lib/postgres.js';
 import { settingsHelp } from '../lib/settings.js';
 import { connectorSettings } from '../connectors/settings.js';
 import { parseSettings } from '../lib/settings.js';
-import { localStackProgramEnv, stackEndpoints, stackLayout, stackSettings } from './config.js';
+import { localStackProgramEnv, localStackShellEnv, stackEndpoints, stackLayout, stackSettings } from './config.js';
 import { KAFKA_CONNECTOR_COMMAND_USER } from '../lib/kafka-access.js';
 import { localKafkaClientEnv } from './kafka-security.js';
 import { failOver } from './failover.js';
 import { stackStatus, startStack, stopStack } from './launcher.js';
 
-const USAGE = `Usage: npm run stack -- <start|stop|status|failover>
+const USAGE = `Usage: npm run stack -- <start|stop|status|env|failover>
 
   start   start what is missing of the native stack (Postgres, Kafka, Kafka Connect with
           Debezium, Apicurio Registry) and wait until each answers; reuses what runs
   stop    stop every process the stack started
   status  each component, its port, its health, its memory (each Connect worker of
           STACK_CONNECT_WORKERS on a line of its own: connect, connect-2, …)
+  env     the settings the project's programs need against this stack, as shell exports:
+          eval "$(npm run -s stack -- env)" (SEAT_DB_URL, SEAT_DB_ADMIN_URL, KAFKA_BROKERS…)
   failover [--stop-primary]
           (STACK_POSTGRES_STANDBY=yes) promote the standby, move the outbox connector to it
           (the connector command's settings: CONNECTOR_NAME, SLOT_NAME…; the local stack's by
@@ -62,6 +64,9 @@ async function main(argv: string[]): Promise<number> {
       }
       return rows.every((r) => r.healthy) ? 0 : 1;
     }
+    case 'env':
+      process.stdout.write(localStackShellEnv(layout));
+      return 0;
     case 'failover': {
       // The connector's own settings, the local stack's where the environment does not say.
       const connector = parseSettings(connectorSettings, {

@@ -464,3 +464,22 @@ export function localStackProgramEnv(layout: StackLayout): Record<string, string
     ...(layout.settings.postgresStandby ? { CONNECTOR_SLOT_FAILOVER: 'yes' } : {}),
   };
 }
+
+/**
+ * `npm run stack -- env`: the local stack's program settings as shell exports, so that
+ * `eval "$(npm run -s stack -- env)"` gives a shell every setting the seat service, the connector
+ * command, the monitors and a consumer need against this stack (the local passwords included: they
+ * are the stack's own, known to anyone with this checkout, and reach loopback only).
+ */
+export function localStackShellEnv(layout: StackLayout): string {
+  const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
+  const lines = [
+    '# The local stack\'s settings for its programs: eval "$(npm run -s stack -- env)"',
+    ...Object.entries(localStackProgramEnv(layout)).map(([name, value]) => `export ${name}=${quote(value)}`),
+  ];
+  if (layout.settings.kafkaSecurity !== 'plaintext')
+    lines.push(
+      '# Kafka takes only SCRAM users with ACLs here (STACK_KAFKA_SECURITY): give a program the KAFKA_* settings of its own user (docs/stack.md, Kafka with TLS, SCRAM users and ACLs).',
+    );
+  return `${lines.join('\n')}\n`;
+}
