@@ -19,9 +19,18 @@ const KAFKA_BINDING_VERSION = '0.5.0';
 
 type Json = Record<string, unknown>;
 
-/** Per key, never across keys: the promise every event channel makes. */
+/**
+ * Per key, never across keys, and the one way late copies break it: the promise every event
+ * channel makes, exactly as the pipeline keeps it (docs/subscribing.md has the reasons).
+ */
 export function orderingPromise(topic: TopicFact): string {
-  return `Per key: records with the same key (${topic.keyField}) are on one partition, in the order the seat service committed them. There is no order across keys or partitions.`;
+  return (
+    `Per key: records with the same key (${topic.keyField}) are on one partition, in the order the seat service committed them, except for late copies: ` +
+    'a copy re-sent after a Connect crash, re-emitted by a lost-slot recovery or put back by a redrive can arrive after newer events of its key, ' +
+    'and after a recovery or a redrive that copy may be the first you see of its event. ' +
+    "Deduplicate on ce_id, and never let an event whose ce_time is older than the last one applied to its key overwrite that key's state. " +
+    'There is no order across keys or partitions.'
+  );
 }
 
 function headerSchema(header: HeaderFact): Json {
