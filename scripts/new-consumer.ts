@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { format, getFileInfo, resolveConfig } from 'prettier';
 import { EVENTS, type EventName } from '../events/catalogue.js';
 import type { LatePolicy } from '../consumers/runtime/types.js';
 import { type ConsumerPlan, consumerFile, mainFile, migrationFile, testFile } from './new-consumer-templates.js';
@@ -125,6 +126,13 @@ function planFrom(args: string[]): ConsumerPlan | 'help' {
   };
 }
 
+/** The text as the project's Prettier settings format it (npm run lint checks them), or as it is for a file Prettier does not know. */
+async function formatted(path: string, text: string): Promise<string> {
+  const info = await getFileInfo(path);
+  if (info.inferredParser === null) return text;
+  return format(text, { ...(await resolveConfig(path)), filepath: path });
+}
+
 /** package.json with the consumer's script after the last consumer:… line, its formatting kept. */
 function withScript(packageJson: string, plan: ConsumerPlan): string {
   const line = `    "consumer:${plan.name}": "node --import tsx consumers/${plan.name}/main.ts",`;
@@ -134,7 +142,7 @@ function withScript(packageJson: string, plan: ConsumerPlan): string {
   return [...lines.slice(0, last + 1), line, ...lines.slice(last + 1)].join('\n');
 }
 
-function generate(plan: ConsumerPlan): string[] {
+async function generate(plan: ConsumerPlan): Promise<string[]> {
   const folder = join(ROOT, 'consumers', plan.name);
   const files: [string, string][] = [
     [join(folder, 'consumer.ts'), consumerFile(plan)],
@@ -153,22 +161,23 @@ function generate(plan: ConsumerPlan): string[] {
     throw new UsageError(
       `consumer ${plan.name} exists already (${taken[0] ?? ''}); choose another name, or change the existing consumer.`,
     );
-  for (const [path, text] of files) {
+  const texts = await Promise.all(files.map(([path, text]) => formatted(path, text)));
+  files.forEach(([path], i) => {
     mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, text, { flag: 'wx' });
-  }
+    writeFileSync(path, texts[i] ?? '', { flag: 'wx' });
+  });
   writeFileSync(packagePath, withScript(packageJson, plan));
   return [...files.map(([path]) => relative(ROOT, path)), 'package.json'];
 }
 
-function main(args: string[]): number {
+async function main(args: string[]): Promise<number> {
   try {
     const plan = planFrom(args);
     if (plan === 'help') {
       console.log(USAGE);
       return 0;
     }
-    const written = generate(plan);
+    const written = await generate(plan);
     console.log(
       `new-consumer: wrote ${plan.name}:\n${written.map((path) => `  ${path}`).join('\n')}\n\nNext:\n  npx vitest run test/consumers/${plan.name}.test.ts    its test (no stack needed)\n  npm run consumer:${plan.name} -- --help              its settings\nThen make countEvents and its table yours: docs/writing-a-consumer.md.`,
     );
@@ -184,4 +193,4 @@ function main(args: string[]): number {
   }
 }
 
-process.exitCode = main(process.argv.slice(2));
+process.exitCode = await main(process.argv.slice(2));

@@ -20,6 +20,8 @@ const COPIED = [
   'package.json',
   'tsconfig.json',
   'eslint.config.js',
+  '.prettierrc.json',
+  '.prettierignore',
   'vitest.config.ts',
   'consumers',
   'events',
@@ -106,14 +108,17 @@ describe('npm run new-consumer', () => {
         join(scratch, 'tsconfig.generated.json'),
         JSON.stringify({ extends: './tsconfig.json', include: files }),
       );
-      const [firstRun, typeCheck, lint] = await Promise.all([
+      const [firstRun, typeCheck, lint, style] = await Promise.all([
         generatedTest(),
         run(scratch, ['node_modules/typescript/bin/tsc', '--noEmit', '-p', 'tsconfig.generated.json']),
         run(scratch, ['node_modules/eslint/bin/eslint.js', ...files]),
+        run(scratch, ['node_modules/prettier/bin/prettier.cjs', '--check', ...files]),
       ]);
       expect(typeCheck).toEqual({ code: 0, output: '' });
       expect(lint).toEqual({ code: 0, output: '' });
-      expect(firstRun.output).toContain('2 passed');
+      expect(style.output).toContain('All matched files use Prettier code style');
+      expect(style.code).toBe(0);
+      expect(firstRun.output).toContain('3 passed');
       expect(firstRun.code).toBe(0);
 
       const consumerPath = join(scratch, 'consumers', NAME, 'consumer.ts');
@@ -122,7 +127,8 @@ describe('npm run new-consumer', () => {
       await writeFile(consumerPath, source.replace('row.events += 1;', 'row.events += 2;'));
       const brokenRun = await generatedTest();
       expect(brokenRun.output).toContain('counts each event once per show and type');
-      expect(brokenRun.output).toContain('1 failed');
+      expect(brokenRun.output).toContain('a late copy, older than events of its key already applied');
+      expect(brokenRun.output).toContain('2 failed');
       expect(brokenRun.code).not.toBe(0);
     },
   );
