@@ -44,6 +44,10 @@ export const ERROR_CODES = {
     transient: false,
     meaning: 'A consumer names a migrations schema that is not its own (public, or not a plain identifier).',
   },
+  consumer_reset_unsupported: {
+    transient: false,
+    meaning: 'A consumer whose read model is not in a schema of its own cannot be reset by the reset command.',
+  },
   crashed_the_consumer: {
     transient: false,
     meaning: 'Poison: the record was in flight in every one of the delivery limit crashes of the consumer.',

@@ -44,6 +44,8 @@ export interface LongRunningProgram<T extends SettingsTable> {
   /** Log lines: "seat-availability starting", "seat-availability consuming", "hold sweeper stopped". */
   lines: { starting: string; running: string; stopped?: string };
   start: (config: Config<T>, parts: ProgramParts) => Promise<StartedProgram>;
+  /** One-shot commands named by the first argument (`reset`), run instead of the program; the exit code is theirs. */
+  commands?: Record<string, (config: Config<T>, args: string[], logger: Logger) => Promise<number>>;
 }
 
 export interface ProgramEndpointOptions {
@@ -119,6 +121,8 @@ export function startLongRunningProgram<T extends SettingsTable>(program: LongRu
     parse: program.parse,
     logLevel: program.logLevel,
     main: async (config, args, logger) => {
+      const command = args[0] === undefined ? undefined : program.commands?.[args[0]];
+      if (command !== undefined) return command(config, args.slice(1), logger);
       if (args.length > 0) {
         process.stderr.write(`unknown argument ${args[0]}\n\n${program.usage}`);
         return 2;

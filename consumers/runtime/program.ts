@@ -5,6 +5,7 @@
  * (the runtime's, then the consumer's own), Kafka and registry clients, the runtime, the metrics
  * endpoint; the first signal releases them in reverse order, the second forces the exit.
  */
+import { badArgument } from '../../lib/cli.js';
 import { createKafka } from '../../lib/kafka.js';
 import { kafkaClientSecurity } from '../../lib/kafka-security.js';
 import type { Logger } from '../../lib/logger.js';
@@ -20,6 +21,7 @@ import { createSchemaRegistry } from '../../lib/schema-registry.js';
 import type { Config, SettingsDefinition, SettingsTable } from '../../lib/settings.js';
 import { startTracing } from '../../lib/tracing.js';
 import { startConsumer } from './consumer.js';
+import { runReset } from './reset.js';
 import { registerConsumerMetrics } from './metrics.js';
 import { migrateConsumerDatabase } from './migrations.js';
 import { type CommonConsumerConfig, decodeLimitsOf } from './settings.js';
@@ -93,6 +95,36 @@ async function startParts<C extends CommonConsumerConfig>(
   return { http, logFields: { topics: built.definition.topics, group: config.groupId } };
 }
 
+/** `reset [--yes]` (consumers/runtime/reset.ts) with the program's own settings: its database, its Kafka, its group. */
+async function resetCommand<C extends CommonConsumerConfig>(
+  program: string,
+  config: C,
+  args: string[],
+  logger: Logger,
+  build: (config: C, logger: Logger) => BuiltConsumer,
+): Promise<number> {
+  const unknown = args.find((arg) => arg !== '--yes');
+  if (unknown !== undefined) throw badArgument(`reset takes --yes only, not ${unknown}`);
+  const security = kafkaClientSecurity(program, config);
+  await assertReachable(config.databaseUrl, 'npm run stack -- start (or set CONSUMER_DATABASE_URL)');
+  const built = build(config, logger);
+  const pool = createPool({
+    connectionString: config.databaseUrl,
+    applicationName: `${program} reset`,
+    logger,
+    max: 1,
+  });
+  try {
+    const kafka = createKafka({ brokers: config.kafkaBrokers, clientId: `${program}-reset`, logger, security });
+    return await runReset(built.definition, config.groupId, kafka, pool, { yes: args.includes('--yes') }, (line) =>
+      console.log(line),
+    );
+  } finally {
+    await pool.end();
+    await built.release?.();
+  }
+}
+
 /** Runs a consumer program until a signal; exits 1 when the start fails, 2 on bad settings. */
 export function runConsumerProgram<T extends SettingsTable>(
   def: SettingsDefinition<T>,
@@ -100,9 +132,17 @@ export function runConsumerProgram<T extends SettingsTable>(
 ): void {
   startLongRunningProgram({
     settings: def,
-    usage: `Usage: npm run consumer:${def.program} [-- --help | --env-example]\n\nConsumes its topics until SIGINT/SIGTERM (a second signal forces the exit).`,
+    usage:
+      `Usage: npm run consumer:${def.program} [-- --help | --env-example | reset [--yes]]\n\n` +
+      'Consumes its topics until SIGINT/SIGTERM (a second signal forces the exit).\n' +
+      'reset: with every instance stopped, puts its group back to the earliest offsets and drops its read model\n' +
+      '(its own schema) and its inbox rows, so the next start builds it again; without --yes it only says what it would do.',
     logLevel: (config) => (config as Config<T> & CommonConsumerConfig).logLevel,
     lines: { starting: `${def.program} starting`, running: `${def.program} consuming` },
     start: (config, parts) => startParts(def.program, config as Config<T> & CommonConsumerConfig, parts, build),
+    commands: {
+      reset: (config, args, logger) =>
+        resetCommand(def.program, config as Config<T> & CommonConsumerConfig, args, logger, build),
+    },
   });
 }

@@ -2,7 +2,7 @@
  * The "Writing a consumer" guide's complete example (examples/seat-watch/): the guide quotes each
  * file whole and unchanged, the files type-check, and the example runs as a program against a
  * real seat pipeline (seat service → outbox → Debezium → Kafka): every seat event counted once,
- * and a redelivery of everything counts nothing twice.
+ * a redelivery of everything counts nothing twice, and its reset command starts it over.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -15,7 +15,7 @@ import { seatId } from '../../seat-service/inventory.js';
 import { installLeakGuard, track } from '../support/leak-guard.js';
 import { useSeatPipeline } from '../support/seat-pipeline.js';
 import { createTestDatabase, requireStack, uniqueName } from '../support/stack.js';
-import { startChildProgram } from './helpers/child-consumer.js';
+import { runChildProgram, startChildProgram } from './helpers/child-consumer.js';
 import { metricValue, scrapeMetrics } from './helpers/metrics.js';
 import { testKafka, testLogger } from './helpers/stack-fixture.js';
 
@@ -68,7 +68,7 @@ describe('the guide example runs against the stack', () => {
   const show = 'watch1';
   const pipeline = useSeatPipeline(show, { section: 'A', rows: 2, seatsPerRow: 4, priceCents: 5000 });
 
-  it('counts every seat event of a small on-sale once, and a redelivery of all of them changes nothing', async () => {
+  it('counts every seat event of a small on-sale once, a redelivery of all of them changes nothing, and reset starts it over', async () => {
     const { service, connector, topics, adminUrl } = pipeline();
     const seat = (row: number, n: number) => seatId(show, 'A', row, n);
     const first = await service.hold({ showId: show, seatIds: [seat(1, 1), seat(1, 2)], buyerId: 'b1' });
@@ -161,6 +161,56 @@ describe('the guide example runs against the stack', () => {
       (metrics) => duplicates(metrics) === 10,
     );
     expect(processed(secondRun)).toBe(0);
+    expect(await activity()).toEqual(expected);
+
+    // Starting over (the guide's section 7): reset puts the group back and drops the read model
+    // and the inbox rows together; without --yes, or with an instance in the group, it changes nothing.
+    const reset = (...args: string[]) => runChildProgram(`${EXAMPLE}/main.ts`, env, ['reset', ...args]);
+    const plan = await reset();
+    expect(plan.code, plan.output).toBe(2);
+    expect(plan.output).toContain(`group ${group}`);
+    expect(plan.output).toContain(`${topics.seat}: `);
+    expect(plan.output).toContain('schema seat_watch (its read model and migration record): dropped');
+    expect(plan.output).toContain('Run it again with --yes');
+    expect(await activity()).toEqual(expected);
+    const running = startChildProgram(`${EXAMPLE}/main.ts`, env);
+    try {
+      const refused = await waitFor(
+        async () => {
+          const attempt = await reset('--yes');
+          return attempt.output.includes('refused:') && attempt;
+        },
+        { timeoutMs: 60_000, intervalMs: 500, description: 'reset to refuse while seat watch is in its group' },
+      );
+      expect(refused.code).toBe(2);
+    } finally {
+      await running.close();
+    }
+    expect(await activity()).toEqual(expected);
+    const done = await reset('--yes');
+    expect(done.code, done.output).toBe(0);
+    // What reset did, read from the database's catalogue and from the group's committed offsets.
+    const left = await pool.query(
+      `select (select count(*)::int from pg_namespace where nspname = 'seat_watch') as schemas, (select count(*)::int from inbox) as inbox`,
+    );
+    expect(left.rows).toEqual([{ schemas: 0, inbox: 0 }]);
+    const offsetsAdmin = testKafka(stack, `${group}-check`).admin();
+    await offsetsAdmin.connect();
+    try {
+      const earliest = new Map(
+        (await offsetsAdmin.fetchTopicOffsets(topics.seat)).map((p) => [p.partition, Number(p.low)]),
+      );
+      const [committed] = await offsetsAdmin.fetchOffsets({ groupId: group, topics: [topics.seat] });
+      for (const p of committed?.partitions ?? [])
+        expect(Number(p.offset) <= (earliest.get(p.partition) ?? 0), `partition ${p.partition}`).toBe(true);
+    } finally {
+      await offsetsAdmin.disconnect();
+    }
+    const thirdRun = await run(
+      'all 10 seat events counted again after the reset',
+      (metrics) => processed(metrics) === 10,
+    );
+    expect(duplicates(thirdRun)).toBe(0);
     expect(await activity()).toEqual(expected);
     await closeDatabase();
   });
