@@ -16,6 +16,7 @@ function readArgs(args: string[]) {
       args,
       allowPositionals: true,
       options: {
+        consumer: { type: 'string', multiple: true },
         reason: { type: 'string', multiple: true },
         'ce-id': { type: 'string', multiple: true },
         partition: { type: 'string' },
@@ -46,6 +47,7 @@ export function parseCommand(args: string[]) {
   if (fromOffset !== undefined && toOffset !== undefined && fromOffset > toOffset)
     throw badArgument(`--from-offset ${fromOffset} is past --to-offset ${toOffset}: the range would select nothing`);
   const selection = {
+    consumers: values.consumer ?? [],
     reasons: values.reason ?? [],
     ceIds: values['ce-id'] ?? [],
     ...(partition === undefined ? {} : { partition: Number(partition) }),

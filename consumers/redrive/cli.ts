@@ -1,6 +1,6 @@
 /**
  * `npm run redrive -- list <dlq topic>` lists dead letters grouped by reason.
- * `npm run redrive -- redrive <dlq topic> [--reason R]… [--ce-id ID]… [--partition P] [--from-offset A]
+ * `npm run redrive -- redrive <dlq topic> [--consumer C]… [--reason R]… [--ce-id ID]… [--partition P] [--from-offset A]
  *  [--to-offset B] [--rate N] [--by WHO] [--again] [--apply]` puts the chosen ones back on their
  * source topic; without --apply it only says what it would do.
  */
@@ -16,7 +16,7 @@ import { listDeadLetters, redrive } from './redrive.js';
 import { describeReasonGroups, groupByReason } from './select.js';
 
 const USAGE = `usage: redrive list <dlq topic>
-       redrive redrive <dlq topic> [--reason R]... [--ce-id ID]... [--partition P --from-offset A --to-offset B]
+       redrive redrive <dlq topic> [--consumer C]... [--reason R]... [--ce-id ID]... [--partition P --from-offset A --to-offset B]
                                [--rate PER_SECOND] [--by WHO] [--again] [--apply]
 Without --apply nothing is sent (dry run). Settings: redrive --help.\n`;
 

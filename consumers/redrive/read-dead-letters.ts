@@ -11,6 +11,8 @@ import type { SourceRecord } from '../runtime/types.js';
 
 export interface DeadLetter extends SourceRecord {
   reason: string;
+  /** The consumer that gave up on it (dlq_consumer); the others of the topic may have handled it. */
+  consumer: string | undefined;
   error: string;
   ceId: string | undefined;
   sourceTopic: string | undefined;
@@ -26,6 +28,7 @@ function toDeadLetter(record: SourceRecord): DeadLetter {
   return {
     ...record,
     reason: h('dlq_reason') ?? '(no dlq_reason header)',
+    consumer: h('dlq_consumer'),
     error: h('dlq_error') ?? '',
     ceId: h('ce_id'),
     sourceTopic: h('dlq_source_topic'),

@@ -24,10 +24,10 @@ const source = `${name}.seat`;
 const dlq = deadLetterTopicFor(source);
 /** Offset in the dead letter topic → the dead letter written there. */
 const DEAD = [
-  { ceId: '00000000-0000-4000-8000-00000000000a', reason: 'data error' },
-  { ceId: '00000000-0000-4000-8000-00000000000b', reason: 'data error' },
-  { ceId: '00000000-0000-4000-8000-00000000000c', reason: 'deadline exceeded' },
-  { ceId: '00000000-0000-4000-8000-00000000000d', reason: 'invalid payload' },
+  { ceId: '00000000-0000-4000-8000-00000000000a', reason: 'data error', consumer: 'seat-heatmap' },
+  { ceId: '00000000-0000-4000-8000-00000000000b', reason: 'data error', consumer: 'sales-ledger' },
+  { ceId: '00000000-0000-4000-8000-00000000000c', reason: 'deadline exceeded', consumer: 'seat-heatmap' },
+  { ceId: '00000000-0000-4000-8000-00000000000d', reason: 'invalid payload', consumer: 'seat-heatmap' },
 ] as const;
 const ceId = (offset: number) => DEAD[offset]!.ceId;
 
@@ -55,6 +55,7 @@ beforeAll(async () => {
         dlq_source_offset: String(100 + offset),
         dlq_dead_lettered_at: `2026-12-01T10:00:0${offset}.000Z`,
         dlq_attempts: '3',
+        dlq_consumer: dead.consumer,
       },
     })),
   });
@@ -106,7 +107,12 @@ const ROWS: Row[] = [
     args: ['list', dlq],
     noDatabase: true,
     exit: 0,
-    says: [/: 4 dead letters/, / {2}data error: 2 \(from /, / {2}deadline exceeded: 1 /, / {2}invalid payload: 1 /],
+    says: [
+      /: 4 dead letters/,
+      / {2}data error: 2 \(from [^\n]*\n {4}failed in sales-ledger \(1\), seat-heatmap \(1\)\n/,
+      / {2}deadline exceeded: 1 /,
+      / {2}invalid payload: 1 /,
+    ],
     source: [],
     marks: [],
   },
@@ -115,6 +121,14 @@ const ROWS: Row[] = [
     args: ['redrive', dlq, '--reason', 'data error'],
     exit: 0,
     says: [/would redrive 2;/, /dry run: nothing was sent; add --apply to do it/],
+    source: [],
+    marks: [],
+  },
+  {
+    name: "redrive --consumer --reason without --apply: that consumer's dead letters of the reason only",
+    args: ['redrive', dlq, '--consumer', 'sales-ledger', '--reason', 'data error'],
+    exit: 0,
+    says: [/would redrive 1;/, /failed in sales-ledger \(1\)\n/],
     source: [],
     marks: [],
   },

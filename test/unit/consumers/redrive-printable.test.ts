@@ -1,14 +1,18 @@
-/** What `redrive list` prints of a record's headers: no control character reaches the terminal. */
+/**
+ * What `redrive list` prints of a record's headers (no control character reaches the terminal), and
+ * dead letters per consumer: the list names the consumer that gave up, --consumer selects its own.
+ */
 import { describe, expect, it } from 'vitest';
 import { printable } from '../../../consumers/redrive/printable.js';
 import type { DeadLetter } from '../../../consumers/redrive/read-dead-letters.js';
-import { describeReasonGroups, groupByReason } from '../../../consumers/redrive/select.js';
+import { parseCommand } from '../../../consumers/redrive/arguments.js';
+import { describeReasonGroups, groupByReason, selectDeadLetters } from '../../../consumers/redrive/select.js';
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u2028\u2029]/;
 
 function deadLetter(
-  headers: Partial<Record<'reason' | 'ceId' | 'sourceTopic' | 'deadLetteredAt', string>>,
+  headers: Partial<Record<'reason' | 'consumer' | 'ceId' | 'sourceTopic' | 'deadLetteredAt', string>>,
 ): DeadLetter {
   return {
     topic: 't.dlq',
@@ -19,6 +23,7 @@ function deadLetter(
     headers: {},
     timestamp: '0',
     reason: headers.reason ?? 'undecodable',
+    consumer: headers.consumer ?? 'seat-availability',
     error: '',
     ceId: headers.ceId,
     sourceTopic: headers.sourceTopic ?? 't',
@@ -61,6 +66,7 @@ describe('redrive list output', () => {
       deadLetter({
         reason: 'data error\u001b[2J\u001b[H',
         ceId: 'x\u202ey',
+        consumer: 'heat\u001b[2Jmap',
         deadLetteredAt: '2026\u001b]0;pwned\u0007',
       }),
     ];
@@ -68,6 +74,45 @@ describe('redrive list output', () => {
     expect(text).not.toMatch(CONTROL);
     expect(text).toContain('  data error\\x1b[2J\\x1b[H: 2 (from stagefront.seat\\x0d\\x1b[Kforged line, t;');
     expect(text).toContain('e.g. ce_id \\x9b31mred, x\\u202ey');
+    expect(text).toContain('failed in heat\\x1b[2Jmap (1), seat-availability (1)');
     expect(text).toContain('2026\\x1b]0;pwned\\x07');
+  });
+});
+
+describe('dead letters per consumer', () => {
+  const letters = [
+    { ...deadLetter({ reason: 'data error', consumer: 'seat-heatmap', ceId: 'a' }), offset: '0' },
+    { ...deadLetter({ reason: 'data error', consumer: 'sales-ledger', ceId: 'b' }), offset: '1' },
+    { ...deadLetter({ reason: 'data error', consumer: 'seat-heatmap', ceId: 'c' }), offset: '2' },
+    { ...deadLetter({ reason: 'undecodable', consumer: 'sales-ledger', ceId: 'd' }), offset: '3' },
+  ];
+
+  it('redrive list says which consumer each reason failed in, with counts', () => {
+    const text = describeReasonGroups('t.dlq', groupByReason(letters));
+    expect(text).toContain('  data error: 3 (from t;');
+    expect(text).toContain('    failed in sales-ledger (1), seat-heatmap (2)');
+    expect(text).toContain('    failed in sales-ledger (1)\n    e.g. ce_id d');
+  });
+
+  it("--consumer selects one team's dead letters only, by reason too", () => {
+    const ids = (selection: Parameters<typeof selectDeadLetters>[1]) =>
+      selectDeadLetters(letters, selection).map((dead) => dead.ceId);
+    expect(ids({ consumers: ['seat-heatmap'], reasons: ['data error'] })).toEqual(['a', 'c']);
+    expect(ids({ reasons: ['data error'] })).toEqual(['a', 'b', 'c']);
+    expect(ids({ consumers: ['nobody'] })).toEqual([]);
+  });
+
+  it('takes --consumer on the command line, more than once', () => {
+    const command = parseCommand([
+      'redrive',
+      't.dlq',
+      '--consumer',
+      'seat-heatmap',
+      '--consumer',
+      'x',
+      '--reason',
+      'data error',
+    ]);
+    expect(command?.selection.consumers).toEqual(['seat-heatmap', 'x']);
   });
 });
