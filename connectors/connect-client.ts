@@ -263,9 +263,11 @@ export async function restartFailed(connect: ConnectApi, name: string): Promise<
 export async function deleteConnector(connect: ConnectApi, name: string): Promise<void> {
   const response = await connectRequest(connect, `/connectors/${encodeURIComponent(name)}`, { method: 'DELETE' });
   if (response.status !== 404) await expectOk(response, `deleting ${name}`);
+  // Best effort: the deletion itself is done. A worker that died while stopping the connector may
+  // leave its status behind until the cluster rebalances; the caller's next step says what it finds.
   await waitFor(async () => (await connectorStatus(connect, name)) === undefined, {
     timeoutMs: 30_000,
     intervalMs: 50,
     description: `Connect to stop the deleted connector ${name}`,
-  });
+  }).catch(() => undefined);
 }

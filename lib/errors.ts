@@ -46,7 +46,8 @@ export const ERROR_CODES = {
   },
   consumer_reset_unsupported: {
     transient: false,
-    meaning: 'A consumer whose read model is not in a schema of its own cannot be reset by the reset command.',
+    meaning:
+      'The reset command refuses a consumer: its read model is not in a schema of its own, its effects leave the database, or an instance joined its group meanwhile.',
   },
   crashed_the_consumer: {
     transient: false,

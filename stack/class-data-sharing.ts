@@ -77,22 +77,36 @@ const TORN_PART_AGE_MS = 10 * 60_000;
 function tidyArchives(dir: string, name: string, key: string, archive: string): void {
   for (const file of readdirSync(dir)) {
     if (!file.startsWith(`${name}-`)) continue;
-    const match = /^([0-9a-f]{16})\.(jsa|[0-9a-z-]+\.part)$/.exec(file.slice(name.length + 1));
-    if (match === null) continue;
-    const path = join(dir, file);
-    if (match[1] !== key) {
-      rmSync(path, { force: true }); // an archive of this JVM made from other jars or another Java
-      continue;
-    }
-    if (match[2] === 'jsa') continue;
-    if (isWholeArchive(firstBytesOf(path))) {
-      if (existsSync(archive)) rmSync(path, { force: true });
-      else renameSync(path, archive);
-    } else if (Date.now() - statSync(path).mtimeMs > TORN_PART_AGE_MS) {
-      rmSync(path, { force: true });
+    try {
+      tidyArchive(dir, file, name, key, archive);
+    } catch (err) {
+      // Another stack starting the same JVM at the same moment took or deleted this file first.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
   }
-  if (existsSync(archive) && !isWholeArchive(firstBytesOf(archive))) rmSync(archive, { force: true });
+  try {
+    if (existsSync(archive) && !isWholeArchive(firstBytesOf(archive))) rmSync(archive, { force: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+}
+
+/** One file of the folder, as tidyArchives says. */
+function tidyArchive(dir: string, file: string, name: string, key: string, archive: string): void {
+  const match = /^([0-9a-f]{16})\.(jsa|[0-9a-z-]+\.part)$/.exec(file.slice(name.length + 1));
+  if (match === null) return;
+  const path = join(dir, file);
+  if (match[1] !== key) {
+    rmSync(path, { force: true }); // an archive of this JVM made from other jars or another Java
+    return;
+  }
+  if (match[2] === 'jsa') return;
+  if (isWholeArchive(firstBytesOf(path))) {
+    if (existsSync(archive)) rmSync(path, { force: true });
+    else renameSync(path, archive);
+  } else if (Date.now() - statSync(path).mtimeMs > TORN_PART_AGE_MS) {
+    rmSync(path, { force: true });
+  }
 }
 
 /**
@@ -131,7 +145,11 @@ export function stackClassDataSharing(layout: StackLayout, name: string, java: s
     .digest('hex')
     .slice(0, 16);
   const dir = jvmArchiveDir(layout);
-  mkdirSync(dir, { recursive: true });
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch {
+    return []; // a dist folder this user may not write (shared, read-only): start without an archive
+  }
   const archive = join(dir, `${name}-${key}.jsa`);
   tidyArchives(dir, name, key, archive);
   const archived = existsSync(archive);

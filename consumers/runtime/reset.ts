@@ -24,7 +24,7 @@ export interface ResetPlan {
   groupState: string;
   members: string[];
   /** Per topic: partitions whose committed offset is past the earliest record still held. */
-  topics: { topic: string; ahead: number; partitions: number }[];
+  topics: { topic: string; ahead: number; partitions: number; earliest: { partition: number; offset: string }[] }[];
   /** The consumer's own schema, and whether it exists. */
   schema: string;
   schemaExists: boolean;
@@ -58,6 +58,11 @@ export function describeReset(plan: ResetPlan): string[] {
 }
 
 async function planReset(definition: ConsumerDefinition, groupId: string, kafka: Kafka, pool: Pool) {
+  if (definition.effects.kind === 'external')
+    throw new PipelineError(
+      'consumer_reset_unsupported',
+      `consumer ${definition.name} has effects outside the database (an email, a call): a reset would forget what it sent and do every one of them again, so reset refuses it; redrive or replay the events you mean instead (docs/subscribing.md)`,
+    );
   const schema = definition.migrations?.schema;
   if (schema === undefined)
     throw new PipelineError(
@@ -71,9 +76,10 @@ async function planReset(definition: ConsumerDefinition, groupId: string, kafka:
     const committed = await admin.fetchOffsets({ groupId, topics: [...definition.topics] });
     const topics = [];
     for (const { topic, partitions } of committed) {
-      const earliest = new Map((await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, Number(p.low)]));
-      const ahead = partitions.filter((p) => Number(p.offset) > (earliest.get(p.partition) ?? 0)).length;
-      topics.push({ topic, ahead, partitions: partitions.length });
+      const earliest = (await admin.fetchTopicOffsets(topic)).map((p) => ({ partition: p.partition, offset: p.low }));
+      const low = new Map(earliest.map((p) => [p.partition, Number(p.offset)]));
+      const ahead = partitions.filter((p) => Number(p.offset) > (low.get(p.partition) ?? 0)).length;
+      topics.push({ topic, ahead, partitions: partitions.length, earliest });
     }
     const { rows } = await pool.query<{ schema_exists: boolean; inbox: boolean }>(
       `select exists (select 1 from pg_namespace where nspname = $1) as schema_exists,
@@ -117,10 +123,20 @@ export async function runReset(
     out('refusing without confirmation: nothing was changed. Run it again with --yes to reset.');
     return 2;
   }
+  // The earliest offsets themselves, not kafkajs's "earliest" marker, which each consumer would
+  // read through its own fromBeginning. Kafka refuses while an instance is in the group, so one
+  // started since the plan was read stops the reset here, before the read model is touched.
   const admin = kafka.admin();
   await admin.connect();
   try {
-    for (const topic of definition.topics) await admin.resetOffsets({ groupId, topic, earliest: true });
+    for (const { topic, earliest } of plan.topics)
+      await admin.setOffsets({ groupId, topic, partitions: earliest }).catch((err: unknown) => {
+        if (!/running instances|NON_EMPTY_GROUP|REBALANCE_IN_PROGRESS|UNKNOWN_MEMBER_ID/i.test(String(err))) throw err;
+        throw new PipelineError(
+          'consumer_reset_unsupported',
+          `an instance of ${definition.name} joined group ${groupId} during the reset (${String(err)}); nothing of the read model was touched: stop every instance, then run reset again`,
+        );
+      });
   } finally {
     await admin.disconnect();
   }

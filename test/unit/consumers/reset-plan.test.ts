@@ -7,7 +7,7 @@ const plan: ResetPlan = {
   groupId: 'seat-heatmap',
   groupState: 'Empty',
   members: [],
-  topics: [{ topic: 'stagefront.seat', ahead: 4, partitions: 6 }],
+  topics: [{ topic: 'stagefront.seat', ahead: 4, partitions: 6, earliest: [] }],
   schema: 'seat_heatmap',
   schemaExists: true,
   inboxRows: 120,
