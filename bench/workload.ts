@@ -20,6 +20,8 @@ function seatEvents(index: number, seats: number, at: number, withOrders: boolea
     show_id: `show-${seat % SHOWS}`,
     section: `S${seat % 10}`,
     hold_id: `hold-${seat}-${step >> 1}`,
+    row: String(1 + (seat % 20)),
+    seat_number: 1 + Math.floor(seat / 20),
   };
   switch (step % 4) {
     case 0:
@@ -48,6 +50,8 @@ function seatEvents(index: number, seats: number, at: number, withOrders: boolea
           order_id: order,
           price_cents: 4500,
           sold_at: at,
+          row: base.row,
+          seat_number: base.seat_number,
         } satisfies EventPayloads['seatSold'],
       };
       if (!withOrders) return [sold];

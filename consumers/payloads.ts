@@ -11,6 +11,11 @@ import type { EventOf, EventTypeSpec, LatePolicy } from './runtime/types.js';
 
 const id = z.string().min(1);
 const millis = z.number().int().nonnegative();
+/** Where a seat is (version 2 of the seat events): null in events written before it, or when a reader's schema lacks it. */
+const seatPlace = {
+  row: z.string().min(1).nullable().default(null),
+  seat_number: z.number().int().positive().nullable().default(null),
+};
 
 export const payloadSchemas = {
   seatHeld: z.object({
@@ -21,9 +26,10 @@ export const payloadSchemas = {
     buyer_id: id,
     held_at: millis,
     expires_at: millis,
+    ...seatPlace,
   }),
-  seatReleased: z.object({ seat_id: id, show_id: id, section: id, hold_id: id, released_at: millis }),
-  seatHoldExpired: z.object({ seat_id: id, show_id: id, section: id, hold_id: id, expired_at: millis }),
+  seatReleased: z.object({ seat_id: id, show_id: id, section: id, hold_id: id, released_at: millis, ...seatPlace }),
+  seatHoldExpired: z.object({ seat_id: id, show_id: id, section: id, hold_id: id, expired_at: millis, ...seatPlace }),
   seatSold: z.object({
     seat_id: id,
     show_id: id,
@@ -31,6 +37,7 @@ export const payloadSchemas = {
     order_id: id,
     price_cents: z.number().int().nonnegative(),
     sold_at: millis,
+    ...seatPlace,
   }),
   orderConfirmed: z.object({
     order_id: id,

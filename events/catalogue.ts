@@ -4,7 +4,7 @@
  * order consumers see), its Avro schema file and registry subject, and what it means. The payload
  * types are generated from the schema files (events/payload-types.ts).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -86,6 +86,24 @@ const schemaDir = join(dirname(fileURLToPath(import.meta.url)), 'schemas');
 
 export function readEventSchema(name: EventName): string {
   return readFileSync(join(schemaDir, EVENTS[name].schemaFile), 'utf8');
+}
+
+/** Where every version of the schemas that ever shipped is kept, as `<schema file stem>.v<N>.avsc`. */
+export const RELEASED_SCHEMAS_DIR = 'events/schemas/released';
+
+/**
+ * Every version of an event's schema that shipped, oldest first: what consumers may still meet on
+ * the topics (a recovery replays days of events). The newest is the schema file itself
+ * (test/unit/events/schema-releases.test.ts), so a change to a schema ships as a new release file.
+ */
+export function releasedEventSchemas(name: EventName): { version: number; schema: string }[] {
+  const stem = EVENTS[name].schemaFile.replace(/\.avsc$/, '');
+  const folder = join(schemaDir, 'released');
+  return readdirSync(folder)
+    .map((file) => ({ file, match: new RegExp(`^${stem}\\.v(\\d+)\\.avsc$`).exec(file) }))
+    .filter(({ match }) => match !== null)
+    .map(({ file, match }) => ({ version: Number(match?.[1]), schema: readFileSync(join(folder, file), 'utf8') }))
+    .sort((a, b) => a.version - b.version);
 }
 
 /** Kafka topic of an aggregate type: `<prefix>.<aggregate>` (the Outbox Event Router's route). */

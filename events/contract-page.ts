@@ -3,6 +3,7 @@
  * `npm run asyncapi` writes both; test/events/asyncapi.test.ts fails when either is stale.
  */
 import { AVRO_SCHEMA_FORMAT, orderingPromise } from './asyncapi.js';
+import { RELEASED_SCHEMAS_DIR } from './catalogue.js';
 import { buildEventContract, type EventContract, type HeaderFact, type MessageFact } from './contract.js';
 
 /** Text safe inside a Markdown table cell. */
@@ -127,6 +128,9 @@ function avroSection(contract: EventContract): string[] {
     "3. An Avro library that decodes binary data with a writer's schema and resolves it into the reader's schema the",
     '   consumer was written against (Avro schema resolution: a field the reader lacks is skipped, a field the writer lacks',
     "   takes the reader's default). Then every version ever registered for the subject decodes into the same shape.",
+    `   Every version that shipped is kept in ${code(RELEASED_SCHEMAS_DIR)}; each reads every older one (the registry's`,
+    `   ${code('BACKWARD_TRANSITIVE')}), so a field is only ever added with a default, and an old event reads as the newest`,
+    "   version with that default (null for the seat's `row` and `seat_number`, which came in version 2).",
     '4. Timestamps (`long`, `timestamp-millis`) are milliseconds since the Unix epoch, UTC. Text is UTF-8.',
     '5. Deduplicate on `ce_id` and commit the offset only after the effect (see [subscribing](subscribing.md)).',
     '',
@@ -146,7 +150,8 @@ function messageSection(contract: EventContract, message: MessageFact): string[]
     '',
     `Topic ${code(topic?.address ?? '')}, key ${code(message.keyField)} (also ${code('ce_subject')}). Avro record ${code(message.recordName)},`,
     `registry subject ${code(message.subject)} (after ${code('SCHEMA_SUBJECT_PREFIX')}, when one is set), schema file`,
-    `[${code(`events/schemas/${message.schemaFile}`)}](../events/schemas/${message.schemaFile}).`,
+    `[${code(`events/schemas/${message.schemaFile}`)}](../events/schemas/${message.schemaFile}), version ${message.versions.at(-1) ?? 1}`,
+    `(every version that shipped: ${message.versions.map((v) => `[${v}](../${RELEASED_SCHEMAS_DIR}/${message.schemaFile.replace(/\.avsc$/, '')}.v${v}.avsc)`).join(', ')}).`,
     ...(message.recordDoc === undefined ? [] : ['', `> ${message.recordDoc}`]),
     '',
     ...table(

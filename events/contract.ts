@@ -18,6 +18,7 @@ import {
   EVENTS,
   deadLetterTopicFor,
   readEventSchema,
+  releasedEventSchemas,
   topicFor,
   type AggregateType,
   type EventName,
@@ -63,6 +64,8 @@ export interface MessageFact {
   /** The Avro schema, as in events/schemas. */
   schema: Record<string, unknown>;
   fields: FieldFact[];
+  /** The versions of the schema that shipped (events/schemas/released), oldest first; the last is `schema`. */
+  versions: number[];
 }
 
 export interface TopicFact {
@@ -288,6 +291,7 @@ function messageFact(name: EventName): MessageFact {
       ...('default' in f ? { default: JSON.stringify(f.default) } : {}),
       ...(f.doc === undefined ? {} : { doc: f.doc }),
     })),
+    versions: releasedEventSchemas(name).map((release) => release.version),
   };
 }
 

@@ -11,8 +11,10 @@
  * Avro record com.stagefront.events.SeatHeld, events/schemas/seat-held.avsc.
  */
 export interface SeatHeld {
+  /** The seat's id, unique within its show. Opaque: group by section, row and seat_number, never by parsing it. */
   seat_id: string;
   show_id: string;
+  /** The seat's section. */
   section: string;
   hold_id: string;
   buyer_id: string;
@@ -20,6 +22,10 @@ export interface SeatHeld {
   held_at: number;
   /** ms since the epoch (timestamp-millis) */
   expires_at: number;
+  /** The seat's row label within its section (null in events written before version 2). */
+  row: null | string;
+  /** The seat's number within its row (null in events written before version 2). */
+  seat_number: null | number;
 }
 
 /**
@@ -27,12 +33,18 @@ export interface SeatHeld {
  * Avro record com.stagefront.events.SeatReleased, events/schemas/seat-released.avsc.
  */
 export interface SeatReleased {
+  /** The seat's id, unique within its show. Opaque: group by section, row and seat_number, never by parsing it. */
   seat_id: string;
   show_id: string;
+  /** The seat's section. */
   section: string;
   hold_id: string;
   /** ms since the epoch (timestamp-millis) */
   released_at: number;
+  /** The seat's row label within its section (null in events written before version 2). */
+  row: null | string;
+  /** The seat's number within its row (null in events written before version 2). */
+  seat_number: null | number;
 }
 
 /**
@@ -40,12 +52,18 @@ export interface SeatReleased {
  * Avro record com.stagefront.events.SeatHoldExpired, events/schemas/seat-hold-expired.avsc.
  */
 export interface SeatHoldExpired {
+  /** The seat's id, unique within its show. Opaque: group by section, row and seat_number, never by parsing it. */
   seat_id: string;
   show_id: string;
+  /** The seat's section. */
   section: string;
   hold_id: string;
   /** ms since the epoch (timestamp-millis) */
   expired_at: number;
+  /** The seat's row label within its section (null in events written before version 2). */
+  row: null | string;
+  /** The seat's number within its row (null in events written before version 2). */
+  seat_number: null | number;
 }
 
 /**
@@ -53,13 +71,20 @@ export interface SeatHoldExpired {
  * Avro record com.stagefront.events.SeatSold, events/schemas/seat-sold.avsc.
  */
 export interface SeatSold {
+  /** The seat's id, unique within its show. Opaque: group by section, row and seat_number, never by parsing it. */
   seat_id: string;
   show_id: string;
+  /** The seat's section. */
   section: string;
   order_id: string;
+  /** What the buyer paid for this seat, in cents of the order's currency (order.confirmed's currency). */
   price_cents: number;
   /** ms since the epoch (timestamp-millis) */
   sold_at: number;
+  /** The seat's row label within its section (null in events written before version 2). */
+  row: null | string;
+  /** The seat's number within its row (null in events written before version 2). */
+  seat_number: null | number;
 }
 
 /**

@@ -114,11 +114,11 @@ create table events_per_show (
 
 /** A valid payload of each catalogue event for `show` (a variable of the generated test). */
 const SAMPLE_PAYLOADS: Record<EventName, string> = {
-  seatHeld: `{ seat_id: \`\${show}-A1\`, show_id: show, section: 'A', hold_id: randomUUID(), buyer_id: 'b1', held_at: now, expires_at: now + 600_000 }`,
-  seatReleased: `{ seat_id: \`\${show}-A1\`, show_id: show, section: 'A', hold_id: randomUUID(), released_at: now }`,
-  seatHoldExpired: `{ seat_id: \`\${show}-A2\`, show_id: show, section: 'A', hold_id: randomUUID(), expired_at: now }`,
-  seatSold: `{ seat_id: \`\${show}-A3\`, show_id: show, section: 'A', order_id: randomUUID(), price_cents: 4500, sold_at: now }`,
-  orderConfirmed: `{ order_id: randomUUID(), show_id: show, hold_id: randomUUID(), buyer_id: 'b1', buyer_email: 'b1@example.test', seat_ids: [\`\${show}-A3\`], total_cents: 4500, currency: 'EUR', confirmed_at: now }`,
+  seatHeld: `{ seat_id: \`\${show}:A-1-1\`, show_id: show, section: 'A', row: '1', seat_number: 1, hold_id: randomUUID(), buyer_id: 'b1', held_at: now, expires_at: now + 600_000 }`,
+  seatReleased: `{ seat_id: \`\${show}:A-1-1\`, show_id: show, section: 'A', row: '1', seat_number: 1, hold_id: randomUUID(), released_at: now }`,
+  seatHoldExpired: `{ seat_id: \`\${show}:A-1-2\`, show_id: show, section: 'A', row: '1', seat_number: 2, hold_id: randomUUID(), expired_at: now }`,
+  seatSold: `{ seat_id: \`\${show}:A-1-3\`, show_id: show, section: 'A', row: '1', seat_number: 3, order_id: randomUUID(), price_cents: 4500, sold_at: now }`,
+  orderConfirmed: `{ order_id: randomUUID(), show_id: show, hold_id: randomUUID(), buyer_id: 'b1', buyer_email: 'b1@example.test', seat_ids: [\`\${show}:A-1-3\`], total_cents: 4500, currency: 'EUR', confirmed_at: now }`,
 };
 
 export function testFile(plan: ConsumerPlan): string {

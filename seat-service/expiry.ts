@@ -2,13 +2,13 @@ import type { Logger } from '../lib/logger.js';
 import type { Pool } from '../lib/postgres.js';
 import { withTransaction } from '../lib/postgres.js';
 import type { EventWriter } from './event-writer.js';
-import { endHoldAsAvailable } from './hold-endings.js';
+import { ACTIVE_SEATS_OF_HOLD, type HoldSeat, endHoldAsAvailable } from './hold-endings.js';
 import { CONTENTION_RETRIES } from './holds.js';
 
 interface DueHold {
   hold_id: string;
   show_id: string;
-  seats: { seat_id: string; section: string; price_cents: number }[];
+  seats: HoldSeat[];
 }
 
 /**
@@ -26,10 +26,7 @@ export function expireDueHolds(
     async (client) => {
       const { rows } = await client.query<DueHold>(
         /* sql */ `select h.hold_id, h.show_id,
-            coalesce((select json_agg(json_build_object('seat_id', s.seat_id, 'section', s.section, 'price_cents', s.price_cents)
-                                       order by s.seat_id)
-                        from hold_seats hs join seats s using (seat_id)
-                       where hs.hold_id = h.hold_id and hs.active), '[]') as seats
+            ${ACTIVE_SEATS_OF_HOLD} as seats
            from holds h
           where h.status = 'active' and h.expires_at <= now()
           order by h.expires_at

@@ -12,23 +12,41 @@ export type HoldEndResult =
   | { status: 'hold_not_active'; holdStatus: string }
   | { status: 'hold_expired' };
 
+/** A seat of a hold, with where it is (the seat events carry it) and its price. */
+export interface HoldSeat {
+  seat_id: string;
+  section: string;
+  row_label: string;
+  seat_number: number;
+  price_cents: number;
+}
+
+/** SQL: the active seats of hold `h` as a JSON array of HoldSeat, in seat id order. */
+export const ACTIVE_SEATS_OF_HOLD = /* sql */ `coalesce((select json_agg(json_build_object('seat_id', s.seat_id, 'section', s.section,
+                                       'row_label', s.row_label, 'seat_number', s.seat_number, 'price_cents', s.price_cents)
+                                     order by s.seat_id)
+                      from hold_seats hs join seats s using (seat_id)
+                     where hs.hold_id = h.hold_id and hs.active), '[]')`;
+
+/** Where a seat is, as the seat events carry it. */
+function placeOf(seat: HoldSeat): { row: string; seat_number: number } {
+  return { row: seat.row_label, seat_number: seat.seat_number };
+}
+
 interface ActiveHold {
   hold_id: string;
   show_id: string;
   buyer_id: string;
   status: string;
   expired: boolean;
-  seats: { seat_id: string; section: string; price_cents: number }[];
+  seats: HoldSeat[];
 }
 
 /** Locks a hold and its active seats; undefined when there is no such hold. */
 async function lockHold(client: PoolClient, holdId: string): Promise<ActiveHold | undefined> {
   const { rows } = await client.query<ActiveHold>(
     /* sql */ `select h.hold_id, h.show_id, h.buyer_id, h.status, h.expires_at <= now() as expired,
-        coalesce((select json_agg(json_build_object('seat_id', s.seat_id, 'section', s.section, 'price_cents', s.price_cents)
-                                   order by s.seat_id)
-                    from hold_seats hs join seats s using (seat_id)
-                   where hs.hold_id = h.hold_id and hs.active), '[]') as seats
+        ${ACTIVE_SEATS_OF_HOLD} as seats
        from holds h where h.hold_id = $1 for update of h`,
     [holdId],
   );
@@ -91,6 +109,7 @@ async function writeOrder(
       order_id: orderId,
       price_cents: seat.price_cents,
       sold_at: now.getTime(),
+      ...placeOf(seat),
     },
   }));
   pending.push({
@@ -168,6 +187,7 @@ export async function endHoldAsAvailable(
             section: seat.section,
             hold_id: hold.hold_id,
             released_at: now.getTime(),
+            ...placeOf(seat),
           },
         }
       : {
@@ -178,6 +198,7 @@ export async function endHoldAsAvailable(
             section: seat.section,
             hold_id: hold.hold_id,
             expired_at: now.getTime(),
+            ...placeOf(seat),
           },
         },
   );

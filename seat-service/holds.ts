@@ -19,6 +19,8 @@ export interface HoldRequest {
 interface LockedSeat {
   seat_id: string;
   section: string;
+  row_label: string;
+  seat_number: number;
   state: string;
 }
 
@@ -49,7 +51,7 @@ export function holdSeats(pool: Pool, events: EventWriter, request: HoldRequest,
 
 async function lockSeats(client: PoolClient, showId: string, seatIds: string[]): Promise<LockedSeat[]> {
   const { rows } = await client.query<LockedSeat>(
-    /* sql */ `select seat_id, section, state from seats
+    /* sql */ `select seat_id, section, row_label, seat_number, state from seats
       where show_id = $1 and seat_id = any($2::text[]) order by seat_id for update`,
     [showId, seatIds],
   );
@@ -88,6 +90,8 @@ async function writeHold(
       buyer_id: request.buyerId,
       held_at: now.getTime(),
       expires_at: expiresAt.getTime(),
+      row: seat.row_label,
+      seat_number: seat.seat_number,
     },
   }));
   const eventIds = await events.write(client, pending, now);

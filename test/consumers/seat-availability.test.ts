@@ -23,7 +23,13 @@ installLeakGuard();
 
 function seatStory(ids: SchemaIds) {
   const now = Date.now();
-  const seat = (seatId: string) => ({ seat_id: seatId, show_id: 'show-1', section: seatId.slice(0, 1) });
+  const seat = (seatId: string) => ({
+    seat_id: seatId,
+    show_id: 'show-1',
+    section: seatId.slice(0, 1),
+    row: '1',
+    seat_number: Number(seatId.slice(1)),
+  });
   const held = (seatId: string, holdId: string) =>
     catalogueEvent(
       ids,

@@ -156,13 +156,15 @@ describe('traces through the outbox', () => {
       // An event without a trace header, and one with an invalid one: handled, their spans without links.
       const schemaIds = await catalogueSchemaIds(registry);
       const untraced = await Promise.all(
-        [seatId(show, 'A', 2, 1), seatId(show, 'A', 2, 2)].map((seat) =>
+        [seatId(show, 'A', 2, 1), seatId(show, 'A', 2, 2)].map((seat, index) =>
           cloudEventMessage(
             registry,
             catalogueEvent(schemaIds, 'seatHeld', {
               seat_id: seat,
               show_id: show,
               section: 'A',
+              row: '2',
+              seat_number: index + 1,
               hold_id: randomUUID(),
               buyer_id: 'untraced',
               held_at: Date.now(),

@@ -34,6 +34,8 @@ describe('the Java reader and a repeated attribute header', () => {
         seat_id: 's:A-1-1',
         show_id: 's',
         section: 'A',
+        row: '1',
+        seat_number: 1,
         hold_id: 'h1',
         released_at: Date.now(),
       }),

@@ -172,6 +172,8 @@ describe('a record the reader cannot read stops it with one line naming the prob
       seat_id: 's:A-1-1',
       show_id: 's',
       section: 'A',
+      row: '1',
+      seat_number: 1,
       hold_id: 'h1',
       released_at: Date.now(),
     });

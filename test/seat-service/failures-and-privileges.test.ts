@@ -48,6 +48,8 @@ describe('what must not happen: lost, phantom or leaked events, and too much pri
                   seat_id: seatId(show, 'G', 1, 1),
                   show_id: show,
                   section: 'G',
+                  row: '1',
+                  seat_number: 1,
                   hold_id: randomUUID(),
                   released_at: Date.now(),
                 },

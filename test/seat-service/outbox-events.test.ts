@@ -4,7 +4,8 @@ import avro from 'avsc';
 import { randomUUID } from 'node:crypto';
 import { decodeCloudEvent } from '../../consumers/runtime/cloud-event.js';
 import type { SourceRecord } from '../../consumers/runtime/types.js';
-import { EVENTS, readEventSchema } from '../../events/catalogue.js';
+import { EVENTS, type EventName, readEventSchema, releasedEventSchemas } from '../../events/catalogue.js';
+import { catalogueEventTypes } from '../../consumers/payloads.js';
 import { buildEventContract } from '../../events/contract.js';
 import { PipelineError } from '../../lib/errors.js';
 import { parseSettings } from '../../lib/settings.js';
@@ -70,6 +71,16 @@ describe('seat service outbox routed by Debezium as CloudEvents', () => {
         },
       );
 
+      // Where each seat is, from the seats table: the seat events carry it (version 2 of their schemas).
+      const places = new Map(
+        (
+          await adminQuery(
+            pipeline().adminUrl,
+            'select seat_id, row_label as row, seat_number from seats where show_id = $1',
+            [show],
+          )
+        ).rows.map((seat) => [seat.seat_id, { row: seat.row, seat_number: seat.seat_number }]),
+      );
       const registry = createSchemaRegistry(stack.registryUrl);
       for (const row of outbox.rows) {
         const record = records.find((r) => r.headers.ce_id === row.id);
@@ -90,6 +101,8 @@ describe('seat service outbox routed by Debezium as CloudEvents', () => {
         const decoded = await decodeWithSchema<Record<string, unknown>>(registry, record.value);
         const keyField = Object.values(EVENTS).find((e) => e.type === row.type)?.keyField ?? '';
         expect(decoded[keyField]).toBe(row.aggregateid);
+        if (row.aggregatetype === 'seat')
+          expect({ row: decoded.row, seat_number: decoded.seat_number }, row.type).toEqual(places.get(row.aggregateid));
         const event = toCloudEvent(record);
         expect(event.validate()).toBe(true);
         expect(event.id).toBe(row.id);
@@ -239,6 +252,49 @@ describe('schemas are registered BACKWARD_TRANSITIVE: a new version must read ev
     const backwardSubject = `${uniqueName('backward')}.${EVENTS.seatHeld.subject}`;
     for (const version of [v1, v2]) await registerAvroSchema(registry, backwardSubject, version, 'BACKWARD');
     await expect(registerAvroSchema(registry, backwardSubject, v3, 'BACKWARD')).resolves.toBeGreaterThan(0);
+  });
+});
+
+describe('version 2 of the seat events (row and seat_number) rolls out over version 1, as the schema rules say', () => {
+  it('a service with the new schemas starts where the old ones are registered, and consumers read both versions into the new shape', async () => {
+    const registry = createSchemaRegistry(stack.registryUrl);
+    const subjectPrefix = `${uniqueName('rollout')}.`;
+    const versionOf = (version: number) => (name: EventName) =>
+      releasedEventSchemas(name).find((release) => release.version === version)?.schema ?? readEventSchema(name);
+    // Yesterday's service registered version 1 of every schema; today's registers the schema files.
+    await createEventWriter(registry, { subjectPrefix, readSchema: versionOf(1) });
+    await expect(createEventWriter(registry, { subjectPrefix })).resolves.toBeDefined();
+    const subject = `${subjectPrefix}${EVENTS.seatSold.subject}`;
+    const [v1, v2] = await Promise.all(
+      [versionOf(1)('seatSold'), readEventSchema('seatSold')].map((schema) =>
+        registerAvroSchema(registry, subject, schema, 'BACKWARD_TRANSITIVE'),
+      ),
+    );
+    expect(v2).not.toBe(v1);
+
+    // One sale written by each: a consumer of the catalogue (reader: the schema file) sees both in the new shape.
+    const sold = { seat_id: 's:B-4-7', show_id: 's', section: 'B', order_id: 'o', price_cents: 4500, sold_at: 1 };
+    const spec = catalogueEventTypes(['seatSold'], 'keep-retrying');
+    const read = async (schemaId: number, payload: object) => {
+      const message = await cloudEventMessage(registry, {
+        type: EVENTS.seatSold.type,
+        key: sold.seat_id,
+        payload,
+        schemaId,
+      });
+      const record: SourceRecord = {
+        topic: 't',
+        partition: 0,
+        offset: '0',
+        key: Buffer.from(sold.seat_id),
+        value: message.value as Buffer,
+        headers: message.headers,
+        timestamp: String(Date.now()),
+      };
+      return (await decodeCloudEvent(registry, record, spec))?.payload;
+    };
+    expect(await read(v1 ?? -1, sold)).toEqual({ ...sold, row: null, seat_number: null });
+    expect(await read(v2 ?? -1, { ...sold, row: '4', seat_number: 7 })).toEqual({ ...sold, row: '4', seat_number: 7 });
   });
 });
 

@@ -55,7 +55,7 @@ const ROWS: Row[] = [
     args: ['fail-over'],
     env: async () => ({}),
     exit: 2,
-    says: /unknown command "fail-over"[\s\S]*Usage: npm run stack -- <start\|stop\|status\|failover>/,
+    says: /unknown command "fail-over"[\s\S]*Usage: npm run stack -- <start\|stop\|status\|env\|failover>/,
   },
 ];
 

@@ -27,7 +27,7 @@ function envelope(type: string, time: string) {
   };
 }
 
-const seat = { seat_id: 'C1', show_id: 's', section: 'C' };
+const seat = { seat_id: 'C1', show_id: 's', section: 'C', row: '1', seat_number: 1 };
 const held = (time: string, hold: string): SeatEvent => ({
   ...envelope(EVENTS.seatHeld.type, time),
   type: EVENTS.seatHeld.type,

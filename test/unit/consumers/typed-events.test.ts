@@ -108,6 +108,9 @@ describe('typed events', () => {
     const seatSold = seatTypes[EVENTS.seatSold.type];
     expectTypeOf(seatSold.parse).returns.toEqualTypeOf<SeatSold>();
     const sold = { seat_id: 'A1', show_id: 's', section: 'A', order_id: 'o', price_cents: 100, sold_at: 1 };
-    expect(seatSold.parse(sold)).toEqual(sold);
+    expect(seatSold.parse({ ...sold, row: '3', seat_number: 9 })).toEqual({ ...sold, row: '3', seat_number: 9 });
+    // Written before version 2 and read with a reader schema that lacks them: no place, not an invalid payload.
+    expect(seatSold.parse(sold)).toEqual({ ...sold, row: null, seat_number: null });
+    expect(() => seatSold.parse({ ...sold, row: '', seat_number: 0 })).toThrow(/row[\s\S]*seat_number/);
   });
 });
