@@ -14,6 +14,7 @@ import type { Logger, LogLevel } from './logger.js';
 import { serveHttp, type Check, type HttpEndpoint } from './metrics.js';
 import { ConfigError, configForLog, type Config, type SettingsDefinition, type SettingsTable } from './settings.js';
 import { Releasers, onShutdownSignals } from './shutdown.js';
+import { announceScrapeTarget, type ScrapeJob } from '../stack/scrape-targets.js';
 
 export interface ProgramParts {
   logger: Logger;
@@ -44,6 +45,11 @@ export interface LongRunningProgram<T extends SettingsTable> {
   /** Log lines: "seat-availability starting", "seat-availability consuming", "hold sweeper stopped". */
   lines: { starting: string; running: string; stopped?: string };
   start: (config: Config<T>, parts: ProgramParts) => Promise<StartedProgram>;
+  /**
+   * The Prometheus job the alert rules know the program by: beside a local stack, its /metrics is
+   * announced to the stack's Prometheus under it (stack/scrape-targets.ts) while it runs.
+   */
+  scrapeJob?: ScrapeJob;
   /** One-shot commands named by the first argument (`reset`), run instead of the program; the exit code is theirs. */
   commands?: Record<string, (config: Config<T>, args: string[], logger: Logger) => Promise<number>>;
 }
@@ -100,6 +106,10 @@ async function runUntilDone<T extends SettingsTable>(
     console.error(`${name}: could not start: ${errorMessage(err)}`);
     await releasers.releaseAll();
     return 1;
+  }
+  if (program.scrapeJob !== undefined) {
+    const announced = announceScrapeTarget({ job: program.scrapeJob, program: name, endpointUrl: started.http.url });
+    if (announced !== undefined) releasers.add('scrape target', () => announced.withdraw());
   }
   logger.info({ metrics: metricsAddress(started.http), ...started.logFields }, program.lines.running);
   if (started.finished === undefined) return 'running';

@@ -70,5 +70,6 @@ startLongRunningProgram({
   usage: USAGE,
   logLevel: (config) => config.logLevel,
   lines: { starting: 'hold sweeper starting', running: 'hold sweeper running', stopped: 'hold sweeper stopped' },
+  scrapeJob: 'hold-sweeper',
   start: startSweeper,
 });

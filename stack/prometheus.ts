@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import type { Component } from './component.js';
 import { httpGet, ownedPid } from './component.js';
 import { projectRoot, type StackLayout } from './config.js';
-import { prometheusConfig } from './prometheus-config.js';
+import { SCRAPE_PORTS, prometheusConfig } from './prometheus-config.js';
+import { scrapeTargetsDir } from './scrape-targets.js';
 import { spawnDetached, stopProcess } from './processes.js';
 
 const RULES_GLOB = join(projectRoot, 'monitors', 'prometheus', '*.rules.yml');
@@ -29,7 +30,7 @@ export const PROMETHEUS_ENV = { ...process.env, GOMAXPROCS: '1' };
 
 /**
  * Prometheus from Debian's prometheus package: scrapes the monitors and consumers on their default
- * metrics ports, evaluates every rules file in monitors/prometheus/, sends alerts to the stack's Alertmanager.
+ * metrics ports and wherever a program beside the stack announces itself (stack/scrape-targets.ts), evaluates every rules file in monitors/prometheus/, sends alerts to the stack's Alertmanager.
  */
 export function prometheusComponent(layout: StackLayout): Component {
   const port = layout.settings.prometheusPort;
@@ -48,6 +49,8 @@ export function prometheusComponent(layout: StackLayout): Component {
       if (!prometheusBinary())
         throw new Error('Prometheus not found; install it with: sudo apt-get install prometheus');
       mkdirSync(join(home, 'data'), { recursive: true });
+      const targetsDir = scrapeTargetsDir(layout.home);
+      for (const job of Object.keys(SCRAPE_PORTS)) mkdirSync(join(targetsDir, job), { recursive: true });
       const alertmanager = `127.0.0.1:${layout.settings.alertmanagerPort}`;
       writeFileSync(
         configFile,
@@ -57,6 +60,7 @@ export function prometheusComponent(layout: StackLayout): Component {
           ruleFiles: [RULES_GLOB],
           scrapeInterval: interval,
           evaluationInterval: interval,
+          targetsDir,
         }),
       );
       spawnDetached({

@@ -139,6 +139,7 @@ export function runConsumerProgram<T extends SettingsTable>(
       '(its own schema) and its inbox rows, so the next start builds it again; without --yes it only says what it would do.',
     logLevel: (config) => (config as Config<T> & CommonConsumerConfig).logLevel,
     lines: { starting: `${def.program} starting`, running: `${def.program} consuming` },
+    scrapeJob: 'consumers',
     start: (config, parts) => startParts(def.program, config as Config<T> & CommonConsumerConfig, parts, build),
     commands: {
       reset: (config, args, logger) =>

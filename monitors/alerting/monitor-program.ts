@@ -8,6 +8,7 @@ import type { Logger, LogLevel } from '../../lib/logger.js';
 import { startLongRunningProgram } from '../../lib/long-running-program.js';
 import type { HttpEndpoint } from '../../lib/metrics.js';
 import { configForLog, type Config, type SettingsDefinition, type SettingsTable } from '../../lib/settings.js';
+import type { ScrapeJob } from '../../stack/scrape-targets.js';
 import { urlOrigin } from './delivery-queue.js';
 
 export interface MonitorProgram<T extends SettingsTable> {
@@ -15,6 +16,8 @@ export interface MonitorProgram<T extends SettingsTable> {
   usage: string;
   /** "slot monitor", "job watchdog": for the start and running log lines. */
   what: string;
+  /** Its Prometheus job (the alert rules': slot-monitor, job-watchdog). */
+  scrapeJob: ScrapeJob;
   parse: (env: NodeJS.ProcessEnv) => Config<T>;
   logLevel: (config: Config<T>) => LogLevel;
   start: (config: Config<T>, logger: Logger) => Promise<{ http: HttpEndpoint; stop(): Promise<void> }>;
@@ -44,6 +47,7 @@ export function startMonitorProgram<T extends SettingsTable>(program: MonitorPro
     logLevel: program.logLevel,
     configForLog: (config) => monitorConfigForLog(program.settings, config),
     lines: { starting: `starting the ${program.what}`, running: `${program.what} running` },
+    scrapeJob: program.scrapeJob,
     start: async (config, { logger, releasers }) => {
       const running = await program.start(config, logger);
       releasers.add(program.what, () => running.stop());

@@ -18,6 +18,7 @@ Stops gracefully on SIGINT/SIGTERM (a second signal forces it).
 `;
 
 startMonitorProgram({
+  scrapeJob: 'job-watchdog',
   settings: jobWatchdogSettings,
   usage: USAGE,
   what: 'job watchdog',

@@ -16,6 +16,7 @@ Stops gracefully on SIGINT/SIGTERM (a second signal forces it).
 `;
 
 startMonitorProgram({
+  scrapeJob: 'slot-monitor',
   settings: slotMonitorSettings,
   usage: USAGE,
   what: 'slot monitor',

@@ -2,18 +2,25 @@
  * `npm run new-consumer`: in a scratch copy of the project (its node_modules linked, the stack
  * shared), a generated consumer type-checks, lints and passes its own generated test on the first
  * run; the same test fails once the consumer is broken; bad requests are refused with the fix.
+ * Started beside the stack, it is scraped by the stack's Prometheus under the consumers' job and
+ * watched by ConsumerDown, with no file edited by hand (a kill -9 shows as down, a stop as gone).
  * The scratch copy is removed whatever happens, so nothing generated reaches this checkout.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { once } from 'node:events';
 import { cp, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectRoot, stackLayout } from '../../stack/config.js';
-import { requireStack } from '../support/stack.js';
+import { waitFor } from '../../lib/wait.js';
+import { localStackProgramEnv, projectRoot, stackLayout } from '../../stack/config.js';
+import { SCRAPE_TARGETS_SWITCH, scrapeTargetsDir } from '../../stack/scrape-targets.js';
+import { freePort } from '../slot-monitor/support/alertmanager-process.js';
+import { createTestDatabase, requireStack, uniqueName } from '../support/stack.js';
+import { createTopics, testKafka } from './helpers/stack-fixture.js';
 
-requireStack();
+const stack = requireStack();
 
 /** What a consumer's code, its test and the scaffold reach (not the stack's downloads, other builds or docs). */
 const COPIED = [
@@ -130,6 +137,78 @@ describe('npm run new-consumer', () => {
       expect(brokenRun.output).toContain('a late copy, older than events of its key already applied');
       expect(brokenRun.output).toContain('2 failed');
       expect(brokenRun.code).not.toBe(0);
+    },
+  );
+
+  it(
+    "started beside the stack, a generated consumer is scraped by the stack's Prometheus under the consumers job and watched by ConsumerDown",
+    { timeout: 300_000 },
+    async () => {
+      const name = 'seat-pulse-watched';
+      expect((await newConsumer(name, '--events', 'seatSold')).code).toBe(0);
+      const layout = stackLayout();
+      const prefix = uniqueName('scraped');
+      await createTopics(testKafka(stack, prefix), [`${prefix}.seat`], 1);
+      const database = await createTestDatabase('scraped');
+      const port = await freePort();
+      const instance = `127.0.0.1:${port}`;
+      const targetFiles = () => readdirSync(join(scrapeTargetsDir(layout.home), 'consumers'));
+      const start = (): ChildProcess =>
+        spawn(process.execPath, ['--import', 'tsx', `consumers/${name}/main.ts`], {
+          cwd: scratch,
+          env: {
+            ...process.env,
+            ...localStackProgramEnv(layout),
+            STACK_HOME: layout.home,
+            [SCRAPE_TARGETS_SWITCH]: '', // the suite switches the announcement off for its own programs
+            CONSUMER_DATABASE_URL: database.url,
+            TOPIC_PREFIX: prefix,
+            METRICS_PORT: String(port),
+            LOG_LEVEL: 'warn',
+          },
+          stdio: 'ignore',
+        });
+      /** The stack's Prometheus, asked over its HTTP API (not the program): this instance's target in job consumers. */
+      const target = async () => {
+        const response = await fetch(`${stack.prometheusUrl}/api/v1/targets?state=active`);
+        const body = (await response.json()) as {
+          data: { activeTargets: { labels: Record<string, string>; health: string }[] };
+        };
+        return body.data.activeTargets.find((t) => t.labels.job === 'consumers' && t.labels.instance === instance);
+      };
+      const consumerDown = async () => {
+        const response = await fetch(`${stack.prometheusUrl}/api/v1/alerts`);
+        const body = (await response.json()) as {
+          data: { alerts: { labels: Record<string, string>; state: string }[] };
+        };
+        return body.data.alerts.find((a) => a.labels.alertname === 'ConsumerDown' && a.labels.instance === instance);
+      };
+      const wait = <T>(check: () => Promise<T | undefined | false>, description: string) =>
+        waitFor(check, { timeoutMs: 120_000, intervalMs: 1000, description });
+
+      let child = start();
+      try {
+        await wait(async () => (await target())?.health === 'up', `${instance} scraped and up in job consumers`);
+        expect(targetFiles().filter((file) => file.startsWith(`${name}-`))).toEqual([`${name}-${child.pid}.json`]);
+
+        // Killed with -9 it cannot withdraw: its target reads down and ConsumerDown takes it up (pending for its `for`).
+        child.kill('SIGKILL');
+        await once(child, 'exit');
+        await wait(async () => (await target())?.health === 'down', `${instance} down after kill -9`);
+        await wait(consumerDown, `ConsumerDown pending or firing for ${instance}`);
+
+        // Started again it replaces the dead process's file; stopped, it withdraws and the target is gone.
+        child = start();
+        await wait(async () => (await target())?.health === 'up', `${instance} up again after the restart`);
+        expect(targetFiles().filter((file) => file.startsWith(`${name}-`))).toEqual([`${name}-${child.pid}.json`]);
+        child.kill('SIGTERM');
+        await once(child, 'exit');
+        expect(targetFiles().filter((file) => file.startsWith(`${name}-`))).toEqual([]);
+        await wait(async () => (await target()) === undefined, `${instance} no longer a target after a stop`);
+      } finally {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+        await database.drop();
+      }
     },
   );
 });
