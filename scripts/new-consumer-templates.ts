@@ -38,6 +38,7 @@ import { fileURLToPath } from 'node:url';
 import {
   type CatalogueEvent,
   type ConsumerDefinition,
+  type ConsumerDeployment,
   type LatePolicy,
   type PoolClient,
   catalogueEventTypes,
@@ -87,6 +88,14 @@ export function ${identifier}Consumer(config: { groupId: string; topicPrefix: st
     migrations: { folder: fileURLToPath(new URL('migrations', import.meta.url)), schema: '${schema}' },
   });
 }
+
+/** How it runs in Kubernetes (consumers/team-consumers.ts lists it): replicas at most its topics' partitions. */
+export const ${identifier}Deployment: ConsumerDeployment = {
+  name: '${name}',
+  settings: ${identifier}Settings,
+  replicas: 2,
+  topics: (topicPrefix) => ${identifier}Consumer({ groupId: '${name}', topicPrefix }).topics,
+};
 `;
 }
 

@@ -2,9 +2,11 @@
  * `npm run new-consumer -- <name> [--events <name,…>] [--when-late keep-retrying|dead-letter]
  * [--deadline-ms <ms>] [--metrics-port <port>]`: a working consumer to start from —
  * consumers/<name>/ (definition and settings, main, its read model's first migration),
- * test/consumers/<name>.test.ts and the `consumer:<name>` script — that passes its own test as
+ * test/consumers/<name>.test.ts, the `consumer:<name>` script, its entry in
+ * consumers/team-consumers.ts and its Kubernetes manifests — that passes its own test as
  * generated. It writes into the checkout it runs from and never overwrites anything.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +30,7 @@ Generates a consumer on the consumer runtime that passes its own test as generat
   consumers/<name>/migrations/000001_….sql        its read model, in Postgres schema <name with _>
   test/consumers/<name>.test.ts                   its test (the runtime's test kit: Postgres, no stack)
   package.json                                    the consumer:<name> script
+  consumers/team-consumers.ts                     its entry: Kubernetes runs it (deploy/kubernetes/manifests/)
 
 <name>: lower-case words joined by hyphens, e.g. seat-heatmap.
 
@@ -142,6 +145,24 @@ function withScript(packageJson: string, plan: ConsumerPlan): string {
   return [...lines.slice(0, last + 1), line, ...lines.slice(last + 1)].join('\n');
 }
 
+const TEAM_CONSUMERS_FILE = join(ROOT, 'consumers', 'team-consumers.ts');
+const MARKERS = { imports: '// new-consumer: imports', entries: '  // new-consumer: entries' };
+
+/** consumers/team-consumers.ts with the consumer's import and entry added at the markers, so Kubernetes runs it too. */
+function withTeamConsumer(text: string, plan: ConsumerPlan): string {
+  const missing = Object.values(MARKERS).filter((marker) => !text.includes(`${marker}\n`));
+  if (missing.length > 0)
+    throw new UsageError(
+      `consumers/team-consumers.ts has lost its marker line ${JSON.stringify(missing[0]?.trim())}; put it back (git diff shows where) and run new-consumer again.`,
+    );
+  return text
+    .replace(
+      `${MARKERS.imports}\n`,
+      `${MARKERS.imports}\nimport { ${plan.identifier}Deployment } from './${plan.name}/consumer.js';\n`,
+    )
+    .replace(`${MARKERS.entries}\n`, `  ${plan.identifier}Deployment,\n${MARKERS.entries}\n`);
+}
+
 async function generate(plan: ConsumerPlan): Promise<string[]> {
   const folder = join(ROOT, 'consumers', plan.name);
   const files: [string, string][] = [
@@ -161,13 +182,33 @@ async function generate(plan: ConsumerPlan): Promise<string[]> {
     throw new UsageError(
       `consumer ${plan.name} exists already (${taken[0] ?? ''}); choose another name, or change the existing consumer.`,
     );
+  const teamConsumers = withTeamConsumer(readFileSync(TEAM_CONSUMERS_FILE, 'utf8'), plan);
   const texts = await Promise.all(files.map(([path, text]) => formatted(path, text)));
   files.forEach(([path], i) => {
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, texts[i] ?? '', { flag: 'wx' });
   });
   writeFileSync(packagePath, withScript(packageJson, plan));
-  return [...files.map(([path]) => relative(ROOT, path)), 'package.json'];
+  writeFileSync(TEAM_CONSUMERS_FILE, await formatted(TEAM_CONSUMERS_FILE, teamConsumers));
+  renderKubernetesManifests();
+  return [
+    ...files.map(([path]) => relative(ROOT, path)),
+    'package.json',
+    relative(ROOT, TEAM_CONSUMERS_FILE),
+    'deploy/kubernetes/manifests/ (npm run k8s:render)',
+  ];
+}
+
+/** npm run k8s:render, in a process of its own (it imports the consumer just written): its Deployment, Kafka user and policies. */
+function renderKubernetesManifests(): void {
+  const render = spawnSync(process.execPath, ['--import', 'tsx', 'deploy/kubernetes/render.ts'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  if (render.status !== 0)
+    throw new Error(
+      `the consumer is written, but npm run k8s:render failed (exit ${render.status}); run it to see why:\n${render.stderr}`,
+    );
 }
 
 async function main(args: string[]): Promise<number> {

@@ -51,6 +51,9 @@ export {
   topicFor,
 } from '../../events/catalogue.js';
 
+// How it runs in Kubernetes (consumers/team-consumers.ts lists it).
+export type { ConsumerDeployment } from './deployment.js';
+
 // Effects: a transactional effect's client, and the error a handler throws for a value it can never apply.
 export type { PoolClient } from '../../lib/postgres.js';
 export { PoisonError, TransientError } from './failures.js';

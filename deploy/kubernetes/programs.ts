@@ -1,6 +1,7 @@
 /**
- * The long-running programs as Deployments: the three consumers, the slot monitor, the job
- * watchdog and the hold sweeper, each run as its npm script runs it, configured through its
+ * The long-running programs as Deployments: the three consumers and every one a team added
+ * (consumers/team-consumers.ts), the slot monitor, the job watchdog and the hold sweeper, each
+ * run as its npm script runs it, configured through its
  * settings table (only what differs from the defaults, passwords from Secrets), probed on
  * /healthz and /readyz of its metrics port, and scraped by Prometheus under the job names the
  * alert rules use (stack/prometheus-config.ts SCRAPE_PORTS).
@@ -13,6 +14,7 @@ import { slotRecoverySettings } from '../../monitors/slot-recovery/settings.js';
 import { confirmationEmailSettings, confirmationEmailTopics } from '../../consumers/confirmation-email/consumer.js';
 import { salesLedgerConsumer, salesLedgerSettings } from '../../consumers/sales-ledger/consumer.js';
 import { seatAvailabilityConsumer, seatAvailabilitySettings } from '../../consumers/seat-availability/consumer.js';
+import { TEAM_CONSUMERS } from '../../consumers/team-consumers.js';
 import { KAFKA_CONNECTOR_COMMAND_USER, KAFKA_REDRIVE_USER } from '../../lib/kafka-access.js';
 import { parseSettings, type SettingsDefinition, type SettingsTable } from '../../lib/settings.js';
 import { jobWatchdogSettings } from '../../monitors/job-watchdog/settings.js';
@@ -167,6 +169,8 @@ export function programs(): Program[] {
       { SMTP_PASSWORD: SECRETS.smtpPassword },
       ['smtp'],
     ),
+    // Every consumer a team added (npm run new-consumer writes the entry).
+    ...TEAM_CONSUMERS.map((team) => consumer(team.name, team.settings, team.replicas, team.topics(prefix))),
     {
       name: 'slot-monitor',
       script: 'slot-monitor',

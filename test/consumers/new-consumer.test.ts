@@ -38,6 +38,7 @@ const COPIED = [
   'monitors',
   'seat-service',
   'scripts',
+  'deploy',
   'test',
 ];
 const NAME = 'seat-pulse';
@@ -110,7 +111,21 @@ describe('npm run new-consumer', () => {
       const again = await newConsumer(NAME);
       expect(again.output).toContain(`consumer ${NAME} exists already`);
 
-      const files = [`consumers/${NAME}`, `test/consumers/${NAME}.test.ts`];
+      // Kubernetes runs it: listed for deploy/kubernetes/programs.ts, its Deployment rendered, the manifests in sync.
+      expect(await readFile(join(scratch, 'consumers/team-consumers.ts'), 'utf8')).toContain(
+        `import { seatPulseDeployment } from './${NAME}/consumer.js';`,
+      );
+      const deployment = await readFile(join(scratch, `deploy/kubernetes/manifests/40-${NAME}.yaml`), 'utf8');
+      expect(deployment).toContain(`kind: Deployment\nmetadata:\n  name: ${NAME}\n`);
+      expect(await readFile(join(scratch, 'deploy/kubernetes/manifests/15-users.yaml'), 'utf8')).toContain(
+        `name: ${NAME}\n`,
+      );
+      expect(await run(scratch, ['--import', 'tsx', 'deploy/kubernetes/render.ts', '--check'])).toEqual({
+        code: 0,
+        output: '',
+      });
+
+      const files = [`consumers/${NAME}`, `test/consumers/${NAME}.test.ts`, 'consumers/team-consumers.ts'];
       await writeFile(
         join(scratch, 'tsconfig.generated.json'),
         JSON.stringify({ extends: './tsconfig.json', include: files }),
