@@ -112,6 +112,10 @@ export const ERROR_CODES = {
   },
   smtp_unavailable: { transient: true, meaning: 'The SMTP server did not take the message (or refused to encrypt).' },
   standby_down: { transient: false, meaning: 'A failover was asked for, but the standby does not answer.' },
+  topic_missing: {
+    transient: true,
+    meaning: "A consumer's topic does not exist yet: the connector creates the event topics with its first events.",
+  },
   undecodable: {
     transient: false,
     meaning: 'Poison: the value is not Avro in the registry wire format, or fails to decode.',

@@ -110,7 +110,8 @@ runConsumerProgram(${plan.identifier}Settings, (config) => ({ definition: ${plan
 
 export function migrationFile(plan: ConsumerPlan): string {
   return `-- ${plan.name}'s read model, in its own schema ${plan.schema} (the runtime runs this file with
--- search_path = ${plan.schema} and records it in ${plan.schema}.schema_migrations). Add 000002_….sql for changes.
+-- search_path = ${plan.schema} and records it in ${plan.schema}.schema_migrations). Edit it freely until it has
+-- run against a database you keep (reset starts a trial over); from then on, change the model with 000002_….sql.
 create table events_per_show (
   show_id     text   not null,
   event_type  text   not null,

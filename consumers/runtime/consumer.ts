@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { deadLetterTopicFor } from '../../events/catalogue.js';
 import {
+  type Admin,
   type Consumer,
   type EachBatchPayload,
   type Kafka,
@@ -14,6 +15,7 @@ import {
   createProducer,
   ensureTopics,
 } from '../../lib/kafka.js';
+import { PipelineError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Pool } from '../../lib/postgres.js';
 import type { Registry } from '../../lib/schema-registry.js';
@@ -61,10 +63,25 @@ export interface RunningConsumer {
 
 export const DEAD_LETTER_RETENTION_MS = String(30 * 24 * 3_600_000);
 
+/**
+ * Refuses to start on a topic that does not exist, naming it and the fix, rather than with Kafka's
+ * "This server does not host this topic-partition" from inside the group join.
+ */
+async function requireTopics(admin: Admin, topics: readonly string[]): Promise<void> {
+  const existing = new Set(await admin.listTopics());
+  const missing = topics.filter((topic) => !existing.has(topic));
+  if (missing.length > 0)
+    throw new PipelineError(
+      'topic_missing',
+      `topic ${missing.join(', ')} does not exist on this Kafka: the connector creates the event topics (<TOPIC_PREFIX>.seat, <TOPIC_PREFIX>.order) with its first events. Apply the connector and let the seat service write (npm run rehearsal does both), or check TOPIC_PREFIX and KAFKA_BROKERS.`,
+    );
+}
+
 async function ensureDeadLetterTopics(kafka: Kafka, topics: readonly string[]): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   try {
+    await requireTopics(admin, topics);
     await ensureTopics(
       admin,
       topics.map((topic) => ({

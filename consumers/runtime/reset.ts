@@ -107,7 +107,10 @@ async function planReset(definition: ConsumerDefinition, groupId: string, kafka:
   }
 }
 
-/** The reset command: the plan, then a refusal (exit 2: without --yes, or with instances running) or the reset (exit 0). */
+/**
+ * The reset command: the plan, then, without --yes, nothing more (a dry run: exit 0); with --yes a
+ * refusal while instances run (exit 1: the fix is to stop them) or the reset (exit 0).
+ */
 export async function runReset(
   definition: ConsumerDefinition,
   groupId: string,
@@ -118,11 +121,11 @@ export async function runReset(
 ): Promise<number> {
   const plan = await planReset(definition, groupId, kafka, pool);
   for (const line of describeReset(plan)) out(line);
-  if (!groupIsEmpty(plan)) return 2;
   if (!options.yes) {
-    out('refusing without confirmation: nothing was changed. Run it again with --yes to reset.');
-    return 2;
+    out('a dry run: nothing was changed. Run it again with --yes to reset.');
+    return 0;
   }
+  if (!groupIsEmpty(plan)) return 1;
   // The earliest offsets themselves, not kafkajs's "earliest" marker, which each consumer would
   // read through its own fromBeginning. Kafka refuses while an instance is in the group, so one
   // started since the plan was read stops the reset here, before the read model is touched.

@@ -91,4 +91,35 @@ describe('a consumer warms up before its first fetch', () => {
       await db.close();
     }
   });
+
+  it('refuses to start on a topic that does not exist, naming it and the fix (not Kafka’s “does not host this topic-partition”)', async () => {
+    const name = uniqueName('notopic');
+    const kafka = testKafka(stack, name);
+    const db = await consumerDatabase('no_topic');
+    try {
+      const start = startTrackedConsumer({
+        definition: countedConsumer(name, [`${name}.seat`], { readerSchema: countedSchemaV1(name) }),
+        kafka,
+        groupId: name,
+        registry: testRegistry(stack),
+        pool: db.pool,
+        logger: testLogger(name),
+        policy: FAST_POLICY,
+      });
+      await expect(start).rejects.toMatchObject({ code: 'topic_missing' });
+      await expect(start).rejects.toThrow(
+        `topic ${name}.seat does not exist on this Kafka: the connector creates the event topics`,
+      );
+      // Nothing was created in its place: no dead letter topic for a topic that is not there.
+      const admin = kafka.admin();
+      await admin.connect();
+      try {
+        expect((await admin.listTopics()).filter((topic) => topic.startsWith(name))).toEqual([]);
+      } finally {
+        await admin.disconnect();
+      }
+    } finally {
+      await db.close();
+    }
+  });
 });
