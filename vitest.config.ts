@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { SCRAPE_TARGETS_SWITCH } from './stack/scrape-targets.js';
 
 export default defineConfig({
   test: {
@@ -9,6 +10,6 @@ export default defineConfig({
     hookTimeout: 300_000,
     // The programs the tests start are not the stack's: they do not announce themselves to its
     // Prometheus (stack/scrape-targets.ts), where a killed one would raise ConsumerDown for others.
-    env: { STACK_PROMETHEUS_TARGETS: 'no' },
+    env: { [SCRAPE_TARGETS_SWITCH]: 'no' },
   },
 });

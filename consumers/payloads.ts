@@ -13,7 +13,7 @@ const id = z.string().min(1);
 const millis = z.number().int().nonnegative();
 /** Where a seat is (version 2 of the seat events): null in events written before it, or when a reader's schema lacks it. */
 const seatPlace = {
-  row: z.string().min(1).nullable().default(null),
+  row: z.string().nullable().default(null),
   seat_number: z.number().int().positive().nullable().default(null),
 };
 

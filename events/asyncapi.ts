@@ -76,6 +76,8 @@ function eventMessage(contract: EventContract, message: MessageFact): Json {
       ...headersSchema(contract.headers, { ce_type: { const: message.type } }),
     },
     payload: { schemaFormat: AVRO_SCHEMA_FORMAT, schema: message.schema },
+    // Every version of the schema that shipped (events/schemas/released); the payload is the last.
+    'x-schema-versions': message.versions,
     bindings: {
       kafka: {
         key: keyBinding(topic),
@@ -208,7 +210,7 @@ function buildAsyncApiDocument(contract: EventContract = buildEventContract()): 
     asyncapi: '3.0.0',
     info: {
       title: 'Stagefront seat and order events',
-      version: '1.0.0',
+      version: '1.1.0',
       description: [
         'What a subscriber receives from the seat service: CloudEvents 1.0 in Kafka binary content mode (attributes in ce_* headers),',
         `the value Avro binary in the schema registry's framing (content-type ${contract.contentType}: magic byte 0, 4-byte big-endian schema id, Avro body).`,

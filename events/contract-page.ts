@@ -141,6 +141,14 @@ function avroSection(contract: EventContract): string[] {
   ];
 }
 
+/** The schema's newest shipped version; a schema that never shipped is a mistake to name, not a version 1. */
+function newestVersion(message: MessageFact): number {
+  const newest = message.versions.at(-1);
+  if (newest === undefined)
+    throw new Error(`${message.schemaFile} has no release in ${RELEASED_SCHEMAS_DIR}: add it as version 1`);
+  return newest;
+}
+
 function messageSection(contract: EventContract, message: MessageFact): string[] {
   const topic = contract.topics.find((t) => t.aggregateType === message.aggregateType);
   return [
@@ -150,7 +158,7 @@ function messageSection(contract: EventContract, message: MessageFact): string[]
     '',
     `Topic ${code(topic?.address ?? '')}, key ${code(message.keyField)} (also ${code('ce_subject')}). Avro record ${code(message.recordName)},`,
     `registry subject ${code(message.subject)} (after ${code('SCHEMA_SUBJECT_PREFIX')}, when one is set), schema file`,
-    `[${code(`events/schemas/${message.schemaFile}`)}](../events/schemas/${message.schemaFile}), version ${message.versions.at(-1) ?? 1}`,
+    `[${code(`events/schemas/${message.schemaFile}`)}](../events/schemas/${message.schemaFile}), version ${newestVersion(message)}`,
     `(every version that shipped: ${message.versions.map((v) => `[${v}](../${RELEASED_SCHEMAS_DIR}/${message.schemaFile.replace(/\.avsc$/, '')}.v${v}.avsc)`).join(', ')}).`,
     ...(message.recordDoc === undefined ? [] : ['', `> ${message.recordDoc}`]),
     '',

@@ -114,8 +114,10 @@ export const ERROR_CODES = {
   standby_down: { transient: false, meaning: 'A failover was asked for, but the standby does not answer.' },
   topic_missing: {
     transient: true,
-    meaning: "A consumer's topic does not exist yet: the connector creates the event topics with its first events.",
+    meaning:
+      "A consumer's topic does not exist: applying the outbox connector (npm run connector -- apply) creates the event topics.",
   },
+
   undecodable: {
     transient: false,
     meaning: 'Poison: the value is not Avro in the registry wire format, or fails to decode.',

@@ -12,7 +12,14 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { format, getFileInfo, resolveConfig } from 'prettier';
+import { programs, tools } from '../deploy/kubernetes/programs.js';
 import { EVENTS, type EventName } from '../events/catalogue.js';
+import {
+  KAFKA_ADMIN_USER,
+  KAFKA_CONNECTOR_COMMAND_USER,
+  KAFKA_CONNECT_USER,
+  KAFKA_REDRIVE_USER,
+} from '../lib/kafka-access.js';
 import type { LatePolicy } from '../consumers/runtime/types.js';
 import { type ConsumerPlan, consumerFile, mainFile, migrationFile, testFile } from './new-consumer-templates.js';
 
@@ -81,6 +88,18 @@ function nextMetricsPort(): number {
   return Math.max(FIRST_METRICS_PORT - 1, ...ports) + 1;
 }
 
+/** What a consumer may not be called: another program's or tool's name in Kubernetes, or a Kafka user of the access plan. */
+function takenNames(): Set<string> {
+  return new Set([
+    ...programs().map((program) => program.name),
+    ...tools().map((tool) => tool.name),
+    KAFKA_ADMIN_USER,
+    KAFKA_CONNECT_USER,
+    KAFKA_REDRIVE_USER,
+    KAFKA_CONNECTOR_COMMAND_USER,
+  ]);
+}
+
 function wholeNumber(text: string | undefined, flag: string, min: number, max: number): number | undefined {
   if (text === undefined) return undefined;
   const value = Number(text);
@@ -115,6 +134,10 @@ function planFrom(args: string[]): ConsumerPlan | 'help' {
     );
   if (RESERVED.has(name))
     throw new UsageError(`"${name}" is a folder of the runtime under consumers/; choose another name.`);
+  if (takenNames().has(name) && !existsSync(join(ROOT, 'consumers', name)))
+    throw new UsageError(
+      `"${name}" is the name of another program, tool or Kafka user of the project (its Deployment, Service or Kafka user would clash); choose another name.`,
+    );
   const whenLate = values['when-late'] ?? 'keep-retrying';
   if (!WHEN_LATE.includes(whenLate as LatePolicy))
     throw new UsageError(`--when-late ${whenLate} is not a policy; use keep-retrying or dead-letter.`);

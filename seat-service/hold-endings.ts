@@ -3,7 +3,7 @@ import type { Logger } from '../lib/logger.js';
 import type { Pool, PoolClient } from '../lib/postgres.js';
 import { withTransaction } from '../lib/postgres.js';
 import type { EventWriter, PendingEvent } from './event-writer.js';
-import { CONTENTION_RETRIES } from './holds.js';
+import { CONTENTION_RETRIES, placeOf } from './holds.js';
 
 export type HoldEndResult =
   | { status: 'confirmed'; orderId: string; eventIds: string[] }
@@ -27,11 +27,6 @@ export const ACTIVE_SEATS_OF_HOLD = /* sql */ `coalesce((select json_agg(json_bu
                                      order by s.seat_id)
                       from hold_seats hs join seats s using (seat_id)
                      where hs.hold_id = h.hold_id and hs.active), '[]')`;
-
-/** Where a seat is, as the seat events carry it. */
-function placeOf(seat: HoldSeat): { row: string; seat_number: number } {
-  return { row: seat.row_label, seat_number: seat.seat_number };
-}
 
 interface ActiveHold {
   hold_id: string;

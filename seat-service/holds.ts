@@ -24,6 +24,11 @@ interface LockedSeat {
   state: string;
 }
 
+/** Where a seat is, as the seat events carry it (version 2 of their schemas), from its row in seats. */
+export function placeOf(seat: { row_label: string; seat_number: number }): { row: string; seat_number: number } {
+  return { row: seat.row_label, seat_number: seat.seat_number };
+}
+
 /** Retries of a whole transaction on deadlock or serialization failure: contention is normal at 10:00. */
 export const CONTENTION_RETRIES = 8;
 
@@ -90,8 +95,7 @@ async function writeHold(
       buyer_id: request.buyerId,
       held_at: now.getTime(),
       expires_at: expiresAt.getTime(),
-      row: seat.row_label,
-      seat_number: seat.seat_number,
+      ...placeOf(seat),
     },
   }));
   const eventIds = await events.write(client, pending, now);

@@ -235,6 +235,13 @@ export const stackSettings = defineSettings('stack', {
     description:
       "Prometheus HTTP port (loopback only); it scrapes the monitors and consumers and sends its alerts to the stack's Alertmanager.",
   },
+  prometheusTargets: {
+    env: 'STACK_PROMETHEUS_TARGETS',
+    default: 'yes',
+    parser: zBool(),
+    description:
+      "Whether a long-running program started beside the stack (a consumer, a monitor, the hold sweeper) announces its metrics address to the stack's running Prometheus, which then scrapes it under its job (stack/scrape-targets.ts). Read by the programs; the test suite sets no for the programs it starts.",
+  },
   prometheusIntervalMs: {
     env: 'STACK_PROMETHEUS_INTERVAL_MS',
     default: '15000',
@@ -445,6 +452,8 @@ export function localStackProgramEnv(layout: StackLayout): Record<string, string
   const seatDatabase = (user: string, password: string, port = endpoints.postgresPort) =>
     `postgres://${user}:${password}@127.0.0.1:${port}/stagefront`;
   return {
+    // Where the programs find the stack's Prometheus to announce their metrics to (stack/scrape-targets.ts).
+    STACK_HOME: layout.home,
     SEAT_DB_URL: seatDatabase('stagefront_service', LOCAL_ROLE_PASSWORDS.service),
     SEAT_DB_ADMIN_URL: endpoints.postgresAdminUrl.replace(/\/postgres$/, '/stagefront'),
     SEAT_SERVICE_DB_PASSWORD: LOCAL_ROLE_PASSWORDS.service,

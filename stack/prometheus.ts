@@ -5,7 +5,7 @@ import type { Component } from './component.js';
 import { httpGet, ownedPid } from './component.js';
 import { projectRoot, type StackLayout } from './config.js';
 import { SCRAPE_PORTS, prometheusConfig } from './prometheus-config.js';
-import { scrapeTargetsDir } from './scrape-targets.js';
+import { clearStaleTargets, prometheusFiles, scrapeTargetsDir } from './scrape-targets.js';
 import { spawnDetached, stopProcess } from './processes.js';
 
 const RULES_GLOB = join(projectRoot, 'monitors', 'prometheus', '*.rules.yml');
@@ -35,8 +35,7 @@ export const PROMETHEUS_ENV = { ...process.env, GOMAXPROCS: '1' };
 export function prometheusComponent(layout: StackLayout): Component {
   const port = layout.settings.prometheusPort;
   const home = join(layout.home, 'prometheus');
-  const pidFile = join(layout.runDir, 'prometheus.pid');
-  const configFile = join(home, 'prometheus.yml');
+  const { pidFile, configFile } = prometheusFiles(layout.home);
   const interval = `${layout.settings.prometheusIntervalMs}ms`;
   return {
     name: 'prometheus',
@@ -50,7 +49,10 @@ export function prometheusComponent(layout: StackLayout): Component {
         throw new Error('Prometheus not found; install it with: sudo apt-get install prometheus');
       mkdirSync(join(home, 'data'), { recursive: true });
       const targetsDir = scrapeTargetsDir(layout.home);
-      for (const job of Object.keys(SCRAPE_PORTS)) mkdirSync(join(targetsDir, job), { recursive: true });
+      for (const job of Object.keys(SCRAPE_PORTS)) {
+        mkdirSync(join(targetsDir, job), { recursive: true });
+        clearStaleTargets(join(targetsDir, job)); // what programs killed since the last launch left
+      }
       const alertmanager = `127.0.0.1:${layout.settings.alertmanagerPort}`;
       writeFileSync(
         configFile,

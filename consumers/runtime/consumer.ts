@@ -73,7 +73,7 @@ async function requireTopics(admin: Admin, topics: readonly string[]): Promise<v
   if (missing.length > 0)
     throw new PipelineError(
       'topic_missing',
-      `topic ${missing.join(', ')} does not exist on this Kafka: the connector creates the event topics (<TOPIC_PREFIX>.seat, <TOPIC_PREFIX>.order) with its first events. Apply the connector and let the seat service write (npm run rehearsal does both), or check TOPIC_PREFIX and KAFKA_BROKERS.`,
+      `topic ${missing.join(', ')} does not exist on this Kafka: the event topics (<TOPIC_PREFIX>.seat, <TOPIC_PREFIX>.order) are created when the outbox connector is applied (npm run connector -- apply; npm run rehearsal applies it). Apply it, or check TOPIC_PREFIX and KAFKA_BROKERS.`,
     );
 }
 

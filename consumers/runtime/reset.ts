@@ -37,8 +37,8 @@ function groupIsEmpty(plan: ResetPlan): boolean {
   return plan.members.length === 0;
 }
 
-/** What reset would do (or refuses to), one line each. */
-export function describeReset(plan: ResetPlan): string[] {
+/** What reset would do (or refuses to), one line each; a dry run says what it would refuse. */
+export function describeReset(plan: ResetPlan, dryRun = false): string[] {
   const lines = [`consumer ${plan.consumer}, group ${plan.groupId} (${plan.groupState})`];
   for (const t of plan.topics)
     lines.push(
@@ -52,7 +52,7 @@ export function describeReset(plan: ResetPlan): string[] {
   lines.push(`  inbox: ${plan.inboxRows} rows of ${plan.consumer} deleted, with its delivery attempts`);
   if (!groupIsEmpty(plan))
     lines.push(
-      `refused: ${plan.members.length} instance(s) of the consumer are in group ${plan.groupId} (${plan.members.join(', ')}); stop every instance, then run reset again`,
+      `${dryRun ? 'would be refused' : 'refused'}: ${plan.members.length} instance(s) of the consumer are in group ${plan.groupId} (${plan.members.join(', ')}); stop every instance, then run reset ${dryRun ? '--yes' : 'again'}`,
     );
   return lines;
 }
@@ -120,9 +120,13 @@ export async function runReset(
   out: (line: string) => void,
 ): Promise<number> {
   const plan = await planReset(definition, groupId, kafka, pool);
-  for (const line of describeReset(plan)) out(line);
+  for (const line of describeReset(plan, !options.yes)) out(line);
   if (!options.yes) {
-    out('a dry run: nothing was changed. Run it again with --yes to reset.');
+    out(
+      groupIsEmpty(plan)
+        ? 'a dry run: nothing was changed. Run it again with --yes to reset.'
+        : 'a dry run: nothing was changed.',
+    );
     return 0;
   }
   if (!groupIsEmpty(plan)) return 1;

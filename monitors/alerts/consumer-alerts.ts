@@ -146,10 +146,11 @@ sum by (job, instance, consumer, topic) (delta(consumer_lag_records[10m])) > 0`,
       'Consumer at {{ $labels.instance }} does not answer its metrics scrape: it is down or hung, and its topic is not being consumed.',
     rule: { group: GROUP, expr: 'up{job="consumers"} == 0', for: '1m', summary: {} },
     meaning:
-      '`up{job="consumers"} == 0`: a consumer\'s metrics endpoint (9471 seat-availability, 9472 confirmation-email, 9473 sales-ledger) does not answer. The process is dead or hung, and its partitions wait for a rebalance (`CONSUMER_SESSION_TIMEOUT_MS`).',
+      '`up{job="consumers"} == 0`: a consumer\'s metrics endpoint (9471 seat-availability, 9472 confirmation-email, 9473 sales-ledger, or, beside the local stack, any consumer listed in `.stack/prometheus/targets/consumers/`, the instance being its address) does not answer. The process is dead or hung, and its partitions wait for a rebalance (`CONSUMER_SESSION_TIMEOUT_MS`).',
     steps: [
       'Check the process and its last log lines. A crash loop shows as restarts.',
       'Restart it. The inbox makes redelivery harmless.',
+      'Locally, a consumer killed with -9 that you will not start again: delete its file in `.stack/prometheus/targets/consumers/` (the name has its pid), and the alert resolves.',
     ],
   }),
 } as const;

@@ -2,12 +2,14 @@
  * `npm run new-consumer`: in a scratch copy of the project (its node_modules linked, the stack
  * shared), a generated consumer type-checks, lints and passes its own generated test on the first
  * run; the same test fails once the consumer is broken; bad requests are refused with the fix.
- * Started beside the stack, it is scraped by the stack's Prometheus under the consumers' job and
+ * Started beside the stack against real Kafka, it applies a re-emitted older copy (the contract's
+ * late copy) once, and it is scraped by the stack's Prometheus under the consumers' job and
  * watched by ConsumerDown, with no file edited by hand (a kill -9 shows as down, a stop as gone).
  * The scratch copy is removed whatever happens, so nothing generated reaches this checkout.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { readdirSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { cp, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,8 +19,11 @@ import { waitFor } from '../../lib/wait.js';
 import { localStackProgramEnv, projectRoot, stackLayout } from '../../stack/config.js';
 import { SCRAPE_TARGETS_SWITCH, scrapeTargetsDir } from '../../stack/scrape-targets.js';
 import { freePort } from '../slot-monitor/support/alertmanager-process.js';
-import { createTestDatabase, requireStack, uniqueName } from '../support/stack.js';
-import { createTopics, testKafka } from './helpers/stack-fixture.js';
+import { createSchemaRegistry } from '../../lib/schema-registry.js';
+import { produceCloudEvents } from '../support/cloudevent-records.js';
+import { adminQuery, createTestDatabase, requireStack, uniqueName } from '../support/stack.js';
+import { catalogueEvent, catalogueSchemaIds } from './helpers/catalogue-events.js';
+import { connectedProducer, createTopics, testKafka } from './helpers/stack-fixture.js';
 
 const stack = requireStack();
 
@@ -89,6 +94,11 @@ describe('npm run new-consumer', () => {
     expect(unknown.output).toContain(
       'unknown event type seatTeleported; use catalogue names from events/catalogue.ts: seatHeld,',
     );
+    for (const clash of ['slot-monitor', 'connect', 'connector-command']) {
+      const taken = await newConsumer(clash);
+      expect(taken.code, clash).toBe(2);
+      expect(taken.output).toContain(`"${clash}" is the name of another program, tool or Kafka user of the project`);
+    }
     const existing = await newConsumer('sales-ledger');
     expect(existing.code).toBe(2);
     expect(existing.output).toContain('consumer sales-ledger exists already');
@@ -158,7 +168,7 @@ describe('npm run new-consumer', () => {
   );
 
   it(
-    "started beside the stack, a generated consumer is scraped by the stack's Prometheus under the consumers job and watched by ConsumerDown",
+    "started beside the stack, a generated consumer applies a re-emitted older copy once, and is scraped by the stack's Prometheus under the consumers job and watched by ConsumerDown",
     { timeout: 300_000 },
     async () => {
       const name = 'seat-pulse-watched';
@@ -206,7 +216,45 @@ describe('npm run new-consumer', () => {
       let child = start();
       try {
         await wait(async () => (await target())?.health === 'up', `${instance} scraped and up in job consumers`);
-        expect(targetFiles().filter((file) => file.startsWith(`${name}-`))).toEqual([`${name}-${child.pid}.json`]);
+        expect(targetFiles().filter((file) => file.startsWith(`${name}-`))).toEqual([
+          expect.stringMatching(new RegExp(`^${name}-${child.pid}-\\d+\\.json$`)),
+        ]);
+
+        // The contract's late copy through real Kafka: a sale, a newer sale, then the first one re-emitted
+        // as a recovery does (the same ce_id and time, after newer events), then a marker of another show.
+        const registry = createSchemaRegistry(stack.registryUrl);
+        const ids = await catalogueSchemaIds(registry);
+        const sale = (show: string, seat: string, at: number) =>
+          catalogueEvent(ids, 'seatSold', {
+            seat_id: `${show}:A-1-${seat}`,
+            show_id: show,
+            section: 'A',
+            row: '1',
+            seat_number: Number(seat),
+            order_id: randomUUID(),
+            price_cents: 4500,
+            sold_at: at,
+          });
+        const first = { ...sale('late-show', '1', Date.now() - 60_000), id: randomUUID() };
+        const { producer, close: closeProducer } = await connectedProducer(testKafka(stack, prefix));
+        try {
+          await produceCloudEvents(producer, registry, `${prefix}.seat`, [first, sale('late-show', '2', Date.now())]);
+          await produceCloudEvents(producer, registry, `${prefix}.seat`, [first, sale('marker-show', '1', Date.now())]);
+        } finally {
+          await closeProducer();
+        }
+        const counted = async () =>
+          (
+            await adminQuery(
+              database.url,
+              `select show_id, events::int from ${name.replaceAll('-', '_')}.events_per_show order by show_id`,
+            ).catch(() => ({ rows: [] }))
+          ).rows;
+        await wait(async () => (await counted()).some((row) => row.show_id === 'marker-show'), 'the marker counted');
+        expect(await counted()).toEqual([
+          { show_id: 'late-show', events: 2 },
+          { show_id: 'marker-show', events: 1 },
+        ]);
 
         // Killed with -9 it cannot withdraw: its target reads down and ConsumerDown takes it up (pending for its `for`).
         child.kill('SIGKILL');
@@ -217,13 +265,18 @@ describe('npm run new-consumer', () => {
         // Started again it replaces the dead process's file; stopped, it withdraws and the target is gone.
         child = start();
         await wait(async () => (await target())?.health === 'up', `${instance} up again after the restart`);
-        expect(targetFiles().filter((file) => file.startsWith(`${name}-`))).toEqual([`${name}-${child.pid}.json`]);
+        expect(targetFiles().filter((file) => file.startsWith(`${name}-`))).toEqual([
+          expect.stringMatching(new RegExp(`^${name}-${child.pid}-\\d+\\.json$`)),
+        ]);
         child.kill('SIGTERM');
         await once(child, 'exit');
         expect(targetFiles().filter((file) => file.startsWith(`${name}-`))).toEqual([]);
         await wait(async () => (await target()) === undefined, `${instance} no longer a target after a stop`);
       } finally {
         if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+        // A failure after the kill -9 must not leave a down target (ConsumerDown) for the tests after it.
+        for (const file of targetFiles().filter((f) => f.startsWith(`${name}-`)))
+          rmSync(join(scrapeTargetsDir(layout.home), 'consumers', file), { force: true });
         await database.drop();
       }
     },

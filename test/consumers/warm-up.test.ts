@@ -108,7 +108,7 @@ describe('a consumer warms up before its first fetch', () => {
       });
       await expect(start).rejects.toMatchObject({ code: 'topic_missing' });
       await expect(start).rejects.toThrow(
-        `topic ${name}.seat does not exist on this Kafka: the connector creates the event topics`,
+        `topic ${name}.seat does not exist on this Kafka: the event topics (<TOPIC_PREFIX>.seat, <TOPIC_PREFIX>.order) are created when the outbox connector is applied (npm run connector -- apply`,
       );
       // Nothing was created in its place: no dead letter topic for a topic that is not there.
       const admin = kafka.admin();

@@ -9,6 +9,7 @@ import { waitFor } from '../../../lib/wait.js';
 import { parseSlotMonitorConfig } from '../../../monitors/slot-monitor/settings.js';
 import { startSlotMonitor, type RunningSlotMonitor } from '../../../monitors/slot-monitor/slot-monitor.js';
 import { projectRoot } from '../../../stack/config.js';
+import { SCRAPE_TARGETS_SWITCH } from '../../../stack/scrape-targets.js';
 import { track } from '../../support/leak-guard.js';
 
 export type MonitorEnv = Record<string, string>;
@@ -54,7 +55,14 @@ export interface MonitorProcess {
 export async function startMonitorProcess(env: MonitorEnv): Promise<MonitorProcess> {
   const child = spawn(process.execPath, [...TSX_IN_PROCESS, MAIN], {
     cwd: projectRoot,
-    env: { PATH: process.env.PATH ?? '', SLOT_MONITOR_METRICS_PORT: '0', SLOT_MONITOR_LOG_LEVEL: 'info', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      // Not the stack's monitor: it stays out of the stack's Prometheus (a killed one would read down there).
+      [SCRAPE_TARGETS_SWITCH]: 'no',
+      SLOT_MONITOR_METRICS_PORT: '0',
+      SLOT_MONITOR_LOG_LEVEL: 'info',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -81,7 +89,7 @@ export async function startMonitorProcess(env: MonitorEnv): Promise<MonitorProce
 export async function runMonitorCli(args: string[], env: MonitorEnv): Promise<{ code: number | null; output: string }> {
   const child = spawn(process.execPath, [...TSX_IN_PROCESS, MAIN, ...args], {
     cwd: projectRoot,
-    env: { PATH: process.env.PATH ?? '', ...env },
+    env: { PATH: process.env.PATH ?? '', [SCRAPE_TARGETS_SWITCH]: 'no', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -24,10 +24,13 @@ describe('the reset plan', () => {
     ]);
   });
 
-  it('refuses while an instance is in the group, naming it and the fix', () => {
-    const lines = describeReset({ ...plan, groupState: 'Stable', members: ['seat-heatmap on /10.0.0.7'] });
-    expect(lines.at(-1)).toBe(
+  it('refuses while an instance is in the group, naming it and the fix; a dry run says it would', () => {
+    const running = { ...plan, groupState: 'Stable', members: ['seat-heatmap on /10.0.0.7'] };
+    expect(describeReset(running).at(-1)).toBe(
       'refused: 1 instance(s) of the consumer are in group seat-heatmap (seat-heatmap on /10.0.0.7); stop every instance, then run reset again',
+    );
+    expect(describeReset(running, true).at(-1)).toBe(
+      'would be refused: 1 instance(s) of the consumer are in group seat-heatmap (seat-heatmap on /10.0.0.7); stop every instance, then run reset --yes',
     );
   });
 

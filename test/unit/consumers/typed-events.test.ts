@@ -111,6 +111,6 @@ describe('typed events', () => {
     expect(seatSold.parse({ ...sold, row: '3', seat_number: 9 })).toEqual({ ...sold, row: '3', seat_number: 9 });
     // Written before version 2 and read with a reader schema that lacks them: no place, not an invalid payload.
     expect(seatSold.parse(sold)).toEqual({ ...sold, row: null, seat_number: null });
-    expect(() => seatSold.parse({ ...sold, row: '', seat_number: 0 })).toThrow(/row[\s\S]*seat_number/);
+    expect(() => seatSold.parse({ ...sold, row: 'C', seat_number: 0 })).toThrow(/seat_number/);
   });
 });
