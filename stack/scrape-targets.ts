@@ -85,7 +85,7 @@ export interface Announcement {
 
 /** True when the setting allows it; a value that is not a yes or a no switches it off too. */
 function switchedOn(env: NodeJS.ProcessEnv): boolean {
-  const parsed = SWITCH.parser.schema.safeParse(env[SWITCH.env] ?? SWITCH.default);
+  const parsed = SWITCH.parser.schema.safeParse(env[SWITCH.env] || SWITCH.default);
   return parsed.success && parsed.data === true;
 }
 

@@ -187,7 +187,7 @@ describe('npm run new-consumer', () => {
             ...process.env,
             ...localStackProgramEnv(layout),
             STACK_HOME: layout.home,
-            [SCRAPE_TARGETS_SWITCH]: '', // the suite switches the announcement off for its own programs
+            [SCRAPE_TARGETS_SWITCH]: 'yes', // the suite switches the announcement off for its own programs
             CONSUMER_DATABASE_URL: database.url,
             TOPIC_PREFIX: prefix,
             METRICS_PORT: String(port),

@@ -15,7 +15,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectorStatus, isRunning } from '../../connectors/connect-client.js';
 import { liveConnectorConfig } from '../../connectors/connector-lifecycle.js';
-import { createKafka } from '../../lib/kafka.js';
+import { createKafka, ensureTopics } from '../../lib/kafka.js';
 import { waitFor } from '../../lib/wait.js';
 import { localConnectApi, projectRoot, stackEndpoints, stackLayout, stackSettings } from '../../stack/config.js';
 import { stackStatus, type ComponentStatus } from '../../stack/launcher.js';
@@ -77,8 +77,9 @@ async function warmUpConsumerGroups(): Promise<void> {
   });
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ topics: [{ topic: 'failover-drill-warm-up', numPartitions: 1 }], waitForLeaders: true });
-  await admin.disconnect();
+  // ensureTopics, not kafkajs's waitForLeaders: on a fresh broker under load the metadata lags the
+  // creation (UNKNOWN_TOPIC_OR_PARTITION), which kafkajs's own wait throws at once.
+  await ensureTopics(admin, [{ topic: 'failover-drill-warm-up', numPartitions: 1 }]).finally(() => admin.disconnect());
   const consumer = kafka.consumer({ groupId: 'failover-drill-warm-up' });
   let joined = false;
   consumer.on(consumer.events.GROUP_JOIN, () => (joined = true));

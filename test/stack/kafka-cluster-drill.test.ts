@@ -3,7 +3,8 @@
  * replication from the stack's settings), its own Connect worker running the outbox connector, the
  * seat availability consumer as a child process, and holds at a steady rate. The node leading the
  * seat topic's first partition is killed with -9 under load and started again: nothing is lost on
- * the way (outbox = Kafka = inbox, and reconciliation agrees), nothing is doubled, Connect and the
+ * the way (outbox = Kafka = inbox, and reconciliation agrees), no effect is doubled (a record Kafka
+ * holds twice is the same record, which the inbox absorbs), Connect and the
  * consumer carried on without a restart, and every topic has three replicas, two in sync required.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,12 +32,20 @@ const SEATS_PER_ROW = 50;
 /** Holds per second while the drill runs: steady, small enough for a 2-core machine shared with others. */
 const HOLDS_PER_SECOND = 10;
 
-/** The ce_ids written to Kafka more than once, each with the partition/offset of every copy. */
-function doubled(records: readonly CollectedRecord[]): string[] {
-  const seen = new Map<string, string[]>();
-  for (const r of records)
-    seen.set(r.headers.ce_id ?? '', [...(seen.get(r.headers.ce_id ?? '') ?? []), `${r.partition}/${r.offset}`]);
-  return [...seen].filter(([, at]) => at.length > 1).map(([id, at]) => `${id} at ${at.join(', ')}`);
+/** The ce_ids written to Kafka more than once: each with the partition/offset of every copy. */
+function doubled(records: readonly CollectedRecord[]): Map<string, CollectedRecord[]> {
+  const seen = new Map<string, CollectedRecord[]>();
+  for (const r of records) seen.set(r.headers.ce_id ?? '', [...(seen.get(r.headers.ce_id ?? '') ?? []), r]);
+  return new Map([...seen].filter(([, copies]) => copies.length > 1));
+}
+
+/** The doubled ce_ids whose copies are not the same record (key, value bytes, partition): a re-send must be one. */
+function copiesThatDiffer(records: readonly CollectedRecord[]): string[] {
+  return [...doubled(records)]
+    .filter(([, [first, ...rest]]) =>
+      rest.some((r) => r.key !== first?.key || r.partition !== first.partition || !r.value.equals(first.value)),
+    )
+    .map(([id, copies]) => `${id} at ${copies.map((r) => `${r.partition}/${r.offset}`).join(', ')}`);
 }
 
 /** Replicas and min.insync.replicas of each topic, as the cluster reports them. */
@@ -199,8 +208,12 @@ describe('a three-broker Kafka cluster loses nothing when a broker is killed wit
         description: 'every outbox row in the inbox',
       });
       expect(inboxes === undefined ? [] : await inboxIds(inboxes.pool, group)).toEqual([...ids].sort());
-      // Nothing doubled: idempotent producers write a retried batch once (Connect was never restarted).
-      expect(doubled(collector.records)).toEqual([]);
+      // Nothing doubled where it counts: each event's effect once (the inbox above). On Kafka, a CI run
+      // once saw a batch of Connect's idempotent producer written twice across the broker kill (5
+      // records, the same bytes at consecutive offsets): a re-send the contract allows (a late copy,
+      // same ce_id), so any copy must be the same record, on the same partition, and is counted here.
+      expect(copiesThatDiffer(collector.records)).toEqual([]);
+      console.info(`kafka cluster drill: ${doubled(collector.records).size} events written to Kafka twice`);
       const reconciled = await runChildProgram('monitors/reconciliation/main.ts', {
         RECONCILE_SEAT_DB_URL: adminUrl,
         RECONCILE_CONSUMER_DB_URL: inboxes?.url ?? '',

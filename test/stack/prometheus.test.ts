@@ -14,7 +14,8 @@ import { waitFor } from '../../lib/wait.js';
 import { jobWatchdogSettings } from '../../monitors/job-watchdog/settings.js';
 import { slotMonitorSettings } from '../../monitors/slot-monitor/settings.js';
 import { holdSweeperSettings } from '../../seat-service/sweeper-settings.js';
-import { projectRoot } from '../../stack/config.js';
+import { projectRoot, stackLayout } from '../../stack/config.js';
+import { scrapeTargetsDir } from '../../stack/scrape-targets.js';
 import { SCRAPE_PORTS, prometheusConfig } from '../../stack/prometheus-config.js';
 import { freePort, startAlertmanager, type AlertmanagerProcess } from '../slot-monitor/support/alertmanager-process.js';
 import { received, startWebhookReceiver, type WebhookReceiver } from '../slot-monitor/support/webhook-receiver.js';
@@ -52,12 +53,28 @@ describe("the stack's Prometheus", () => {
     expect(alertmanagers.map((am) => am.url)).toEqual([`${stack.alertmanagerUrl}/api/v2/alerts`]);
   });
 
-  it('scrapes the slot monitor, job watchdog, hold sweeper and consumers on their default metrics ports', async () => {
+  it('scrapes the slot monitor, job watchdog, hold sweeper and consumers on their default metrics ports, and what programs announced', async () => {
     const targets = (await (await fetch(`${stack.prometheusUrl}/api/v1/targets`)).json()) as TargetsApi;
     const scraped = targets.data.activeTargets.map((target) => `${target.labels.job} ${target.scrapeUrl}`).sort();
-    const expected = Object.entries(SCRAPE_PORTS)
-      .flatMap(([job, ports]) => ports.map((port) => `${job} http://127.0.0.1:${port}/metrics`))
-      .sort();
+    // Besides the default ports, exactly what running programs announced (stack/scrape-targets.ts).
+    const folder = scrapeTargetsDir(stackLayout().home);
+    const announced = Object.keys(SCRAPE_PORTS).flatMap((job) =>
+      readdirSync(join(folder, job))
+        .filter((file) => file.endsWith('.json'))
+        .flatMap((file) =>
+          (JSON.parse(readFileSync(join(folder, job, file), 'utf8')) as { targets: string[] }[]).flatMap((group) =>
+            group.targets.map((address) => `${job} http://${address}/metrics`),
+          ),
+        ),
+    );
+    const expected = [
+      ...new Set([
+        ...Object.entries(SCRAPE_PORTS).flatMap(([job, ports]) =>
+          ports.map((port) => `${job} http://127.0.0.1:${port}/metrics`),
+        ),
+        ...announced,
+      ]),
+    ].sort();
     expect(scraped).toEqual(expected);
     const defaults = (settings: { metricsPort: { default: string | undefined } }) =>
       Number(settings.metricsPort.default);

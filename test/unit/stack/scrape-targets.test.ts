@@ -93,6 +93,10 @@ describe('announcing a program to the local stack’s Prometheus', () => {
         undefined,
       );
     expect(readdirSync(scrapeTargetsDir(running))).toEqual([]);
+    // Empty is unset: the default, yes.
+    expect(
+      announceScrapeTarget({ ...options, env: { STACK_HOME: running, [SCRAPE_TARGETS_SWITCH]: '' } }),
+    ).toBeDefined();
   });
 
   it('a launch of Prometheus clears what killed programs left', () => {
