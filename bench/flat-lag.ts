@@ -11,9 +11,16 @@ import { atScale } from './scales.js';
 import { type OpenLoopHarness, type Written, startOpenLoopHarness } from './open-loop.js';
 import { percentiles } from './report.js';
 
-const ALLOWED_RISE_MS = 500;
+/** How far the late median lag may rise above the early one in a flat window. */
+export const ALLOWED_RISE_MS = 500;
 
-function medianLag(written: Written, seen: Map<string, { done?: number }>, fromMs: number, toMs: number): number {
+/** The median scheduled → done lag of the events due in [fromMs, toMs) that `seen` has done. */
+export function medianLag(
+  written: Written,
+  seen: Map<string, { done?: number }>,
+  fromMs: number,
+  toMs: number,
+): number {
   const lags = [...written].flatMap(([id, w]) => {
     const done = seen.get(id)?.done;
     return done === undefined || w.scheduled < fromMs || w.scheduled >= toMs ? [] : [Math.round(done - w.scheduled)];

@@ -4,7 +4,7 @@
  * every latency is measured from the scheduled time, so a stalled writer or pipeline shows up as
  * latency (no coordinated omission). The three consumers run in-process on the runtime.
  */
-import { createSmtpTransport } from '../consumers/confirmation-email/send-confirmation.js';
+import { createEmailSender } from '../consumers/confirmation-email/send-confirmation.js';
 import { confirmationEmailConsumer } from '../consumers/confirmation-email/consumer.js';
 import { startConsumer } from '../consumers/runtime/consumer.js';
 import { RuntimeEvents } from '../consumers/runtime/lifecycle.js';
@@ -28,7 +28,7 @@ const SEATS = 2_000;
 /** Per event id: when the generator meant to write it, and when its transaction had committed. */
 export type Written = Map<string, { scheduled: number; committed: number }>;
 /** Per event id, as one consumer saw it: Kafka record timestamp, handed to the handler, effect committed. */
-type Seen = Map<string, { appended: number; handed: number; done?: number }>;
+export type Seen = Map<string, { appended: number; handed: number; done?: number }>;
 
 interface Watched {
   label: string;
@@ -71,7 +71,7 @@ function watchTransactional(definition: ConsumerDefinition, events: RuntimeEvent
 }
 
 /** External effects: "handed" when the send starts, "done" when the SMTP server accepted it. */
-function watchExternal(definition: ConsumerDefinition, seen: Seen): ConsumerDefinition {
+export function watchExternal(definition: ConsumerDefinition, seen: Seen): ConsumerDefinition {
   if (definition.effects.kind !== 'external') return definition;
   const effects = definition.effects;
   return {
@@ -99,6 +99,7 @@ export async function generate(
   rate: number,
   durationMs: number,
   written: Written,
+  workload: { ordersOnly?: boolean } = {},
 ): Promise<number> {
   const total = Math.round((rate * durationMs) / 1000);
   const start = Date.now();
@@ -109,13 +110,17 @@ export async function generate(
     if (due > next) {
       const first = next;
       writes.push(
-        writeWorkload(service, { from: from + first, count: due - first, seats: SEATS, withOrders: true }).then(
-          (rows) => {
-            const committed = Date.now();
-            for (const row of rows)
-              written.set(row.id, { scheduled: start + ((row.index - from) * 1000) / rate, committed });
-          },
-        ),
+        writeWorkload(service, {
+          from: from + first,
+          count: due - first,
+          seats: SEATS,
+          withOrders: true,
+          ordersOnly: workload.ordersOnly ?? false,
+        }).then((rows) => {
+          const committed = Date.now();
+          for (const row of rows)
+            written.set(row.id, { scheduled: start + ((row.index - from) * 1000) / rate, committed });
+        }),
       );
       next = due;
     }
@@ -258,7 +263,7 @@ export async function startOpenLoopHarness(
   const connectUrl = options.connectUrl ?? ctx.stack.connectUrl;
   const pipeline = await startBenchSeatPipeline(ctx, label, connectUrl);
   const smtp = await startDiscardingSmtp();
-  const transport = createSmtpTransport({
+  const transport = createEmailSender({
     smtpHost: '127.0.0.1',
     smtpPort: smtp.port,
     smtpSecure: false,
@@ -302,7 +307,7 @@ export async function startOpenLoopHarness(
     const definitions = [
       seatAvailabilityConsumer('bench-seats', prefix),
       salesLedgerConsumer('bench-ledger', prefix),
-      confirmationEmailConsumer('bench-email', prefix, transport, 'bench@example.test', 600_000, 4),
+      confirmationEmailConsumer('bench-email', prefix, transport, 600_000),
     ];
     running.push(
       ...(await startWatchedConsumers(

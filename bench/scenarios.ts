@@ -3,6 +3,7 @@ import type { Scenario } from './context.js';
 import { backlogDrainScenario } from './backlog-drain.js';
 import { connectCrashScenario } from './connect-crash.js';
 import { connectFailoverScenario } from './connect-failover.js';
+import { emailScenario } from './email.js';
 import { flatLagScenario } from './flat-lag.js';
 import { openLoopScenario } from './open-loop.js';
 import { pollingRelayScenario } from './polling-relay.js';
@@ -13,6 +14,7 @@ import { stadiumRehearsalScenario } from './stadium-rehearsal.js';
 export const SCENARIOS: readonly Scenario[] = [
   backlogDrainScenario,
   openLoopScenario,
+  emailScenario,
   pollingRelayScenario,
   flatLagScenario,
   connectCrashScenario,

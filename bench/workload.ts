@@ -3,7 +3,8 @@
  * writer (Avro through the registry), one transaction per call. Event `index` belongs to seat
  * `index % seats`, at step `index / seats + seat` of that seat's cycle (held, released, held,
  * sold; staggered by seat so that a sale is one event in four at any time), with orders the
- * order.confirmed of a sale in the same transaction.
+ * order.confirmed of a sale in the same transaction. With `ordersOnly`, each event is an
+ * order.confirmed of its own (the email bench, whose rate is emails per second).
  */
 import type { EventPayloads } from '../events/catalogue.js';
 import { withTransaction } from '../lib/postgres.js';
@@ -11,6 +12,26 @@ import type { PendingEvent } from '../seat-service/event-writer.js';
 import type { SeatService } from '../seat-service/service.js';
 
 const SHOWS = 4;
+
+function orderConfirmed(
+  order: string,
+  seat: number,
+  base: { seat_id: string; show_id: string; hold_id: string },
+  at: number,
+): PendingEvent {
+  const payload: EventPayloads['orderConfirmed'] = {
+    order_id: order,
+    show_id: base.show_id,
+    hold_id: base.hold_id,
+    buyer_id: `buyer-${seat}`,
+    buyer_email: `buyer-${seat}@example.test`,
+    seat_ids: [base.seat_id],
+    total_cents: 4500,
+    currency: 'EUR',
+    confirmed_at: at,
+  };
+  return { name: 'orderConfirmed', payload };
+}
 
 function seatEvents(index: number, seats: number, at: number, withOrders: boolean): PendingEvent[] {
   const seat = index % seats;
@@ -55,18 +76,7 @@ function seatEvents(index: number, seats: number, at: number, withOrders: boolea
         } satisfies EventPayloads['seatSold'],
       };
       if (!withOrders) return [sold];
-      const confirmed: EventPayloads['orderConfirmed'] = {
-        order_id: order,
-        show_id: base.show_id,
-        hold_id: base.hold_id,
-        buyer_id: `buyer-${seat}`,
-        buyer_email: `buyer-${seat}@example.test`,
-        seat_ids: [base.seat_id],
-        total_cents: 4500,
-        currency: 'EUR',
-        confirmed_at: at,
-      };
-      return [sold, { name: 'orderConfirmed', payload: confirmed }];
+      return [sold, orderConfirmed(order, seat, base, at)];
     }
   }
 }
@@ -77,11 +87,17 @@ function seatEvents(index: number, seats: number, at: number, withOrders: boolea
  */
 export async function writeWorkload(
   service: SeatService,
-  options: { from: number; count: number; seats: number; withOrders?: boolean; at?: Date },
+  options: { from: number; count: number; seats: number; withOrders?: boolean; ordersOnly?: boolean; at?: Date },
 ): Promise<{ id: string; index: number }[]> {
   const at = options.at ?? new Date();
+  const eventsOf = (index: number): PendingEvent[] => {
+    if (!options.ordersOnly) return seatEvents(index, options.seats, at.getTime(), options.withOrders ?? false);
+    const seat = index % options.seats;
+    const base = { seat_id: `seat-${seat}`, show_id: `show-${seat % SHOWS}`, hold_id: `hold-${index}` };
+    return [orderConfirmed(`order-${index}`, seat, base, at.getTime())];
+  };
   const indexed = Array.from({ length: options.count }, (_, i) =>
-    seatEvents(options.from + i, options.seats, at.getTime(), options.withOrders ?? false).map((event) => ({
+    eventsOf(options.from + i).map((event) => ({
       event,
       index: options.from + i,
     })),

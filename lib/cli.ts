@@ -6,7 +6,7 @@
  * on a signal (see lib/shutdown.ts).
  */
 import { PipelineError, causeChain, errorMessage, isRetryableKafkaError, isRetryablePgError } from './errors.js';
-import { createLogger, isLogLevel, type Logger, type LogLevel } from './logger.js';
+import { createLogger, isLogLevel, type CreateLoggerOptions, type Logger, type LogLevel } from './logger.js';
 import {
   ConfigError,
   envExample,
@@ -26,6 +26,8 @@ export interface ProgramOptions<T extends SettingsTable> {
   parse?: (env: NodeJS.ProcessEnv) => Config<T>;
   /** The log level from the parsed settings; LOG_LEVEL (default info) otherwise. */
   logLevel?: (config: Config<T>) => LogLevel;
+  /** Where the logs go; stdout when omitted. A program whose stdout is read by its parent logs to stderr. */
+  logDestination?: CreateLoggerOptions['destination'];
   argv?: string[];
 }
 
@@ -56,7 +58,11 @@ async function runProgram<T extends SettingsTable>(options: ProgramOptions<T>): 
   let logger: Logger | undefined;
   try {
     const config = (options.parse ?? ((env) => parseSettings(options.settings, env)))(process.env);
-    logger = createLogger({ name: program, level: options.logLevel?.(config) ?? defaultLogLevel() });
+    logger = createLogger({
+      name: program,
+      level: options.logLevel?.(config) ?? defaultLogLevel(),
+      destination: options.logDestination,
+    });
     return await options.main(config, args, logger);
   } catch (err) {
     if (err instanceof ConfigError) {

@@ -110,6 +110,11 @@ export const ERROR_CODES = {
     transient: false,
     meaning: 'After a promotion the replication slot is not on the new primary (or cannot be used there).',
   },
+  smtp_throttled: {
+    transient: true,
+    meaning:
+      'The SMTP provider asked to slow down (421 or 451), or a send would wait too long for the pace its earlier answers set: the email waits and the pace is lowered.',
+  },
   smtp_unavailable: { transient: true, meaning: 'The SMTP server did not take the message (or refused to encrypt).' },
   standby_down: { transient: false, meaning: 'A failover was asked for, but the standby does not answer.' },
   topic_missing: {

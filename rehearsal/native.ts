@@ -1,6 +1,6 @@
 /**
  * The native rehearsal environment: the native stack, the seat and consumer databases prepared,
- * the outbox connector applied, a local SMTP sink, and the rehearsal's programs (three consumers,
+ * the outbox connector applied, a local email provider (its own process, 100 ms a message), and the rehearsal's programs (three consumers,
  * the hold sweeper, the slot monitor and the job watchdog), each its own process.
  */
 import { applyOutboxConnector } from '../connectors/outbox-connector.js';
@@ -18,7 +18,7 @@ import { localKafkaClientEnv } from '../stack/kafka-security.js';
 import { startStack } from '../stack/launcher.js';
 import { REHEARSAL_ROLES, prepareRehearsalDatabases } from './databases.js';
 import type { RehearsalEnvironment } from './environment.js';
-import { startMailSink } from './mail-sink.js';
+import { spawnProvider } from '../bench/provider/client.js';
 import { ProgramSet, type ProgramSpec } from './programs.js';
 import type { RehearsalConfig } from './settings.js';
 
@@ -200,7 +200,7 @@ export async function openNativeEnvironment(config: RehearsalConfig, logger: Log
   });
   await applyOutboxConnector(connector, logger);
 
-  const mail = await startMailSink(config.smtpPort);
+  const mail = await spawnProvider({ smtpPort: config.smtpPort, acceptDelayMs: config.smtpAcceptDelayMs });
   const programs = new ProgramSet(layout.logDir);
   // The consumers log in as their own role, the owner of their database, never as the superuser.
   const specs = programSpecs(
@@ -234,7 +234,7 @@ export async function openNativeEnvironment(config: RehearsalConfig, logger: Log
     await programs.start(spec(WATCHDOG));
   } catch (err) {
     await programs.stopAll([WATCHDOG]);
-    await mail.close();
+    await mail.stop();
     throw err;
   }
 
@@ -245,7 +245,7 @@ export async function openNativeEnvironment(config: RehearsalConfig, logger: Log
     consumerAdminUrl,
     alertmanagerUrl: endpoints.alertmanagerUrl,
     slotName: connector.slotName,
-    emailMessageIds: () => Promise.resolve([...mail.messageIds]),
+    emailMessageIds: () => mail.messageIds(),
     drillContext: (downMs, drillLogger) => ({
       layout,
       programs,
@@ -262,7 +262,7 @@ export async function openNativeEnvironment(config: RehearsalConfig, logger: Log
       if (keepRunning) return;
       // The watchdog first: stopped after the sweeper it would see the sweeper's runs stop.
       await programs.stopAll([WATCHDOG, SLOT_MONITOR, SWEEPER]);
-      await mail.close();
+      await mail.stop();
     },
   };
 }

@@ -89,13 +89,21 @@ export const rehearsalSettings = defineSettings('rehearsal', {
     env: 'REHEARSAL_SMTP_PORT',
     default: '2525',
     parser: zPort(),
-    description: 'Port of the local SMTP sink that receives the confirmation emails (native mode).',
+    description:
+      'Port of the local email provider that receives the confirmation emails (native mode; its own process, bench/provider).',
+  },
+  smtpAcceptDelayMs: {
+    env: 'REHEARSAL_SMTP_ACCEPT_DELAY_MS',
+    default: '100',
+    parser: zDurationMs({ min: 0, example: '100' }),
+    description:
+      "How long the local email provider takes to accept each message (native mode): a real provider's 50–300 ms, so the email's latency in the report is one a ticketing company would see.",
   },
   keepRunning: {
     env: 'REHEARSAL_KEEP_CONSUMERS',
     default: 'no',
     parser: zString({ pattern: /^(yes|no)$/, expected: 'yes or no', example: 'no' }),
-    description: 'yes leaves the consumers, monitor and mail sink running after the report (stop with Ctrl-C).',
+    description: 'yes leaves the consumers, monitor and email provider running after the report (stop with Ctrl-C).',
   },
   drills: {
     env: 'REHEARSAL_DRILLS',

@@ -8,6 +8,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { providerSettings } from '../bench/provider/settings.js';
 import { benchSettings } from '../bench/settings.js';
 import { connectorSettings } from '../connectors/settings.js';
 import { confirmationEmailSettings } from '../consumers/confirmation-email/consumer.js';
@@ -42,6 +43,7 @@ export const PROGRAM_SETTINGS: Record<string, SettingsDefinition<SettingsTable>>
   'hold-sweeper': holdSweeperSettings,
   'job-watchdog': jobWatchdogSettings,
   bench: benchSettings,
+  'smtp-provider': providerSettings,
 };
 
 /** The Markdown file that holds every program's settings table. */

@@ -1,19 +1,12 @@
 /** `npm run consumer:confirmation-email [-- --help]` */
 import { runConsumerProgram } from '../runtime/index.js';
 import { confirmationEmailConsumer, confirmationEmailSettings } from './consumer.js';
-import { createSmtpTransport } from './send-confirmation.js';
+import { createEmailSender } from './send-confirmation.js';
 
 runConsumerProgram(confirmationEmailSettings, (config) => {
-  const transport = createSmtpTransport(config);
+  const sender = createEmailSender(config);
   return {
-    definition: confirmationEmailConsumer(
-      config.groupId,
-      config.topicPrefix,
-      transport,
-      config.mailFrom,
-      config.claimAbandonedAfterMs,
-      config.sendConcurrency,
-    ),
-    release: () => transport.close(),
+    definition: confirmationEmailConsumer(config.groupId, config.topicPrefix, sender, config.claimAbandonedAfterMs),
+    release: () => sender.close(),
   };
 });

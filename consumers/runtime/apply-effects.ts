@@ -3,18 +3,23 @@
  * Transactional effects: one transaction for the inbox rows, the effects of the new events, and
  * the clearing of the partition's attempt counts.
  * External effects: claim the group's inbox rows (with this instance's token), perform, stamp;
- * a stamp that failed after the effect was performed is retried without performing again.
+ * a stamp that failed after the effect was performed is retried without performing again. An
+ * event that comes past its `dead-letter` deadline and was never performed is neither claimed nor
+ * performed: it is handed back as expired, to be dead-lettered.
  */
 import { withTransaction } from '../../lib/postgres.js';
 import type { PartitionControl, ProcessingContext } from './context.js';
 import { clearAttempts } from './delivery-attempts.js';
 import { TransientError } from './failures.js';
-import { claimForExternalEffects, firstOccurrences, insertInboxRows, markEffectsSent } from './inbox.js';
+import { claimForExternalEffects, effectsSent, firstOccurrences, insertInboxRows, markEffectsSent } from './inbox.js';
+import { expiredOnArrival } from './delivery.js';
 import type { ConsumedEvent, ExternalEffects, TransactionalEffects } from './types.js';
 
 export interface EffectsOutcome {
   applied: ConsumedEvent[];
   duplicates: number;
+  /** External effects: events that came past their `dead-letter` deadline, not performed; to be dead-lettered. */
+  expired: ConsumedEvent[];
 }
 
 /** Attempt counts to forget with the effects: the partition's, through this offset. */
@@ -39,7 +44,7 @@ async function applyInOneTransaction(
       if (applied.length > 0) await effects.apply(client, applied);
       if (clear !== undefined)
         await clearAttempts(client, consumer, control.topic, control.partition, clear.throughOffset);
-      return { applied, duplicates: events.length - applied.length };
+      return { applied, duplicates: events.length - applied.length, expired: [] };
     },
     { retries: 0 },
   );
@@ -70,8 +75,16 @@ async function applyWithClaims(
   clear: ClearCounts | undefined,
 ): Promise<EffectsOutcome> {
   const consumer = ctx.definition.name;
-  const outcome: EffectsOutcome = { applied: [], duplicates: 0 };
-  const toClaim = events.filter((event) => !ctx.performedNotStamped.has(event.id));
+  const outcome: EffectsOutcome = { applied: [], duplicates: 0, expired: [] };
+  const now = Date.now();
+  const expiring = new Set(
+    events
+      .filter((e) => !ctx.performedNotStamped.has(e.id) && expiredOnArrival(ctx.definition, ctx.policy, e.record, now))
+      .map((e) => e.id),
+  );
+  // Past its deadline and never sent: not claimed, not sent; its dead letter is written before the commit.
+  const sentBefore = await effectsSent(ctx.pool, consumer, [...expiring]);
+  const toClaim = events.filter((event) => !ctx.performedNotStamped.has(event.id) && !expiring.has(event.id));
   const claims = await claimForExternalEffects(
     ctx.pool,
     consumer,
@@ -89,6 +102,11 @@ async function applyWithClaims(
         continue;
       }
       handled.add(event.id);
+      if (expiring.has(event.id)) {
+        if (sentBefore.has(event.id)) outcome.duplicates += 1;
+        else outcome.expired.push(event);
+        continue;
+      }
       if (!ctx.performedNotStamped.has(event.id)) {
         const claim = claims.get(event.id);
         if (claim === 'already done') {

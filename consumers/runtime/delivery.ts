@@ -17,11 +17,27 @@ function finiteTimes(...values: (number | undefined)[]): number[] {
  * When the event's deadline starts: its ce_time (or the Kafka timestamp when ce_time is
  * unreadable), or the moment a redrive put it back, whichever is later.
  */
-function deadlineStartMs(record: SourceRecord): number {
+export function deadlineStartMs(record: SourceRecord): number {
   const ceTime = Date.parse(headerValue(record.headers, 'ce_time') ?? '');
   const redrivenAt = Date.parse(headerValue(record.headers, REDRIVEN_AT_HEADER) ?? '');
   const produced = Number.isFinite(ceTime) ? ceTime : Number(record.timestamp);
   return Math.max(...finiteTimes(produced, redrivenAt), 0);
+}
+
+/**
+ * Whether an event comes already past its deadline under the `dead-letter` policy (a provider
+ * down for hours, a backlog, a recovery's re-emit): it is dead-lettered as `deadline exceeded`
+ * instead of performed, for a person to decide on (a redrive gives it a deadline of its own).
+ */
+export function expiredOnArrival(
+  definition: ConsumerDefinition,
+  policy: DeliveryPolicy,
+  record: SourceRecord,
+  now = Date.now(),
+): boolean {
+  const spec = eventTypeSpec(definition.eventTypes, headerValue(record.headers, 'ce_type') ?? '');
+  if (spec?.whenLate !== 'dead-letter') return false;
+  return now >= deadlineStartMs(record) + (spec.deadlineMs ?? policy.deadlineMs);
 }
 
 export interface Lateness {

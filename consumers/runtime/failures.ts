@@ -72,7 +72,8 @@ export class PoisonError extends PipelineError {
 }
 
 export type Failure =
-  | { kind: 'infrastructure'; code: string; message: string }
+  /** `retryAfterMs`: the failure says when to try again (a provider's "slow down"), in place of the backoff. */
+  | { kind: 'infrastructure'; code: string; message: string; retryAfterMs?: number }
   | { kind: 'poison'; reason: DeadLetterReason; message: string }
   /** `code`: the error's class (`TypeError`, …); `stack`: where in the consumer's code it was thrown. */
   | { kind: 'handler-bug'; code: string; message: string; stack: string };
@@ -147,5 +148,20 @@ export function classifyFailure(err: unknown): Failure {
   }
   const bug = programmingError(chain);
   if (bug !== undefined) return { kind: 'handler-bug', code: bug.name, message, stack: bug.stack ?? String(bug) };
-  return { kind: 'infrastructure', code: failureCode(err), message };
+  const retryAfterMs = retryAfterOf(chain);
+  return {
+    kind: 'infrastructure',
+    code: failureCode(err),
+    message,
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+  };
+}
+
+/** The first `retryAfterMs` one of our errors in the chain carries in its details. */
+function retryAfterOf(chain: readonly unknown[]): number | undefined {
+  for (const link of chain) {
+    const hint = link instanceof PipelineError ? link.details.retryAfterMs : undefined;
+    if (typeof hint === 'number' && Number.isFinite(hint) && hint >= 0) return hint;
+  }
+  return undefined;
 }

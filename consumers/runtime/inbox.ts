@@ -102,6 +102,16 @@ export async function claimForExternalEffects(
   );
 }
 
+/** Of `eventIds`, the ones whose external effect is stamped done. */
+export async function effectsSent(pool: Pool, consumer: string, eventIds: readonly string[]): Promise<Set<string>> {
+  if (eventIds.length === 0) return new Set();
+  const { rows } = await pool.query<{ event_id: string }>(
+    /* sql */ `SELECT event_id FROM inbox WHERE consumer = $1 AND event_id = ANY($2::text[]) AND status = 'sent'`,
+    [consumer, eventIds],
+  );
+  return new Set(rows.map((row) => row.event_id));
+}
+
 /** Stamps the external effects as done, in one statement. */
 export async function markEffectsSent(pool: Pool, consumer: string, eventIds: readonly string[]): Promise<void> {
   if (eventIds.length === 0) return;

@@ -31,6 +31,8 @@ export interface RuntimeEventMap {
   batchFinished: [Where & { size: number; durationMs: number }];
   eventHandled: [Where & { ageMs: number }];
   partitionProgress: [Where & { lag: number }];
+  /** The partition's oldest event not yet handled, by when its deadline started (ce_time, or its redrive); undefined: none waits. */
+  waiting: [Where & { sinceMs: number | undefined }];
   groupJoined: [{ memberId: string }];
   crashed: [{ error: unknown; restart: boolean }];
 }

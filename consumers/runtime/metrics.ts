@@ -2,7 +2,16 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { RuntimeEvents } from './lifecycle.js';
 
-export function registerConsumerMetrics(registry: Registry, consumer: string, events: RuntimeEvents): void {
+/**
+ * `deadlineMs`: the consumer's EVENT_DEADLINE_MS, exposed so that the backlog alert can judge an
+ * event's wait against it.
+ */
+export function registerConsumerMetrics(
+  registry: Registry,
+  consumer: string,
+  events: RuntimeEvents,
+  deadlineMs: number,
+): void {
   const registers = [registry];
   const processed = new Counter({
     name: 'consumer_events_processed_total',
@@ -79,6 +88,33 @@ export function registerConsumerMetrics(registry: Registry, consumer: string, ev
     labelNames: ['consumer', 'topic', 'partition'],
     registers,
   });
+  new Gauge({
+    name: 'consumer_event_deadline_seconds',
+    help: "How late this consumer's effects may be (EVENT_DEADLINE_MS).",
+    labelNames: ['consumer'],
+    registers,
+  }).set({ consumer }, deadlineMs / 1000);
+  /** Per partition (`topic/partition`): since when its oldest event not yet handled has been waiting. */
+  const waitingSince = new Map<string, { topic: string; partition: string; sinceMs: number }>();
+  new Gauge({
+    name: 'consumer_oldest_waiting_event_age_seconds',
+    help: 'Per partition, age (from ce_time, or its redrive) of the oldest fetched event not yet handled: an unsent email, an unapplied change; absent when none waits.',
+    labelNames: ['consumer', 'topic', 'partition'],
+    registers,
+    collect() {
+      this.reset();
+      const now = Date.now();
+      for (const { topic, partition, sinceMs } of waitingSince.values())
+        this.set({ consumer, topic, partition }, Math.max(0, now - sinceMs) / 1000);
+    },
+  });
+  events.on('waiting', ({ topic, partition, sinceMs }) => {
+    const key = `${topic}/${partition}`;
+    if (sinceMs === undefined) waitingSince.delete(key);
+    else waitingSince.set(key, { topic, partition: String(partition), sinceMs });
+  });
+  // A rebalance hands partitions to others: what this member waited on is theirs now.
+  events.on('groupJoined', () => waitingSince.clear());
   /** The failure code now shown per partition, so a new code replaces the old series. */
   const shownCode = new Map<string, string>();
   const clearFailing = (topic: string, partition: string) => {

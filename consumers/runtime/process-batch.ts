@@ -30,7 +30,7 @@ import { sendToDeadLetterTopic } from './dead-letter.js';
 import { startEventSpans } from './event-spans.js';
 import { type Decision, type DecisionInput, type Outcome as TryOutcome, type Unit, decide } from './decision.js';
 import { type AttemptCount, type AttemptKey, clearAttempts } from './delivery-attempts.js';
-import { type Delivery, latenessOf, recordIds } from './delivery.js';
+import { type Delivery, deadlineStartMs, latenessOf, recordIds } from './delivery.js';
 import { type Failure, classifyFailure } from './failures.js';
 import { headerValue } from './headers.js';
 import {
@@ -41,7 +41,7 @@ import {
   crashedBefore,
   nextStep,
 } from './partition-state.js';
-import type { SourceRecord } from './types.js';
+import type { ConsumedEvent, SourceRecord } from './types.js';
 
 /** `held`: a retry wait is due and the partition is paused; the batch ends here. */
 type Outcome = 'done' | 'held' | 'abandoned';
@@ -61,6 +61,7 @@ export async function processBatch(
   let index = 0;
   while (index < records.length && control.active()) {
     const record = records[index] as SourceRecord;
+    reportWaiting(ctx, control, record);
     const step = nextStep(state, record.offset);
     const work =
       step.kind === 'dead-letter'
@@ -73,6 +74,16 @@ export async function processBatch(
     index += advance;
     if (!(await control.heartbeat())) return;
   }
+  if (index >= records.length) reportWaiting(ctx, control, undefined);
+}
+
+/** The oldest event of the partition not yet handled (the batch's first not done), or none: the backlog alert's source. */
+function reportWaiting(ctx: ProcessingContext, control: PartitionControl, record: SourceRecord | undefined): void {
+  ctx.events.emit('waiting', {
+    topic: control.topic,
+    partition: control.partition,
+    sinceMs: record === undefined ? undefined : deadlineStartMs(record),
+  });
 }
 
 /**
@@ -232,7 +243,7 @@ async function followDecision(
       );
     }
     case 'wait': {
-      const delayMs = retryWait(ctx, decision.backoffAttempt, decision.maxDelayMs);
+      const delayMs = retryWait(ctx, decision.backoffAttempt, decision.maxDelayMs, failure);
       if (failure !== undefined) work.logWait(failure, facts.attempt + 1, delayMs);
       const hold: Hold = {
         offset: work.first.offset,
@@ -407,6 +418,7 @@ async function applyAndCommit(
     ctx.events.emit('eventHandled', { ...where, ageMs: Date.now() - event.timeMs });
   }
   if (outcome.duplicates > 0) ctx.events.emit('duplicate', { ...where, count: outcome.duplicates });
+  await deadLetterExpired(ctx, outcome.expired);
   for (const d of deliveries)
     if (d.event === undefined)
       ctx.events.emit('skipped', { ...where, type: headerValue(d.record.headers, 'ce_type') ?? '' });
@@ -416,6 +428,38 @@ async function applyAndCommit(
     done ? undefined : new Error('the offsets were not committed (the batch was abandoned); the events come again'),
   );
   return done;
+}
+
+/**
+ * Events that came past their `dead-letter` deadline, never performed: dead-lettered as `deadline
+ * exceeded` before the group's offsets are committed (a failure here fails the group, which comes
+ * again: a second dead letter of the same event is harmless, a redrive is deduplicated).
+ */
+async function deadLetterExpired(ctx: ProcessingContext, expired: readonly ConsumedEvent[]): Promise<void> {
+  const consumer = ctx.definition.name;
+  const now = new Date();
+  await Promise.all(
+    expired.map((event) =>
+      sendToDeadLetterTopic(ctx.producer, event.record, {
+        reason: 'deadline exceeded',
+        error: `came ${Math.round((now.getTime() - deadlineStartMs(event.record)) / 60_000)} min after its ce_time (or its redrive), past its deadline: not performed; redrive it if it should still be`,
+        firstFailureAt: now,
+        attempts: 0,
+        consumer,
+      }),
+    ),
+  );
+  for (const event of expired) {
+    ctx.logger.error(
+      { ...recordIds(event.record, consumer), reason: 'deadline exceeded' },
+      'dead-lettered: deadline exceeded (came past its deadline)',
+    );
+    ctx.events.emit('deadLettered', {
+      topic: event.record.topic,
+      partition: event.record.partition,
+      reason: 'deadline exceeded',
+    });
+  }
 }
 
 /** Commits past a dead-lettered record, forgetting the partition's counts first (best effort). */
@@ -505,9 +549,18 @@ function reportFailing(
   return late;
 }
 
-/** Capped, fully jittered backoff that never sleeps past the next deadline decision. */
-function retryWait(ctx: ProcessingContext, attempt: number, msUntilNextChange: number): number {
-  const delay = retryDelay({ attempt, baseMs: ctx.policy.retryBaseMs, capMs: ctx.policy.retryCapMs });
+/**
+ * Capped, fully jittered backoff that never sleeps past the next deadline decision. A failure
+ * that says when to try again (a provider's "slow down", with the pace it set) is tried again
+ * then, whatever the attempt: a throttle that lasts a minute must not leave the partition waiting
+ * a minute more after it ends.
+ */
+function retryWait(ctx: ProcessingContext, attempt: number, msUntilNextChange: number, failure?: Failure): number {
+  const hint = failure?.kind === 'infrastructure' ? failure.retryAfterMs : undefined;
+  const delay =
+    hint !== undefined
+      ? Math.min(ctx.policy.retryCapMs, hint + Math.floor(Math.random() * ctx.policy.retryBaseMs))
+      : retryDelay({ attempt, baseMs: ctx.policy.retryBaseMs, capMs: ctx.policy.retryCapMs });
   return Math.max(0, Math.min(delay, msUntilNextChange + 10));
 }
 

@@ -84,7 +84,7 @@ async function startParts<C extends CommonConsumerConfig>(
     decodeLimits: decodeLimitsOf(config),
   });
   releasers.add('consumer', () => running.stop());
-  registerConsumerMetrics(metrics, built.definition.name, running.events);
+  registerConsumerMetrics(metrics, built.definition.name, running.events, config.deadlineMs);
   const http = await serveProgramEndpoint(releasers, {
     registry: metrics,
     port: config.metricsPort,

@@ -120,6 +120,30 @@ max by (job, instance, consumer, topic, partition, error) (consumer_failing_past
       "Look upstream: the Connect task's status (`npm run connector -- status`) and the slot alerts ([SlotInactive](#slotinactive), [SlotWalExtended](#slotwalextended)). Old events arriving late (a redrive, a lost-slot recovery's re-emit) also show up here.",
     ],
   }),
+  ConsumerBacklogAging: alert({
+    severity: 'warning',
+    summary: () =>
+      "{{ $labels.consumer }}'s oldest waiting event on {{ $labels.topic }} partition {{ $labels.partition }} is {{ $value | humanizeDuration }} old: more than a quarter of its deadline, and not handled yet.",
+    rule: {
+      group: GROUP,
+      comment: [
+        'The oldest fetched event not yet handled (an unsent email, an unapplied change) has used a quarter',
+        "of its consumer's deadline: a slow or throttling provider, or a held partition, that has not failed outright.",
+      ],
+      expr: `max by (job, instance, consumer, topic, partition) (consumer_oldest_waiting_event_age_seconds)
+> on (job, instance, consumer) group_left
+max by (job, instance, consumer) (consumer_event_deadline_seconds) / 4`,
+      for: '1m',
+      summary: {},
+    },
+    meaning:
+      "A partition's oldest event not yet handled has waited more than a quarter of the consumer's deadline (`EVENT_DEADLINE_MS`: confirmation-email 30 min, so 7.5 min; sales-ledger 3.75 min; seat-availability 15 s) for a minute. The events are in order and nothing is lost, but they are late: an email provider that is slow or answers 421/451 (the consumer lowers its pace and holds the partition a second at a time, `smtp_throttled`), a consumer outpaced by the on-sale, or a partition held by a failure. It resolves when the partition catches up.",
+    steps: [
+      "The consumer's log: `smtp_throttled` waits mean the provider is throttling (check its dashboard and the agreed rate, `SMTP_RATE_LIMIT`); `consumer_batch_duration_seconds` rising means a slow provider or database.",
+      "A slow provider with room for more connections: raise `SMTP_CONCURRENCY` (emails in flight = rate × the provider's time per message). Otherwise add instances, up to the partition count.",
+      "Past the deadline, the confirmation email's own policy applies ([ConsumerEventPastDeadline](#consumereventpastdeadline)).",
+    ],
+  }),
   ConsumerLagGrowing: alert({
     severity: 'warning',
     summary: () =>

@@ -4,7 +4,7 @@ import { topicFor } from '../../events/catalogue.js';
 import type { OrderConfirmed } from '../../events/catalogue.js';
 import { waitFor } from '../../lib/wait.js';
 import { confirmationEmailConsumer } from '../../consumers/confirmation-email/consumer.js';
-import { createSmtpTransport, messageIdFor } from '../../consumers/confirmation-email/send-confirmation.js';
+import { createEmailSender, messageIdFor } from '../../consumers/confirmation-email/send-confirmation.js';
 import { RuntimeEvents } from '../../consumers/runtime/lifecycle.js';
 import { produceCloudEvents } from '../support/cloudevent-records.js';
 import { installLeakGuard, track } from '../support/leak-guard.js';
@@ -49,7 +49,7 @@ describe('order confirmation email', () => {
     const db = await consumerDatabase('email');
     const ids = await catalogueSchemaIds(registry);
     const smtp = await startSmtpSink();
-    const transport = createSmtpTransport({
+    const transport = createEmailSender({
       smtpHost: '127.0.0.1',
       smtpPort: smtp.port,
       smtpSecure: false,
@@ -76,7 +76,7 @@ describe('order confirmation email', () => {
     let duplicates = 0;
     events.on('duplicate', ({ count }) => (duplicates += count));
     const options = {
-      definition: confirmationEmailConsumer(name, name, transport, 'tickets@stagefront.example', 3_000, 4),
+      definition: confirmationEmailConsumer(name, name, transport, 3_000),
       kafka,
       groupId: name,
       registry,

@@ -1,7 +1,8 @@
 /**
  * Fault drills for the confirmation email, whose effect leaves the building: the SMTP server
- * away for 20 s under load (more failed tries than the delivery limit: counted), and a "sent"
- * stamp that fails once right after a send. Each ends
+ * away for 20 s under load (more failed tries than the delivery limit: counted), a "sent"
+ * stamp that fails once right after a send, a provider (its own process, counting what it
+ * accepts) that throttles under load, and one that is slow. Each ends
  * with one email per order (never two), every claim stamped, nothing dead-lettered, and the
  * failure series raised during the fault and gone after.
  */
@@ -13,8 +14,9 @@ import { runMigrations } from '../../lib/migrations.js';
 import { type Pool, createPool } from '../../lib/postgres.js';
 import { sleep, waitFor } from '../../lib/wait.js';
 import { confirmationEmailConsumer } from '../../consumers/confirmation-email/consumer.js';
-import { createSmtpTransport, messageIdFor } from '../../consumers/confirmation-email/send-confirmation.js';
+import { createEmailSender, messageIdFor } from '../../consumers/confirmation-email/send-confirmation.js';
 import { readDeadLetters } from '../../consumers/redrive/read-dead-letters.js';
+import { redrive } from '../../consumers/redrive/redrive.js';
 import { RuntimeEvents } from '../../consumers/runtime/lifecycle.js';
 import { CONSUMER_MIGRATIONS } from '../../consumers/runtime/migrations.js';
 import { deadLetterTopicFor } from '../../events/catalogue.js';
@@ -24,6 +26,7 @@ import { requireStack, uniqueName } from '../support/stack.js';
 import { catalogueEvent, catalogueSchemaIds } from './helpers/catalogue-events.js';
 import { countInfrastructureRetries, createRoleDatabase, serveFailureSeries } from './helpers/drill.js';
 import { type ReceivedMail, type SmtpSink, startSmtpSink } from './helpers/smtp-sink.js';
+import { type ProviderProcess, spawnProvider } from '../../bench/provider/client.js';
 import {
   connectedProducer,
   createTopics,
@@ -56,7 +59,24 @@ function order(label: string): OrderConfirmed {
   };
 }
 
-async function emailDrill(prefix: string) {
+/** Where the drill's emails go: a sink in the test's process, or the provider process (slow, throttling, counting). */
+type Far = { kind: 'sink' } | { kind: 'provider'; provider: ProviderProcess };
+
+interface DrillOptions {
+  far?: Far;
+  sendConcurrency?: number;
+  deadlineMs?: number;
+  smtpTimeoutMs?: number;
+}
+
+/** A Message-ID without its angle brackets. */
+function bare(messageId: string): string {
+  return messageId.replace(/^<|>$/g, '');
+}
+
+async function emailDrill(prefix: string, options: DrillOptions = {}) {
+  const far = options.far ?? { kind: 'sink' };
+  const deadlineMs = options.deadlineMs ?? 1_800_000;
   const name = uniqueName(prefix);
   const topic = topicFor(name, 'order');
   const kafka = testKafka(stack, name);
@@ -76,31 +96,24 @@ async function emailDrill(prefix: string) {
   await runMigrations({ pool, folder: CONSUMER_MIGRATIONS });
   const ids = await catalogueSchemaIds(registry);
   const received: ReceivedMail[] = [];
-  let smtp: SmtpSink = await startSmtpSink({ received });
-  const port = smtp.port;
-  const transport = createSmtpTransport({
+  let smtp: SmtpSink | undefined = far.kind === 'sink' ? await startSmtpSink({ received }) : undefined;
+  const port = far.kind === 'provider' ? far.provider.smtpPort : (smtp?.port ?? 0);
+  const transport = createEmailSender({
     smtpHost: '127.0.0.1',
     smtpPort: port,
     smtpSecure: false,
     smtpUser: '',
     smtpPassword: '',
-    smtpTimeoutMs: 2_000,
+    smtpTimeoutMs: options.smtpTimeoutMs ?? 2_000,
     mailFrom: 'tickets@stagefront.example',
-    sendConcurrency: 4,
+    sendConcurrency: options.sendConcurrency ?? 4,
   });
   const closeTransport = track('smtp transport', () => transport.close());
   const { producer, close: closeProducer } = await connectedProducer(kafka);
   const events = new RuntimeEvents();
-  const series = await serveFailureSeries(name, events);
+  const series = await serveFailureSeries(name, events, deadlineMs);
   const consumer = await startTrackedConsumer({
-    definition: confirmationEmailConsumer(
-      name,
-      name,
-      transport,
-      'tickets@stagefront.example',
-      CLAIM_ABANDONED_AFTER_MS,
-      4,
-    ),
+    definition: confirmationEmailConsumer(name, name, transport, CLAIM_ABANDONED_AFTER_MS),
     kafka,
     groupId: name,
     registry,
@@ -108,7 +121,7 @@ async function emailDrill(prefix: string) {
     logger: testLogger(name),
     events,
     policy: {
-      deadlineMs: 1_800_000,
+      deadlineMs,
       lateRetryWindowMs: 5_000,
       deliveryLimit: DELIVERY_LIMIT,
       retryBaseMs: 100,
@@ -116,6 +129,9 @@ async function emailDrill(prefix: string) {
     },
   });
   await waitFor(() => consumer.isReady(), { timeoutMs: 60_000, description: 'the email consumer joined' });
+  /** The Message-IDs the far end accepted, in order, repeats kept, without angle brackets. */
+  const accepted = async (): Promise<string[]> =>
+    far.kind === 'provider' ? far.provider.messageIds() : received.map((m) => bare(m.messageId));
   let sent = 0;
   return {
     db,
@@ -124,16 +140,23 @@ async function emailDrill(prefix: string) {
     events,
     series,
     received,
-    orders: (count: number): CloudEventRecord[] =>
-      Array.from({ length: count }, () => catalogueEvent(ids, 'orderConfirmed', order(`o${(sent += 1)}`))),
+    accepted,
+    /** `count` new orders; `time`: their ce_time (now when left out). */
+    orders: (count: number, time?: string): CloudEventRecord[] =>
+      Array.from({ length: count }, () => ({
+        ...catalogueEvent(ids, 'orderConfirmed', order(`o${(sent += 1)}`)),
+        ...(time === undefined ? {} : { time }),
+      })),
+    kafka,
+    deadLetters: () => readDeadLetters(kafka, deadLetterTopicFor(topic)),
     send: (records: CloudEventRecord[]) => produceCloudEvents(producer, registry, topic, records),
-    smtpDown: () => smtp.close(),
+    smtpDown: () => smtp?.close(),
     smtpUp: async () => {
       smtp = await startSmtpSink({ port, received });
     },
     /** One email per id, never two; every claim stamped; no dead letter. */
     expectOneEmailEach: async (eventIds: readonly string[]) => {
-      await waitFor(() => received.length >= eventIds.length, {
+      await waitFor(async () => (await accepted()).length >= eventIds.length, {
         timeoutMs: 120_000,
         description: `${eventIds.length} emails`,
       });
@@ -141,14 +164,31 @@ async function emailDrill(prefix: string) {
         timeoutMs: 30_000,
         description: 'every claim stamped',
       });
-      expect(received.map((m) => m.messageId).sort()).toEqual(eventIds.map(messageIdFor).sort());
+      expect((await accepted()).sort()).toEqual(eventIds.map((id) => bare(messageIdFor(id))).sort());
       expect(await readDeadLetters(kafka, deadLetterTopicFor(topic))).toEqual([]);
     },
     close: async () => {
       await consumer.close();
-      await Promise.all([closeProducer(), closeTransport(), smtp.close(), series.close(), closePool()]);
+      await Promise.all([closeProducer(), closeTransport(), smtp?.close(), series.close(), closePool()]);
     },
   };
+}
+
+/** Sends `perSecond` orders a second for `ms` (open loop: never waits for the consumer); their ids. */
+async function openLoop(
+  drill: Awaited<ReturnType<typeof emailDrill>>,
+  perSecond: number,
+  ms: number,
+  during: () => Promise<void> = async () => {},
+): Promise<string[]> {
+  const ids: string[] = [];
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    ids.push(...(await drill.send(drill.orders(Math.max(1, Math.round(perSecond / 4))))));
+    await during();
+    await sleep(250);
+  }
+  return ids;
 }
 
 describe('the confirmation email when its infrastructure fails', () => {
@@ -214,4 +254,110 @@ describe('the confirmation email when its infrastructure fails', () => {
     });
     await drill.close();
   });
+
+  it(
+    'the provider throttling (451 above a rate) under load: the pace lowered, one email per order, nothing doubled or dead-lettered, the throttle series raised and gone',
+    { timeout: 240_000 },
+    async () => {
+      const provider = await spawnProvider({ acceptDelayMs: 20 });
+      const stopProvider = track('smtp provider', () => provider.stop());
+      const drill = await emailDrill('email_throttle', { far: { kind: 'provider', provider }, sendConcurrency: 20 });
+      const before = await openLoop(drill, 40, 2_000);
+      await provider.setThrottle(10);
+      const codes = new Set<string>();
+      const during = await openLoop(drill, 40, 8_000, async () => {
+        for (const code of await drill.series.failingCodes()) codes.add(code);
+      });
+      await provider.setThrottle(undefined);
+      expect([...codes], 'the failure series while throttled').toContain('smtp_throttled');
+      expect((await provider.stats()).refused['451'], 'answers the provider refused').toBeGreaterThan(0);
+      await drill.expectOneEmailEach([...before, ...during]);
+      expect((await provider.stats()).duplicates).toBe(0);
+      await waitFor(async () => (await drill.series.failingCodes()).length === 0, {
+        timeoutMs: 30_000,
+        description: 'the failure series resolved',
+      });
+      await drill.close();
+      await stopProvider();
+    },
+  );
+
+  it(
+    'a slow provider: the oldest waiting order ages past a quarter of its deadline (the backlog alert), then the backlog drains and the series goes; one email per order',
+    { timeout: 240_000 },
+    async () => {
+      const provider = await spawnProvider({ acceptDelayMs: 1_500 });
+      const stopProvider = track('smtp provider', () => provider.stop());
+      // A 12 s deadline: the alert's quarter is 3 s. Slow is not failing: nothing is held or dead-lettered.
+      const drill = await emailDrill('email_slow', {
+        far: { kind: 'provider', provider },
+        sendConcurrency: 2,
+        deadlineMs: 12_000,
+        // Far above the provider's 1.5 s: a slow answer must not count as a failure on a loaded machine.
+        smtpTimeoutMs: 15_000,
+      });
+      const ids = await openLoop(drill, 8, 3_000);
+      await waitFor(
+        async () => {
+          const { oldestWaitingSeconds, deadlineSeconds } = await drill.series.backlog();
+          return deadlineSeconds === 12 && (oldestWaitingSeconds ?? 0) > deadlineSeconds / 4;
+        },
+        { timeoutMs: 30_000, description: 'the oldest waiting order past a quarter of its deadline' },
+      );
+      await provider.setDelay(5);
+      await drill.expectOneEmailEach(ids);
+      await waitFor(async () => (await drill.series.backlog()).oldestWaitingSeconds === undefined, {
+        timeoutMs: 30_000,
+        description: 'no order waiting',
+      });
+      expect((await provider.stats()).duplicates).toBe(0);
+      expect(await drill.series.failingCodes()).toEqual([]);
+      await drill.close();
+      await stopProvider();
+    },
+  );
+
+  it(
+    'orders that come past their deadline (a provider down for hours) are dead-lettered as deadline exceeded, never sent; the fresh ones behind them go out; a redrive sends the old ones once',
+    { timeout: 180_000 },
+    async () => {
+      const drill = await emailDrill('email_expired');
+      const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000).toISOString();
+      const old = await drill.send(drill.orders(6, twoHoursAgo));
+      const fresh = await drill.send(drill.orders(6));
+      await waitFor(async () => (await drill.accepted()).length >= fresh.length, {
+        timeoutMs: 60_000,
+        description: 'the fresh orders sent',
+      });
+      const dead = await waitFor(
+        async () => {
+          const found = await drill.deadLetters();
+          return found.length >= old.length && found;
+        },
+        { timeoutMs: 60_000, description: 'the old orders dead-lettered' },
+      );
+      expect(new Set(dead.map((d) => d.ceId))).toEqual(new Set(old));
+      expect(new Set(dead.map((d) => d.reason))).toEqual(new Set(['deadline exceeded']));
+      expect((await drill.accepted()).sort()).toEqual(fresh.map((id) => bare(messageIdFor(id))).sort());
+
+      const redriven = await redrive({
+        kafka: drill.kafka,
+        pool: drill.pool,
+        logger: testLogger('redrive'),
+        deadLetterTopic: deadLetterTopicFor(drill.topic),
+        selection: { reasons: ['deadline exceeded'] },
+        ratePerSecond: 200,
+        redrivenBy: 'test',
+        apply: true,
+      });
+      expect(redriven.redriven).toHaveLength(old.length);
+      await waitFor(async () => (await drill.accepted()).length >= old.length + fresh.length, {
+        timeoutMs: 60_000,
+        description: 'the redriven orders sent',
+      });
+      expect((await drill.accepted()).sort()).toEqual([...old, ...fresh].map((id) => bare(messageIdFor(id))).sort());
+      expect(await drill.deadLetters()).toHaveLength(old.length);
+      await drill.close();
+    },
+  );
 });

@@ -89,7 +89,7 @@ describe('poison records', () => {
     const bug = { fixed: false };
     const events = new RuntimeEvents();
     const metrics = new Registry();
-    registerConsumerMetrics(metrics, name, events);
+    registerConsumerMetrics(metrics, name, events, 60_000);
     const logLines: Record<string, unknown>[] = [];
     const logger = createLogger({
       name,

@@ -11,7 +11,7 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { confirmationEmailConsumer } from '../../consumers/confirmation-email/consumer.js';
-import { createSmtpTransport, messageIdFor } from '../../consumers/confirmation-email/send-confirmation.js';
+import { createEmailSender, messageIdFor } from '../../consumers/confirmation-email/send-confirmation.js';
 import { readDeadLetters } from '../../consumers/redrive/read-dead-letters.js';
 import { RuntimeEvents } from '../../consumers/runtime/lifecycle.js';
 import { migrateConsumerDatabase } from '../../consumers/runtime/migrations.js';
@@ -116,7 +116,7 @@ describe('the real consumers meet a consumer database fault', () => {
         await db.drop();
       });
       const smtp = await startSmtpSink();
-      const transport = createSmtpTransport({
+      const transport = createEmailSender({
         smtpHost: '127.0.0.1',
         smtpPort: smtp.port,
         smtpSecure: false,
@@ -130,7 +130,7 @@ describe('the real consumers meet a consumer database fault', () => {
       const definitions: ConsumerDefinition[] = [
         seatAvailabilityConsumer(`${prefix}-seats`, prefix),
         salesLedgerConsumer(`${prefix}-ledger`, prefix),
-        confirmationEmailConsumer(`${prefix}-email`, prefix, transport, MAIL_FROM, 60_000, 2),
+        confirmationEmailConsumer(`${prefix}-email`, prefix, transport, 60_000),
       ];
       const kafka = testKafka(stack, 'real-consumers-fault');
       const registry = testRegistry(stack);

@@ -59,7 +59,7 @@ describe('the runtime applies each event once', () => {
 
     const metrics = createMetricsRegistry('idem-test');
     const lifecycle = new RuntimeEvents();
-    registerConsumerMetrics(metrics, name, lifecycle);
+    registerConsumerMetrics(metrics, name, lifecycle, 60_000);
     const http = await serveHttp({ registry: metrics, port: 0 });
     const closeHttp = track('metrics endpoint', () => http.close());
     const options = {

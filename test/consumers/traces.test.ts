@@ -14,7 +14,7 @@ import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { confirmationEmailConsumer } from '../../consumers/confirmation-email/consumer.js';
-import { createSmtpTransport } from '../../consumers/confirmation-email/send-confirmation.js';
+import { createEmailSender } from '../../consumers/confirmation-email/send-confirmation.js';
 import { migrateConsumerDatabase } from '../../consumers/runtime/migrations.js';
 import { salesLedgerConsumer } from '../../consumers/sales-ledger/consumer.js';
 import { seatAvailabilityConsumer } from '../../consumers/seat-availability/consumer.js';
@@ -66,7 +66,7 @@ describe('traces through the outbox', () => {
       const { service, topics, adminUrl } = pipeline();
       const database = await consumerDatabase('traces');
       const smtp = await startSmtpSink();
-      const transport = createSmtpTransport({
+      const transport = createEmailSender({
         smtpHost: '127.0.0.1',
         smtpPort: smtp.port,
         smtpSecure: false,
@@ -86,7 +86,7 @@ describe('traces through the outbox', () => {
       const definitions: ConsumerDefinition[] = [
         seatAvailabilityConsumer(names.seats, prefix),
         salesLedgerConsumer(names.ledger, prefix),
-        confirmationEmailConsumer(names.email, prefix, transport, 'tickets@stagefront.example', 60_000, 2),
+        confirmationEmailConsumer(names.email, prefix, transport, 60_000),
       ];
       const kafka = testKafka(stack, 'traces-test');
       const registry = testRegistry(stack);

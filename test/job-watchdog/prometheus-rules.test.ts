@@ -74,10 +74,10 @@ describe('the rules use only metrics the programs export', () => {
 
   it("consumer rules: the consumer runtime's metrics", async () => {
     const exported = await exportedNames((registry) =>
-      registerConsumerMetrics(registry, 'seat-availability', new RuntimeEvents()),
+      registerConsumerMetrics(registry, 'seat-availability', new RuntimeEvents(), 60_000),
     );
     const used = usedNames('consumer-alerts.rules.yml', 'consumer_');
     expect(unknownNames(used, exported)).toEqual([]);
-    expect(used.length).toBe(6);
+    expect(used.length).toBe(8);
   });
 });

@@ -96,12 +96,21 @@ export interface FailureSeries {
   failingCodes(): Promise<string[]>;
   /** True while some series of `consumer_failing_past_deadline` is 1. */
   pastDeadline(): Promise<boolean>;
+  /**
+   * What ConsumerBacklogAging compares: the oldest waiting event's age over the partitions
+   * (undefined while none waits), and the consumer's deadline.
+   */
+  backlog(): Promise<{ oldestWaitingSeconds: number | undefined; deadlineSeconds: number | undefined }>;
   close(): Promise<void>;
 }
 
-export async function serveFailureSeries(consumer: string, events: RuntimeEvents): Promise<FailureSeries> {
+export async function serveFailureSeries(
+  consumer: string,
+  events: RuntimeEvents,
+  deadlineMs = 60_000,
+): Promise<FailureSeries> {
   const metrics = createMetricsRegistry(consumer);
-  registerConsumerMetrics(metrics, consumer, events);
+  registerConsumerMetrics(metrics, consumer, events, deadlineMs);
   const http = await serveHttp({ registry: metrics, port: 0 });
   const close = track('drill metrics endpoint', () => http.close());
   const scrape = async () => (await fetch(`${http.url}/metrics`)).text();
@@ -110,6 +119,14 @@ export async function serveFailureSeries(consumer: string, events: RuntimeEvents
     failingCodes: async () =>
       seriesOf(await scrape(), 'consumer_failing_event_age_seconds').map((s) => s.labels.error ?? ''),
     pastDeadline: async () => seriesOf(await scrape(), 'consumer_failing_past_deadline').some((s) => s.value === 1),
+    backlog: async () => {
+      const text = await scrape();
+      const ages = seriesOf(text, 'consumer_oldest_waiting_event_age_seconds').map((s) => s.value);
+      return {
+        oldestWaitingSeconds: ages.length === 0 ? undefined : Math.max(...ages),
+        deadlineSeconds: seriesOf(text, 'consumer_event_deadline_seconds')[0]?.value,
+      };
+    },
     close,
   };
 }
@@ -224,6 +241,7 @@ export async function startDrill(options: DrillOptions): Promise<Drill> {
     metricsUrl: series.metricsUrl,
     failingCodes: series.failingCodes,
     pastDeadline: series.pastDeadline,
+    backlog: series.backlog,
     nextEvents: (count, { time, behaviour = 'apply' } = {}) =>
       Array.from({ length: count }, (_, index) => {
         const key = KEYS[index % KEYS.length]!;

@@ -10,7 +10,7 @@ import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { confirmationEmailSettings } from '../../../consumers/confirmation-email/consumer.js';
 import {
-  createSmtpTransport,
+  createEmailSender,
   sendConfirmation,
   type SmtpSettings,
 } from '../../../consumers/confirmation-email/send-confirmation.js';
@@ -75,9 +75,9 @@ function event(id: string): CatalogueEvent<'orderConfirmed'> {
 
 describe('a server that offers no STARTTLS', () => {
   it('gets no password and no email from a transport with a password; the error says why', async () => {
-    const transport = createSmtpTransport(settings({ SMTP_USER: 'mailer', SMTP_PASSWORD: 'hunter2' }));
+    const transport = createEmailSender(settings({ SMTP_USER: 'mailer', SMTP_PASSWORD: 'hunter2' }));
     try {
-      await expect(sendConfirmation(transport, 'Stagefront <t@example.com>', event('with-password'))).rejects.toThrow(
+      await expect(sendConfirmation(transport, event('with-password'))).rejects.toThrow(
         /could not be encrypted \(STARTTLS refused or failed\).*nothing was sent, the password neither/,
       );
     } finally {
@@ -88,9 +88,9 @@ describe('a server that offers no STARTTLS', () => {
   });
 
   it('still gets the email, in plain text, from a transport without a password (the local sink)', async () => {
-    const transport = createSmtpTransport(settings({}));
+    const transport = createEmailSender(settings({}));
     try {
-      await sendConfirmation(transport, 'Stagefront <t@example.com>', event('no-password'));
+      await sendConfirmation(transport, event('no-password'));
     } finally {
       transport.close();
     }
@@ -101,7 +101,7 @@ describe('a server that offers no STARTTLS', () => {
 describe('configuration', () => {
   it('refuses a password with TLS explicitly off, naming the fix', () => {
     expect(() =>
-      createSmtpTransport(settings({ SMTP_USER: 'mailer', SMTP_PASSWORD: 'hunter2', SMTP_REQUIRE_TLS: 'no' })),
+      createEmailSender(settings({ SMTP_USER: 'mailer', SMTP_PASSWORD: 'hunter2', SMTP_REQUIRE_TLS: 'no' })),
     ).toThrow(/SMTP_PASSWORD is set but SMTP_REQUIRE_TLS=no .*unset SMTP_REQUIRE_TLS .* or set SMTP_SECURE=true/);
   });
 });
