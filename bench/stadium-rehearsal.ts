@@ -2,7 +2,7 @@
  * The stadium crowd: `npm run rehearsal` as a user runs it (a child process, the whole pipeline
  * as separate programs on the running stack) with 20,000 buyers, 64 at a time, on three 4,000-seat
  * sections (small: the default 2,500 buyers), read back from the run's JSON record: commit → seat
- * availability, and the stage that takes the time.
+ * availability, and the stage that takes the time; commit → email accepted.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -14,6 +14,8 @@ import type { BenchContext, Scenario } from './context.js';
 
 /** The figure this crowd was at before the performance work (commit → seat availability p99), measured on the same machine. */
 const BEFORE_P99_MS = 2_183;
+/** Commit → email p99 for this crowd before the email work (4 sends in flight, an instant local sink), same machine. */
+const EMAIL_BEFORE_P99_MS = 11_700;
 
 const CROWDS = {
   full: {
@@ -66,6 +68,22 @@ async function run(ctx: BenchContext): Promise<void> {
         display: `p50 ${stage.p50} · p99 ${stage.p99} · max ${stage.max} ms (${stage.count})`,
       });
     }
+    const email = record.stages.find(
+      (s) => s.consumer === 'confirmation-email' && s.stage.startsWith('commit → effect'),
+    );
+    if (email !== undefined)
+      ctx.record({
+        measure: `${buyers}-buyer rehearsal: commit → email accepted (provider at 100 ms a message)`,
+        value: email.p99,
+        unit: 'ms',
+        display: `p50 ${email.p50} · p99 ${email.p99} · max ${email.max} ms (${email.count})`,
+        ...(ctx.scale === 'full'
+          ? {
+              baseline: { label: 'before the email work, same crowd (instant sink)', value: EMAIL_BEFORE_P99_MS },
+              target: 'p99 ≤ 2 s',
+            }
+          : {}),
+      });
     const failed = record.checks.filter((c) => !c.ok).map((c) => c.name);
     ctx.note(
       `rehearsal: ${buyers} buyers in ${record.crowd.seconds.toFixed(1)} s, ${record.crowd.confirmed.toLocaleString('en-US')} orders; its checks: ${failed.length === 0 ? 'all ok' : `FAILED ${failed.join(', ')}`}. Commit is the outbox row's created_at (the writing transaction's start); the seat availability effect is the inbox row's received_at (its transaction). Its baseline is the figure measured before the performance work (the old code is gone, so it cannot run side by side).`,

@@ -200,7 +200,6 @@ export async function openNativeEnvironment(config: RehearsalConfig, logger: Log
   });
   await applyOutboxConnector(connector, logger);
 
-  const mail = await spawnProvider({ smtpPort: config.smtpPort, acceptDelayMs: config.smtpAcceptDelayMs });
   const programs = new ProgramSet(layout.logDir);
   // The consumers log in as their own role, the owner of their database, never as the superuser.
   const specs = programSpecs(
@@ -225,6 +224,8 @@ export async function openNativeEnvironment(config: RehearsalConfig, logger: Log
     if (found === undefined) throw new Error(`no program ${name}`);
     return found;
   };
+  // Started last before the try that stops it on a failure: nothing between can leave it running.
+  const mail = await spawnProvider({ smtpPort: config.smtpPort, acceptDelayMs: config.smtpAcceptDelayMs });
   try {
     const sweeperSince = await databaseNow(seatConfig.adminDatabaseUrl, logger);
     await Promise.all([...CONSUMER_PROGRAMS, SWEEPER, SLOT_MONITOR].map((name) => programs.start(spec(name))));

@@ -172,7 +172,7 @@ export const rehearsalSettings = defineSettings('rehearsal', {
     default: '',
     parser: optionalUrl(['http', 'https'], 'http://mailpit:8025'),
     description:
-      'External mode (required there): the Mailpit web API the confirmation emails are counted from (/api/v1/messages). Native mode runs its own SMTP sink.',
+      'External mode (required there): the Mailpit web API the confirmation emails are counted from (/api/v1/messages). Native mode runs its own email provider (REHEARSAL_SMTP_PORT).',
   },
   // Native mode: how the connector step and every program the rehearsal starts reach Kafka.
   ...kafkaSecuritySettings,

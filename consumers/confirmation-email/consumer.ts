@@ -77,14 +77,14 @@ export const confirmationEmailSettings = defineSettings('confirmation-email', {
     default: '200',
     parser: zInt({ min: 1, max: 1000, example: '200' }),
     description:
-      "Emails in flight at once in this process, over all its partitions, and the pooled SMTP connections they use (kept open). Throughput is at most this divided by the provider's time to accept one, and about half of that with the claims and stamps between groups: at 100 ms, 200 in flight keep up with 1,000 emails/s. Keep it at or below the provider's connection limit.",
+      "Emails in flight at once in this process, over all its partitions, and the pooled SMTP connections they use (kept open). Throughput is at most this divided by the provider's time to accept one, and about half of that with the claims and stamps between groups: at 100 ms, 200 in flight keep up with 1,000 emails/s. Per instance: keep it times the instances at or below the provider's connection limit.",
   },
   smtpRateLimit: {
     env: 'SMTP_RATE_LIMIT',
     default: '0',
     parser: zInt({ min: 0, max: 100_000, example: '250' }),
     description:
-      "Emails per second at most (the provider's agreed rate); 0 for none. Either way a throttling answer (421, 451) halves the pace, which rises again by half every 500 ms without one.",
+      "Emails per second at most, per instance (the provider's agreed rate divided by the instances); 0 for none. Either way a throttling answer (421, 451) halves the pace, which rises again by half every 500 ms without one.",
   },
   claimAbandonedAfterMs: {
     env: 'CLAIM_ABANDONED_AFTER_MS',

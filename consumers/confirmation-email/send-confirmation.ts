@@ -150,7 +150,8 @@ function classifySmtpFailure(err: unknown): Error {
   if (responseCode !== undefined && THROTTLE_CODES.has(responseCode)) {
     return new TransientError('smtp_throttled', `the SMTP provider asked us to slow down: ${errorMessage(err)}`, {
       cause: err,
-      details: { retryAfterMs: THROTTLED_RETRY_AFTER_MS },
+      // A 4xx: the provider did not take the message, so nothing left the building.
+      details: { retryAfterMs: THROTTLED_RETRY_AFTER_MS, notPerformed: true },
     });
   }
   if (responseCode !== undefined && responseCode >= 500 && responseCode < 600 && !SERVER_SIDE_5XX.has(responseCode)) {

@@ -1,9 +1,10 @@
 /**
  * The one gate every confirmation email of a process goes through, whatever its partition: at
  * most `maxInFlight` sends at once (a provider allows many connections, not unlimited ones), at
- * the pace send-rate.ts allows. A send that would wait for its turn longer than `maxWaitMs` is not
- * started: it fails as `smtp_throttled` with the wait as its retry hint, so the runtime holds its
- * partition (heartbeating) instead of a lane sleeping past the group's session.
+ * the pace send-rate.ts allows. A send that would wait for its turn, or for a slot, longer than
+ * `maxWaitMs` is not started: it fails as `smtp_throttled` (not performed, with the wait as its
+ * retry hint), so the runtime gives up its claim and holds its partition (heartbeating) instead of
+ * a lane sleeping past the group's session.
  */
 import { TransientError } from '../runtime/failures.js';
 import { sleep } from '../../lib/wait.js';
@@ -39,6 +40,11 @@ function isThrottle(err: unknown): boolean {
   return err instanceof TransientError && err.code === 'smtp_throttled';
 }
 
+/** The gate did not start the send (nothing left the building): its claim can go at once, retried after `retryAfterMs`. */
+function notStarted(message: string, retryAfterMs: number): TransientError {
+  return new TransientError('smtp_throttled', message, { details: { retryAfterMs, notPerformed: true } });
+}
+
 export class SendGate {
   private readonly policy: SendRatePolicy;
   private readonly now: () => number;
@@ -48,11 +54,10 @@ export class SendGate {
   private readonly waiters: (() => void)[] = [];
 
   constructor(private readonly options: SendGateOptions) {
-    this.now = options.now ?? Date.now;
-    this.policy = {
-      ...DEFAULT_SEND_RATE_POLICY,
-      ceiling: options.ratePerSecond > 0 ? options.ratePerSecond : Infinity,
-    };
+    // A monotonic clock: a wall clock stepped back would keep the next slot in the future.
+    this.now = options.now ?? (() => performance.now());
+    const ceiling = options.ratePerSecond > 0 ? options.ratePerSecond : Infinity;
+    this.policy = { ...DEFAULT_SEND_RATE_POLICY, ceiling, floor: Math.min(DEFAULT_SEND_RATE_POLICY.floor, ceiling) };
     this.rate = initialSendRate(this.policy, this.now());
   }
 
@@ -83,13 +88,29 @@ export class SendGate {
     }
   }
 
+  /** A slot in flight, waited for at most `maxWaitMs` (every slot busy with a provider that hangs): then refused. */
   private async enter(): Promise<void> {
     if (this.inFlight < this.options.maxInFlight) {
       this.inFlight += 1;
       return;
     }
     // The slot is handed over by leave(): inFlight stays counted for the waiter.
-    await new Promise<void>((resolve) => this.waiters.push(resolve));
+    await new Promise<void>((resolve, reject) => {
+      const waiter = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.waiters.splice(this.waiters.indexOf(waiter), 1);
+        reject(
+          notStarted(
+            `all ${this.options.maxInFlight} sends in flight (SMTP_CONCURRENCY) stayed busy for ${this.options.maxWaitMs} ms: the provider is slow; its partition waits instead`,
+            this.options.maxWaitMs,
+          ),
+        );
+      }, this.options.maxWaitMs);
+      this.waiters.push(waiter);
+    });
   }
 
   private leave(): void {
@@ -103,10 +124,9 @@ export class SendGate {
     const slot = nextSlot(this.rate, this.nextAt, now);
     const waitMs = slot.startAt - now;
     if (waitMs > this.options.maxWaitMs) {
-      throw new TransientError(
-        'smtp_throttled',
+      throw notStarted(
         `the SMTP provider asked us to slow down; at ${this.rate.rate.toFixed(1)} emails/s this one would wait ${Math.round(waitMs)} ms, more than ${this.options.maxWaitMs} ms: its partition waits instead`,
-        { details: { retryAfterMs: waitMs } },
+        waitMs,
       );
     }
     this.nextAt = slot.nextAt;

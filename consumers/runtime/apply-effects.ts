@@ -10,8 +10,15 @@
 import { withTransaction } from '../../lib/postgres.js';
 import type { PartitionControl, ProcessingContext } from './context.js';
 import { clearAttempts } from './delivery-attempts.js';
-import { TransientError } from './failures.js';
-import { claimForExternalEffects, effectsSent, firstOccurrences, insertInboxRows, markEffectsSent } from './inbox.js';
+import { TransientError, notPerformed } from './failures.js';
+import {
+  claimForExternalEffects,
+  firstOccurrences,
+  inboxStatuses,
+  insertInboxRows,
+  markEffectsSent,
+  releaseClaims,
+} from './inbox.js';
 import { expiredOnArrival } from './delivery.js';
 import type { ConsumedEvent, ExternalEffects, TransactionalEffects } from './types.js';
 
@@ -61,11 +68,33 @@ function byKey(events: readonly ConsumedEvent[]): ConsumedEvent[][] {
 }
 
 /**
+ * Of the group's events, those that came past their `dead-letter` deadline (expiredOnArrival):
+ * `expired` have no inbox row (never claimed, never sent: to be dead-lettered), `sentBefore` are
+ * done already (duplicates). One with an open claim was under way before: it takes the claim path
+ * (its claim, or claim_open while another instance may be sending it).
+ */
+async function pastDeadline(
+  ctx: ProcessingContext,
+  events: readonly ConsumedEvent[],
+): Promise<{ expired: Set<string>; sentBefore: Set<string> }> {
+  const now = Date.now();
+  const late = events
+    .filter((e) => !ctx.performedNotStamped.has(e.id) && expiredOnArrival(ctx.definition, ctx.policy, e.record, now))
+    .map((e) => e.id);
+  const statuses = await inboxStatuses(ctx.pool, ctx.definition.name, late);
+  return {
+    expired: new Set(late.filter((id) => !statuses.has(id))),
+    sentBefore: new Set(late.filter((id) => statuses.get(id) === 'sent')),
+  };
+}
+
+/**
  * External effects: the group's claims in one statement, then `concurrency` keys at a time, each
  * key in order, a heartbeat after each send; then the stamps in one statement. Every lane runs to
  * its end (or until the batch is abandoned, or a claim of another delivery stops its key); what
- * was sent is stamped even when a lane failed, and then the first failure is thrown: the group's
- * retry finds the sent events already done, and a stamp that failed is retried without sending.
+ * was sent is stamped even when a lane failed, the claims of events never started are given up,
+ * and then the first failure is thrown: the group's retry finds the sent events already done, and
+ * a stamp that failed is retried without sending.
  */
 async function applyWithClaims(
   ctx: ProcessingContext,
@@ -76,15 +105,10 @@ async function applyWithClaims(
 ): Promise<EffectsOutcome> {
   const consumer = ctx.definition.name;
   const outcome: EffectsOutcome = { applied: [], duplicates: 0, expired: [] };
-  const now = Date.now();
-  const expiring = new Set(
-    events
-      .filter((e) => !ctx.performedNotStamped.has(e.id) && expiredOnArrival(ctx.definition, ctx.policy, e.record, now))
-      .map((e) => e.id),
+  const { expired, sentBefore } = await pastDeadline(ctx, events);
+  const toClaim = events.filter(
+    (e) => !ctx.performedNotStamped.has(e.id) && !expired.has(e.id) && !sentBefore.has(e.id),
   );
-  // Past its deadline and never sent: not claimed, not sent; its dead letter is written before the commit.
-  const sentBefore = await effectsSent(ctx.pool, consumer, [...expiring]);
-  const toClaim = events.filter((event) => !ctx.performedNotStamped.has(event.id) && !expiring.has(event.id));
   const claims = await claimForExternalEffects(
     ctx.pool,
     consumer,
@@ -93,18 +117,18 @@ async function applyWithClaims(
     ctx.claimToken,
   );
   const sent: ConsumedEvent[] = [];
+  const started = new Set<string>();
   const handled = new Set<string>();
   const performInOrder = async (key: readonly ConsumedEvent[]) => {
     for (const event of key) {
       if (!control.active()) return;
-      if (handled.has(event.id)) {
-        outcome.duplicates += 1; // the same ce_id twice in one group
+      if (handled.has(event.id) || sentBefore.has(event.id)) {
+        outcome.duplicates += 1; // the same ce_id twice in one group, or done before
         continue;
       }
       handled.add(event.id);
-      if (expiring.has(event.id)) {
-        if (sentBefore.has(event.id)) outcome.duplicates += 1;
-        else outcome.expired.push(event);
+      if (expired.has(event.id)) {
+        outcome.expired.push(event);
         continue;
       }
       if (!ctx.performedNotStamped.has(event.id)) {
@@ -119,20 +143,14 @@ async function applyWithClaims(
             `event ${event.id} is claimed by another delivery that may still be running; retrying until the claim is abandoned`,
           );
         }
-        await effects.perform(event);
+        await performOnce(effects, event, started);
         ctx.performedNotStamped.add(event.id);
         await control.heartbeat();
       }
       sent.push(event);
     }
   };
-  const keys = byKey(events);
-  let next = 0;
-  const lane = async () => {
-    for (let index = next++; index < keys.length; index = next++) await performInOrder(keys[index] ?? []);
-  };
-  const lanes = Array.from({ length: Math.max(1, Math.min(effects.concurrency ?? 1, keys.length)) }, lane);
-  const failed = (await Promise.allSettled(lanes)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  const failed = await inLanes(byKey(events), effects.concurrency ?? 1, performInOrder);
   await markEffectsSent(
     ctx.pool,
     consumer,
@@ -140,10 +158,37 @@ async function applyWithClaims(
   );
   for (const event of sent) ctx.performedNotStamped.delete(event.id);
   outcome.applied.push(...sent);
+  const unstarted = [...claims].filter(([id, claim]) => claim === 'claimed' && !started.has(id)).map(([id]) => id);
+  await releaseClaims(ctx.pool, consumer, unstarted, ctx.claimToken);
   if (failed) throw failed.reason;
   if (clear !== undefined && control.active())
     await clearAttempts(ctx.pool, consumer, control.topic, control.partition, clear.throughOffset);
   return outcome;
+}
+
+/** Performs the event, noting it as started unless the effect says it never started. */
+async function performOnce(effects: ExternalEffects, event: ConsumedEvent, started: Set<string>): Promise<void> {
+  started.add(event.id);
+  try {
+    await effects.perform(event);
+  } catch (err) {
+    if (notPerformed(err)) started.delete(event.id);
+    throw err;
+  }
+}
+
+/** Runs `work` over `keys`, `concurrency` at a time; every lane runs to its end; the first failure, if any. */
+async function inLanes(
+  keys: readonly ConsumedEvent[][],
+  concurrency: number,
+  work: (key: readonly ConsumedEvent[]) => Promise<void>,
+): Promise<PromiseRejectedResult | undefined> {
+  let next = 0;
+  const lane = async () => {
+    for (let index = next++; index < keys.length; index = next++) await work(keys[index] ?? []);
+  };
+  const lanes = Array.from({ length: Math.max(1, Math.min(concurrency, keys.length)) }, lane);
+  return (await Promise.allSettled(lanes)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
 }
 
 /** Applies the events' effects; counts through `clear` are forgotten with them. Throws on failure. */

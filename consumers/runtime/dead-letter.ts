@@ -6,7 +6,9 @@ import { deadLetterTopicFor } from '../../events/catalogue.js';
 import type { IHeaders, Producer } from '../../lib/kafka.js';
 import { DEAD_LETTER_HEADER_PREFIX } from './headers.js';
 import type { DeadLetterReason } from './failures.js';
-import type { SourceRecord } from './types.js';
+import type { ProcessingContext } from './context.js';
+import { deadlineStartMs, recordIds } from './delivery.js';
+import type { ConsumedEvent, SourceRecord } from './types.js';
 
 export interface DeadLetterFacts {
   reason: DeadLetterReason;
@@ -45,9 +47,50 @@ export async function sendToDeadLetterTopic(
   record: SourceRecord,
   facts: DeadLetterFacts,
 ): Promise<void> {
+  await sendDeadLetters(producer, record.topic, [{ record, facts }]);
+}
+
+/** Writes the dead letters of records of one source topic in one request (acks from all in-sync replicas). */
+async function sendDeadLetters(
+  producer: Producer,
+  sourceTopic: string,
+  letters: readonly { record: SourceRecord; facts: DeadLetterFacts }[],
+): Promise<void> {
+  if (letters.length === 0) return;
   await producer.send({
-    topic: deadLetterTopicFor(record.topic),
+    topic: deadLetterTopicFor(sourceTopic),
     acks: -1,
-    messages: [{ key: record.key, value: record.value, headers: deadLetterHeaders(record, facts) }],
+    messages: letters.map(({ record, facts }) => ({
+      key: record.key,
+      value: record.value,
+      headers: deadLetterHeaders(record, facts),
+    })),
   });
+}
+
+/**
+ * Events that came past their `dead-letter` deadline, never claimed or performed: dead-lettered as
+ * `deadline exceeded`, in one request, before the group's offsets are committed (a failure fails
+ * the group, which comes again: a second dead letter of an event is harmless, a redrive deduplicated).
+ */
+export async function deadLetterExpired(ctx: ProcessingContext, topic: string, expired: readonly ConsumedEvent[]) {
+  const consumer = ctx.definition.name;
+  const now = new Date();
+  const error = (event: ConsumedEvent) =>
+    `came ${Math.round((now.getTime() - deadlineStartMs(event.record)) / 60_000)} min after its ce_time (or its redrive), past its deadline: never sent; redrive it if it should still be`;
+  await sendDeadLetters(
+    ctx.producer,
+    topic,
+    expired.map((event) => ({
+      record: event.record,
+      facts: { reason: 'deadline exceeded', error: error(event), firstFailureAt: now, attempts: 0, consumer },
+    })),
+  );
+  for (const event of expired) {
+    ctx.logger.error(
+      { ...recordIds(event.record, consumer), reason: 'deadline exceeded' },
+      'dead-lettered: came past its deadline',
+    );
+    ctx.events.emit('deadLettered', { topic, partition: event.record.partition, reason: 'deadline exceeded' });
+  }
 }

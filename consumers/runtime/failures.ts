@@ -157,6 +157,14 @@ export function classifyFailure(err: unknown): Failure {
   };
 }
 
+/**
+ * Whether an external effect says it never started (its details carry `notPerformed`: a gate
+ * that refused to start it): its claim can be given up at once, nothing can have left the building.
+ */
+export function notPerformed(err: unknown): boolean {
+  return causeChain(err).some((link) => link instanceof PipelineError && link.details.notPerformed === true);
+}
+
 /** The first `retryAfterMs` one of our errors in the chain carries in its details. */
 function retryAfterOf(chain: readonly unknown[]): number | undefined {
   for (const link of chain) {

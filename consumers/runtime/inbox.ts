@@ -102,14 +102,37 @@ export async function claimForExternalEffects(
   );
 }
 
-/** Of `eventIds`, the ones whose external effect is stamped done. */
-export async function effectsSent(pool: Pool, consumer: string, eventIds: readonly string[]): Promise<Set<string>> {
-  if (eventIds.length === 0) return new Set();
-  const { rows } = await pool.query<{ event_id: string }>(
-    /* sql */ `SELECT event_id FROM inbox WHERE consumer = $1 AND event_id = ANY($2::text[]) AND status = 'sent'`,
+/** The inbox status (`claimed`, `sent`) of each of `eventIds` that has a row. */
+export async function inboxStatuses(
+  pool: Pool,
+  consumer: string,
+  eventIds: readonly string[],
+): Promise<Map<string, string>> {
+  if (eventIds.length === 0) return new Map();
+  const { rows } = await pool.query<{ event_id: string; status: string }>(
+    /* sql */ `SELECT event_id, status FROM inbox WHERE consumer = $1 AND event_id = ANY($2::text[])`,
     [consumer, eventIds],
   );
-  return new Set(rows.map((row) => row.event_id));
+  return new Map(rows.map((row) => [row.event_id, row.status]));
+}
+
+/**
+ * Gives up this instance's claims of events it never handed to the effect (a lane stopped before
+ * them, or the effect refused to start): they count as abandoned at once, so whoever gets the
+ * partition next (after a rebalance) sends them without waiting for CLAIM_ABANDONED_AFTER_MS.
+ */
+export async function releaseClaims(
+  pool: Pool,
+  consumer: string,
+  eventIds: readonly string[],
+  token: string,
+): Promise<void> {
+  if (eventIds.length === 0) return;
+  await pool.query(
+    /* sql */ `UPDATE inbox SET claimed_at = '-infinity'
+      WHERE consumer = $1 AND event_id = ANY($2::text[]) AND claim_token = $3 AND status = 'claimed'`,
+    [consumer, eventIds, token],
+  );
 }
 
 /** Stamps the external effects as done, in one statement. */

@@ -26,7 +26,7 @@ import { retryDelay } from '../../lib/wait.js';
 import { type EffectsOutcome, applyEffects } from './apply-effects.js';
 import { decodeCloudEvent } from './cloud-event.js';
 import type { PartitionControl, ProcessingContext } from './context.js';
-import { sendToDeadLetterTopic } from './dead-letter.js';
+import { deadLetterExpired, sendToDeadLetterTopic } from './dead-letter.js';
 import { startEventSpans } from './event-spans.js';
 import { type Decision, type DecisionInput, type Outcome as TryOutcome, type Unit, decide } from './decision.js';
 import { type AttemptCount, type AttemptKey, clearAttempts } from './delivery-attempts.js';
@@ -41,7 +41,7 @@ import {
   crashedBefore,
   nextStep,
 } from './partition-state.js';
-import type { ConsumedEvent, SourceRecord } from './types.js';
+import type { SourceRecord } from './types.js';
 
 /** `held`: a retry wait is due and the partition is paused; the batch ends here. */
 type Outcome = 'done' | 'held' | 'abandoned';
@@ -409,6 +409,7 @@ async function applyAndCommit(
   let outcome: EffectsOutcome;
   try {
     outcome = await applyEffects(ctx, control, events, clear);
+    await deadLetterExpired(ctx, control.topic, outcome.expired);
   } catch (err) {
     spans.end(undefined, err);
     throw err;
@@ -418,7 +419,6 @@ async function applyAndCommit(
     ctx.events.emit('eventHandled', { ...where, ageMs: Date.now() - event.timeMs });
   }
   if (outcome.duplicates > 0) ctx.events.emit('duplicate', { ...where, count: outcome.duplicates });
-  await deadLetterExpired(ctx, outcome.expired);
   for (const d of deliveries)
     if (d.event === undefined)
       ctx.events.emit('skipped', { ...where, type: headerValue(d.record.headers, 'ce_type') ?? '' });
@@ -428,38 +428,6 @@ async function applyAndCommit(
     done ? undefined : new Error('the offsets were not committed (the batch was abandoned); the events come again'),
   );
   return done;
-}
-
-/**
- * Events that came past their `dead-letter` deadline, never performed: dead-lettered as `deadline
- * exceeded` before the group's offsets are committed (a failure here fails the group, which comes
- * again: a second dead letter of the same event is harmless, a redrive is deduplicated).
- */
-async function deadLetterExpired(ctx: ProcessingContext, expired: readonly ConsumedEvent[]): Promise<void> {
-  const consumer = ctx.definition.name;
-  const now = new Date();
-  await Promise.all(
-    expired.map((event) =>
-      sendToDeadLetterTopic(ctx.producer, event.record, {
-        reason: 'deadline exceeded',
-        error: `came ${Math.round((now.getTime() - deadlineStartMs(event.record)) / 60_000)} min after its ce_time (or its redrive), past its deadline: not performed; redrive it if it should still be`,
-        firstFailureAt: now,
-        attempts: 0,
-        consumer,
-      }),
-    ),
-  );
-  for (const event of expired) {
-    ctx.logger.error(
-      { ...recordIds(event.record, consumer), reason: 'deadline exceeded' },
-      'dead-lettered: deadline exceeded (came past its deadline)',
-    );
-    ctx.events.emit('deadLettered', {
-      topic: event.record.topic,
-      partition: event.record.partition,
-      reason: 'deadline exceeded',
-    });
-  }
 }
 
 /** Commits past a dead-lettered record, forgetting the partition's counts first (best effort). */
@@ -549,18 +517,19 @@ function reportFailing(
   return late;
 }
 
+/** The most a failure that says when to try again waits beyond that, however long it lasts. */
+const HINTED_BACKOFF_CAP_MS = 5_000;
+
 /**
  * Capped, fully jittered backoff that never sleeps past the next deadline decision. A failure
- * that says when to try again (a provider's "slow down", with the pace it set) is tried again
- * then, whatever the attempt: a throttle that lasts a minute must not leave the partition waiting
- * a minute more after it ends.
+ * that says when to try again (a provider's "slow down", with the pace it set) waits at least that,
+ * and at most a short backoff more (5 s), not the growing one: a throttle that lasts a minute must
+ * not leave the partition waiting a minute more after it ends.
  */
 function retryWait(ctx: ProcessingContext, attempt: number, msUntilNextChange: number, failure?: Failure): number {
   const hint = failure?.kind === 'infrastructure' ? failure.retryAfterMs : undefined;
-  const delay =
-    hint !== undefined
-      ? Math.min(ctx.policy.retryCapMs, hint + Math.floor(Math.random() * ctx.policy.retryBaseMs))
-      : retryDelay({ attempt, baseMs: ctx.policy.retryBaseMs, capMs: ctx.policy.retryCapMs });
+  const capMs = hint === undefined ? ctx.policy.retryCapMs : Math.min(ctx.policy.retryCapMs, HINTED_BACKOFF_CAP_MS);
+  const delay = Math.max(hint ?? 0, retryDelay({ attempt, baseMs: ctx.policy.retryBaseMs, capMs }));
   return Math.max(0, Math.min(delay, msUntilNextChange + 10));
 }
 

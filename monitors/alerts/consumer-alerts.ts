@@ -129,15 +129,16 @@ max by (job, instance, consumer, topic, partition, error) (consumer_failing_past
       comment: [
         'The oldest fetched event not yet handled (an unsent email, an unapplied change) has used a quarter',
         "of its consumer's deadline: a slow or throttling provider, or a held partition, that has not failed outright.",
+        'The series is absent between batches, so the rule reads its maximum over a minute.',
       ],
-      expr: `max by (job, instance, consumer, topic, partition) (consumer_oldest_waiting_event_age_seconds)
+      expr: `max by (job, instance, consumer, topic, partition) (max_over_time(consumer_oldest_waiting_event_age_seconds[1m]))
 > on (job, instance, consumer) group_left
 max by (job, instance, consumer) (consumer_event_deadline_seconds) / 4`,
       for: '1m',
       summary: {},
     },
     meaning:
-      "A partition's oldest event not yet handled has waited more than a quarter of the consumer's deadline (`EVENT_DEADLINE_MS`: confirmation-email 30 min, so 7.5 min; sales-ledger 3.75 min; seat-availability 15 s) for a minute. The events are in order and nothing is lost, but they are late: an email provider that is slow or answers 421/451 (the consumer lowers its pace and holds the partition a second at a time, `smtp_throttled`), a consumer outpaced by the on-sale, or a partition held by a failure. It resolves when the partition catches up.",
+      "A partition's oldest event not yet handled has waited more than a quarter of the consumer's deadline (`EVENT_DEADLINE_MS`: confirmation-email 30 min, so 7.5 min; sales-ledger 3.75 min; seat-availability 15 s) for a minute. The events are in order and nothing is lost, but they are late: an email provider that is slow or answers 421/451 (the consumer lowers its pace and holds the partition a second at a time, `smtp_throttled`), a consumer outpaced by the on-sale, or a partition held by a failure. It resolves a minute after the partition catches up. Age counts from `ce_time`, so a redrive's or a re-emit's old events raise it too while they are handled.",
     steps: [
       "The consumer's log: `smtp_throttled` waits mean the provider is throttling (check its dashboard and the agreed rate, `SMTP_RATE_LIMIT`); `consumer_batch_duration_seconds` rising means a slow provider or database.",
       "A slow provider with room for more connections: raise `SMTP_CONCURRENCY` (emails in flight = rate × the provider's time per message). Otherwise add instances, up to the partition count.",
