@@ -71,6 +71,13 @@ async function run(ctx: BenchContext): Promise<void> {
     const email = record.stages.find(
       (s) => s.consumer === 'confirmation-email' && s.stage.startsWith('commit → effect'),
     );
+    for (const stage of record.stages.filter((s) => s.consumer === 'confirmation-email' && s !== email))
+      ctx.record({
+        measure: `${buyers}-buyer rehearsal, confirmation email: ${stage.stage}`,
+        value: stage.p99,
+        unit: 'ms',
+        display: `p50 ${stage.p50} · p99 ${stage.p99} · max ${stage.max} ms (${stage.count})`,
+      });
     if (email !== undefined)
       ctx.record({
         measure: `${buyers}-buyer rehearsal: commit → email accepted (provider at 100 ms a message)`,

@@ -74,10 +74,10 @@ export const confirmationEmailSettings = defineSettings('confirmation-email', {
   },
   sendConcurrency: {
     env: 'SMTP_CONCURRENCY',
-    default: '200',
-    parser: zInt({ min: 1, max: 1000, example: '200' }),
+    default: '400',
+    parser: zInt({ min: 1, max: 1000, example: '400' }),
     description:
-      "Emails in flight at once in this process, over all its partitions, and the pooled SMTP connections they use (kept open). Throughput is at most this divided by the provider's time to accept one, and about half of that with the claims and stamps between groups: at 100 ms, 200 in flight keep up with 1,000 emails/s. Per instance: keep it times the instances at or below the provider's connection limit.",
+      "Emails in flight at once in this process, over all its partitions, and the pooled SMTP connections they use (kept open). Throughput is at most this divided by the provider's time to accept one, and about half of that with the claims and stamps between groups: at 100 ms, 400 in flight keep up with 1,000 emails/s (200 only just). Per instance: keep it times the instances at or below the provider's connection limit.",
   },
   smtpRateLimit: {
     env: 'SMTP_RATE_LIMIT',
