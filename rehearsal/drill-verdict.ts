@@ -67,7 +67,9 @@ export async function drillRecords(runs: DrillRun[], scope: DrillScope): Promise
     const stale =
       scope.judgeFreshness && scope.freshness !== undefined && staleAtEnd(scope.freshness, run.killedAt, until);
     const over = overBudget({ killedAt: run.killedAt, freshAt: fresh, freshBudgetMs, staleAtEnd: stale });
-    const ok = !window.gaps && failed.length === 0 && run.backAt !== null && broken.length === 0 && over === null;
+    const noTakeover = run.takenOverBy === null;
+    const ok =
+      !window.gaps && failed.length === 0 && run.backAt !== null && broken.length === 0 && over === null && !noTakeover;
     const promises =
       promised.length === 0
         ? ''
@@ -81,6 +83,7 @@ export async function drillRecords(runs: DrillRun[], scope: DrillScope): Promise
       restartedAt: run.restartedAt,
       backAt: run.backAt,
       caughtUpAt: run.caughtUpAt,
+      ...(run.takenOverBy === undefined ? {} : { takenOverBy: run.takenOverBy, takenOverAt: run.takenOverAt ?? null }),
       freshAt: fresh,
       ...(freshBudgetMs === undefined ? {} : { freshBudgetMs }),
       ...(stale ? { staleAtEnd: true } : {}),
@@ -90,7 +93,7 @@ export async function drillRecords(runs: DrillRun[], scope: DrillScope): Promise
       ],
       verdict: {
         ok,
-        detail: `${run.victim}: events written from the kill ${next === undefined ? 'to the end' : 'to the next drill'} handled ${counts} (reconciliation)${failed.length === 0 ? '; nothing sold, booked or emailed twice' : `; FAILED: ${failed.join(', ')}`}${run.backAt === null ? '; never came back' : ''}${promises}${over === null ? '' : `; ${over}${staleIn(scope.events, run.killedAt, until)}`}`,
+        detail: `${run.victim}: events written from the kill ${next === undefined ? 'to the end' : 'to the next drill'} handled ${counts} (reconciliation)${failed.length === 0 ? '; nothing sold, booked or emailed twice' : `; FAILED: ${failed.join(', ')}`}${run.backAt === null ? '; never came back' : ''}${noTakeover ? '; FAILED: no survivor took its work over' : run.takenOverBy === undefined ? '' : `; ${run.takenOverBy} took its work over`}${promises}${over === null ? '' : `; ${over}${staleIn(scope.events, run.killedAt, until)}`}`,
       },
       ...(promised.length === 0 ? {} : { promisedAlerts: promised }),
       notes: run.notes,

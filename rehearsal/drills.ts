@@ -22,6 +22,7 @@ import { isAlive } from '../stack/processes.js';
 import type { DrillTarget } from './drill-targets.js';
 import type { ProgramSet } from './programs.js';
 import type { CrowdSchedule } from './schedule.js';
+import { chooseVictim, type TakeoverContext, type Victim } from './drill-takeover.js';
 
 /** A drill as it happened; its lag, alerts and verdict are added once the run is over. */
 export interface DrillRun {
@@ -35,13 +36,20 @@ export interface DrillRun {
   caughtUpAt: number | null;
   /** What else it took to get back (a connector task restarted), or why it did not come back. */
   notes: string[];
+  /** With survivors (redundant stack): the instance that took the victim's work over, and when; null if none did. */
+  takenOverBy?: string | null;
+  takenOverAt?: number | null;
 }
 
 export interface DrillContext {
   layout: StackLayout;
   programs: ProgramSet;
-  /** The rehearsal's consumer programs, killed in turn by successive consumer drills. */
+  /** The rehearsal's consumers, drilled in turn by successive consumer drills. */
   consumers: readonly string[];
+  /** A consumer's instances, as program names (the first is the consumer's name). */
+  instancesOf: (consumer: string) => readonly string[];
+  /** The event topics the outbox connector writes. */
+  topics: readonly string[];
   sweeper: string;
   /** Connect's workers and the user that calls them. */
   connect: ConnectApi;
@@ -220,16 +228,74 @@ async function failoverDrill(context: DrillContext, run: DrillRun, log: Logger):
   );
 }
 
-/** Kills one part with -9, leaves it down for downMs, starts it again and waits until it answers. */
+/** How long a killed instance with survivors stays down at most, waiting for one of them to take its work over. */
+const TAKEOVER_TIMEOUT_MS = 60_000;
+
+/**
+ * Polls until a survivor holds the victim's work; records who and when. The victim stays down
+ * until then (at most TAKEOVER_TIMEOUT_MS): on a redundant stack the drill proves the survivors
+ * take over, not merely that the victim comes back.
+ */
+async function awaitTakeover(victim: Victim, run: DrillRun): Promise<void> {
+  if (victim.takenOverBy === undefined) return;
+  const check = victim.takenOverBy;
+  let by: string | undefined;
+  try {
+    await waitFor(
+      async () => {
+        by = await check().catch(() => undefined);
+        return by !== undefined;
+      },
+      { timeoutMs: TAKEOVER_TIMEOUT_MS, intervalMs: 250, description: `a survivor to take over from ${victim.name}` },
+    );
+    run.takenOverBy = by ?? null;
+    run.takenOverAt = Date.now();
+    run.notes.push(`${by} took the work over ${((Date.now() - run.killedAt) / 1000).toFixed(1)} s after the kill`);
+  } catch {
+    run.takenOverBy = null;
+    run.takenOverAt = null;
+    run.notes.push(
+      `no survivor took the work over within ${TAKEOVER_TIMEOUT_MS / 1000} s; started ${victim.name} again`,
+    );
+  }
+}
+
+function takeoverContext(context: DrillContext): TakeoverContext {
+  return {
+    layout: context.layout,
+    connect: context.connect,
+    connectorName: context.connectorName,
+    topics: context.topics,
+    instancesOf: context.instancesOf,
+    pidOf: (program) => {
+      const child = context.programs.names().includes(program) ? context.programs.get(program).child : undefined;
+      return child === undefined || child.exitCode !== null || child.signalCode !== null ? undefined : child.pid;
+    },
+    logger: context.logger,
+  };
+}
+
+/** The instance a drill of `target` kills: the one doing the work where there are several (rehearsal/drill-takeover.ts). */
+async function victimOf(target: DrillTarget, consumerTurn: number, context: DrillContext): Promise<Victim> {
+  const consumer = context.consumers[consumerTurn % context.consumers.length] ?? 'consumer';
+  if (target === 'connect' || target === 'kafka' || target === 'consumer') {
+    try {
+      return await chooseVictim(takeoverContext(context), target, consumer);
+    } catch (err) {
+      context.logger.warn({ err, target }, 'drill: could not tell which instance does the work; killing the first');
+    }
+  }
+  if (target === 'consumer') return { name: consumer };
+  if (target === 'sweeper') return { name: context.sweeper };
+  if (target === 'failover') return { name: 'postgres (primary)' };
+  return { name: COMPONENT_OF[target] ?? target };
+}
+
+/** Kills one part with -9, leaves it down for downMs (and, with survivors, until one took its work over), starts it again and waits until it answers. */
 async function runDrill(target: DrillTarget, consumerTurn: number, context: DrillContext): Promise<DrillRun> {
-  const componentName = COMPONENT_OF[target];
-  const program =
-    target === 'consumer'
-      ? context.consumers[consumerTurn % context.consumers.length]
-      : target === 'sweeper'
-        ? context.sweeper
-        : undefined;
-  const victim = componentName ?? program ?? (target === 'failover' ? 'postgres (primary)' : target);
+  const chosen = await victimOf(target, consumerTurn, context);
+  const victim = chosen.name;
+  const isComponent = target !== 'consumer' && target !== 'sweeper' && target !== 'failover';
   const log = context.logger.child({ drill: target, victim });
   const run: DrillRun = {
     target,
@@ -238,25 +304,27 @@ async function runDrill(target: DrillTarget, consumerTurn: number, context: Dril
     restartedAt: null,
     backAt: null,
     caughtUpAt: null,
-    notes: [],
+    notes: chosen.why === undefined ? [] : [`killed ${victim}: it ${chosen.why}`],
   };
   try {
     if (target === 'failover') {
       await failoverDrill(context, run, log);
-    } else if (componentName !== undefined) {
-      const stackPart = component(context.layout, componentName);
+    } else if (isComponent) {
+      const stackPart = component(context.layout, victim);
+      run.killedAt = Date.now();
       const pid = await killComponent(stackPart);
       log.warn({ pid }, 'drill: killed with -9');
-      await sleep(context.downMs);
+      await Promise.all([sleep(context.downMs), awaitTakeover(chosen, run)]);
       run.restartedAt = Date.now();
       await relaunch(stackPart);
       if (target !== 'registry') await connectorBack(context, run.notes);
-    } else if (program !== undefined) {
-      await context.programs.get(program).kill();
+    } else {
+      run.killedAt = Date.now();
+      await context.programs.get(victim).kill();
       log.warn('drill: killed with -9');
-      await sleep(context.downMs);
+      await Promise.all([sleep(context.downMs), awaitTakeover(chosen, run)]);
       run.restartedAt = Date.now();
-      await context.programs.restart(program);
+      await context.programs.restart(victim);
     }
     run.backAt = Date.now();
     log.warn({ downSeconds: (run.backAt - run.killedAt) / 1000 }, 'drill: back');

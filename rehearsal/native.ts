@@ -3,7 +3,7 @@
  * the outbox connector applied, a local email provider (its own process, 100 ms a message), and the rehearsal's programs (three consumers,
  * the hold sweeper, the slot monitor and the job watchdog), each its own process.
  */
-import { applyOutboxConnector } from '../connectors/outbox-connector.js';
+import { applyOutboxConnector, outboxTopics } from '../connectors/outbox-connector.js';
 import { connectorSettings } from '../connectors/settings.js';
 import { kafkaSecurityEnv } from '../lib/kafka-security.js';
 import type { Logger } from '../lib/logger.js';
@@ -27,6 +27,28 @@ const CONSUMER_PROGRAMS = ['seat-availability', 'confirmation-email', 'sales-led
 const SWEEPER = 'hold-sweeper';
 const WATCHDOG = 'job-watchdog';
 const SLOT_MONITOR = 'slot-monitor';
+/** Instance n of a consumer serves its metrics this much above the first's port. */
+const INSTANCE_PORT_STEP = 100;
+
+/** The program names of a consumer's instances: the first has the consumer's name, instance n `<name>-n`. */
+function consumerInstanceNames(consumer: string, instances: number): string[] {
+  return Array.from({ length: instances }, (_, i) => (i === 0 ? consumer : `${consumer}-${i + 1}`));
+}
+
+/** Each consumer's spec copied for its further instances: a name and a metrics port of their own. */
+function withInstances(specs: Record<string, ProgramSpec>, instances: number): Record<string, ProgramSpec> {
+  const copies = CONSUMER_PROGRAMS.flatMap((consumer) => {
+    const first = specs[consumer];
+    if (first === undefined) return [];
+    return consumerInstanceNames(consumer, instances)
+      .slice(1)
+      .map((name, i): [string, ProgramSpec] => {
+        const readyPort = first.readyPort + INSTANCE_PORT_STEP * (i + 1);
+        return [name, { ...first, name, readyPort, env: { ...first.env, METRICS_PORT: String(readyPort) } }];
+      });
+  });
+  return { ...specs, ...Object.fromEntries(copies) };
+}
 
 function withCredentials(url: string, user: string, password: string): string {
   const parsed = new URL(url);
@@ -202,23 +224,27 @@ export async function openNativeEnvironment(config: RehearsalConfig, logger: Log
 
   const programs = new ProgramSet(layout.logDir);
   // The consumers log in as their own role, the owner of their database, never as the superuser.
-  const specs = programSpecs(
-    {
-      stackEnv: {
-        KAFKA_BROKERS: localEnv.KAFKA_BROKERS ?? '',
-        SCHEMA_REGISTRY_URL: localEnv.SCHEMA_REGISTRY_URL ?? '',
+  const specs = withInstances(
+    programSpecs(
+      {
+        stackEnv: {
+          KAFKA_BROKERS: localEnv.KAFKA_BROKERS ?? '',
+          SCHEMA_REGISTRY_URL: localEnv.SCHEMA_REGISTRY_URL ?? '',
+        },
+        kafkaEnv: (user) => localKafkaClientEnv(layout, user),
+        consumerDbUrl: withCredentials(consumerAdminUrl, CONSUMER_ROLE, LOCAL_ROLE_PASSWORDS.consumer),
+        seatAdminUrl: seatConfig.adminDatabaseUrl,
+        seatServiceUrl: seatConfig.databaseUrl,
+        alertmanagerUrl: endpoints.alertmanagerUrl,
+        ...(layout.settings.postgresStandby
+          ? { seatNodePorts: [layout.settings.postgresPort, layout.settings.postgresStandbyPort] }
+          : {}),
       },
-      kafkaEnv: (user) => localKafkaClientEnv(layout, user),
-      consumerDbUrl: withCredentials(consumerAdminUrl, CONSUMER_ROLE, LOCAL_ROLE_PASSWORDS.consumer),
-      seatAdminUrl: seatConfig.adminDatabaseUrl,
-      seatServiceUrl: seatConfig.databaseUrl,
-      alertmanagerUrl: endpoints.alertmanagerUrl,
-      ...(layout.settings.postgresStandby
-        ? { seatNodePorts: [layout.settings.postgresPort, layout.settings.postgresStandbyPort] }
-        : {}),
-    },
-    config,
+      config,
+    ),
+    config.consumerInstances,
   );
+  const instancesOf = (consumer: string) => consumerInstanceNames(consumer, config.consumerInstances);
   const spec = (name: string): ProgramSpec => {
     const found = specs[name];
     if (found === undefined) throw new Error(`no program ${name}`);
@@ -228,7 +254,9 @@ export async function openNativeEnvironment(config: RehearsalConfig, logger: Log
   const mail = await spawnProvider({ smtpPort: config.smtpPort, acceptDelayMs: config.smtpAcceptDelayMs });
   try {
     const sweeperSince = await databaseNow(seatConfig.adminDatabaseUrl, logger);
-    await Promise.all([...CONSUMER_PROGRAMS, SWEEPER, SLOT_MONITOR].map((name) => programs.start(spec(name))));
+    await Promise.all(
+      [...CONSUMER_PROGRAMS.flatMap(instancesOf), SWEEPER, SLOT_MONITOR].map((name) => programs.start(spec(name))),
+    );
     // The watchdog starts once the sweeper has run: started earlier it would judge the age of the
     // previous rehearsal's last run and raise JobRunOverdue at once.
     await firstSweep(seatConfig.adminDatabaseUrl, sweeperSince, logger);
@@ -251,6 +279,8 @@ export async function openNativeEnvironment(config: RehearsalConfig, logger: Log
       layout,
       programs,
       consumers: CONSUMER_PROGRAMS,
+      instancesOf,
+      topics: outboxTopics(connector.topicPrefix),
       sweeper: SWEEPER,
       connect: connector,
       connectorName: connector.connectorName,

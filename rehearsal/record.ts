@@ -53,6 +53,14 @@ export interface DrillRecord {
    */
   caughtUpAt?: number | null;
   /**
+   * On a stack with survivors (two Connect workers, three Kafka nodes, two instances of a
+   * consumer): the instance that took the victim's work over (ran its task, led its partition,
+   * owned its partition), read from the cluster, and when; null if none did within a minute.
+   * Absent where there was nobody to take over.
+   */
+  takenOverBy?: string | null;
+  takenOverAt?: number | null;
+  /**
    * When the availability pages were fresh again, for good until the next drill's kill (the end of
    * the run for the last): the last seat availability event in that window that took 1 s or more
    * from commit reached it then, or the kill itself when none did (rehearsal/freshness.ts); null

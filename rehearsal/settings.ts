@@ -105,6 +105,13 @@ export const rehearsalSettings = defineSettings('rehearsal', {
     parser: zString({ pattern: /^(yes|no)$/, expected: 'yes or no', example: 'no' }),
     description: 'yes leaves the consumers, monitor and email provider running after the report (stop with Ctrl-C).',
   },
+  consumerInstances: {
+    env: 'REHEARSAL_CONSUMER_INSTANCES',
+    default: '1',
+    parser: zInt({ min: 1, max: 4, example: '2' }),
+    description:
+      "Instances of each consumer the rehearsal runs (native mode), one group per consumer: with two or more, a consumer drill kills the instance owning the busiest partition and the others take its partitions over. Instance n of a consumer serves its metrics on the consumer's port + 100(n - 1) (9471, 9571, …). The redundant stack (docs/rehearsal.md) runs 2.",
+  },
   drills: {
     env: 'REHEARSAL_DRILLS',
     default: '',

@@ -15,6 +15,7 @@ import {
   serveProgramEndpoint,
   startLongRunningProgram,
 } from '../../lib/long-running-program.js';
+import { consumerClientId } from './client-id.js';
 import { createMetricsRegistry } from '../../lib/metrics.js';
 import { assertReachable, createPool } from '../../lib/postgres.js';
 import { createSchemaRegistry } from '../../lib/schema-registry.js';
@@ -62,7 +63,7 @@ async function startParts<C extends CommonConsumerConfig>(
     queryTimeoutMs: config.databaseQueryTimeoutMs,
   });
   releasers.add('consumer database pool', () => pool.end());
-  const kafka = createKafka({ brokers: config.kafkaBrokers, clientId: program, logger, security });
+  const kafka = createKafka({ brokers: config.kafkaBrokers, clientId: consumerClientId(program), logger, security });
   const metrics = createMetricsRegistry(program);
   const running = await startConsumer({
     definition: built.definition,

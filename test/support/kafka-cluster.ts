@@ -53,7 +53,7 @@ async function portFree(port: number): Promise<boolean> {
 }
 
 /** A free port whose next `count - 1` ports are free too (node n listens on base + 2(n - 1), its controller one above). */
-async function freePortRun(count: number): Promise<number> {
+export async function freePortRun(count: number): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt += 1) {
     const base = await freePort();
     if (base + count > 65_535) continue;

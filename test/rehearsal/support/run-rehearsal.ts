@@ -1,7 +1,7 @@
 /**
  * `npm run rehearsal` run the way a user runs it, under the machine-wide rehearsal lock, and what
  * it wrote: the exit code and output, the JSON record, the text and HTML reports. One helper for
- * every test that runs a whole rehearsal (small-rehearsal, rehearsal-drills, failover-drill).
+ * every test that runs a whole rehearsal (small-rehearsal, rehearsal-drills, redundant-stack-drills).
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';

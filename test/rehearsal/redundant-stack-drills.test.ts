@@ -1,15 +1,20 @@
 /**
- * A small rehearsal with the failover drill (npm run rehearsal -- --drill failover, under the
- * machine-wide rehearsal lock) on a SECOND stack started with STACK_POSTGRES_STANDBY=yes: its own
- * home, every port a free one, the downloads shared, small heaps. During the crowd the primary's
- * postmaster is killed with -9, the standby promoted and the connector moved with its failover
- * slot; the programs follow through the primary endpoint. Its verdicts are counted again from the
- * seat database, the second stack's Kafka read by the test's own client and each consumer's inbox
- * and effect tables, and must agree with its record. The second stack is left failed over by the
- * rehearsal, then stopped and removed.
+ * A small rehearsal on the redundant stack (docs/rehearsal.md): a SECOND stack started with two
+ * Connect workers, three Kafka nodes (replication 3, min.insync.replicas 2) and the seat database's
+ * standby, and two instances of each consumer (npm run rehearsal -- --drill
+ * connect,kafka,consumer,failover, under the machine-wide rehearsal lock); its own home, free
+ * ports, the downloads shared, small heaps. During the crowd each drill kills with -9 the instance
+ * really doing the work (the worker running the outbox task, the node leading the busiest
+ * partition, the consumer instance owning its group's busiest partition), a survivor takes the
+ * work over (read from Connect's status, Kafka's metadata and the group coordinator by the test's
+ * own clients as well), and last the primary's postmaster is killed, the standby promoted and the
+ * connector moved with its failover slot. Its verdicts are counted again from the seat database,
+ * the second stack's Kafka read by the test's own client and each consumer's inbox and effect
+ * tables, and must agree with its record. The second stack is left failed over, then stopped and
+ * removed.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +28,7 @@ import { FAILED_OVER_MARKER, postgresHome } from '../../stack/postgres.js';
 import { adminUrl, standbyHome } from '../../stack/postgres-standby.js';
 import { isAlive, portOpen, tailFile } from '../../stack/processes.js';
 import { freePort } from '../slot-monitor/support/alertmanager-process.js';
+import { freePortRun } from '../support/kafka-cluster.js';
 import { testLogger } from '../support/seat-pipeline.js';
 import { adminQuery, requireStack, uniqueName } from '../support/stack.js';
 import { drillProblems, independentOutcome, stackSources, topicEnds } from './support/independent-outcome.js';
@@ -30,22 +36,31 @@ import { runRehearsal } from './support/run-rehearsal.js';
 
 requireStack();
 
-const reportDir = mkdtempSync(join(tmpdir(), 'stagefront-failover-drill-'));
+const reportDir = mkdtempSync(join(tmpdir(), 'stagefront-redundant-drills-'));
 
 const mainLayout = stackLayout();
 const env: Record<string, string> = {
-  STACK_HOME: join(mainLayout.home, 'failover-drill-test'),
+  STACK_HOME: join(mainLayout.home, 'redundant-drills-test'),
   STACK_DIST: mainLayout.dist,
   STACK_POSTGRES_STANDBY: 'yes',
   STACK_POSTGRES_BINARIES: 'auto',
   STACK_KAFKA_HEAP_MB: '320',
   STACK_CONNECT_HEAP_MB: '320',
   STACK_REGISTRY_HEAP_MB: '384',
-  STACK_CONNECT_WORKERS: '1',
-  STACK_KAFKA_BROKERS: '1',
+  STACK_CONNECT_WORKERS: '2',
+  STACK_KAFKA_BROKERS: '3',
 };
+// Kafka node n listens on STACK_KAFKA_PORT + 2(n - 1), its controller one above; Connect worker n on
+// STACK_CONNECT_PORT + n - 1: one run of 8 free ports for both, a free port each for the rest.
+const run = await freePortRun(8);
+env.STACK_KAFKA_PORT = String(run);
+env.STACK_KAFKA_CONTROLLER_PORT = String(run + 1);
+env.STACK_CONNECT_PORT = String(run + 6);
 for (const setting of Object.values(stackSettings.settings)) {
-  if (setting.env.endsWith('_PORT')) env[setting.env] = String(await freePort());
+  if (!setting.env.endsWith('_PORT') || env[setting.env] !== undefined) continue;
+  let port = await freePort();
+  while (port >= run && port < run + 8) port = await freePort();
+  env[setting.env] = String(port);
 }
 const layout = stackLayout({ ...process.env, ...env });
 
@@ -72,19 +87,21 @@ function removeStackFolders(): void {
 async function warmUpConsumerGroups(): Promise<void> {
   const kafka = createKafka({
     brokers: stackEndpoints(layout).kafkaBrokers,
-    clientId: 'failover-drill-warm-up',
+    clientId: 'redundant-drills-warm-up',
     logger: testLogger,
   });
   const admin = kafka.admin();
   await admin.connect();
   // ensureTopics, not kafkajs's waitForLeaders: on a fresh broker under load the metadata lags the
   // creation (UNKNOWN_TOPIC_OR_PARTITION), which kafkajs's own wait throws at once.
-  await ensureTopics(admin, [{ topic: 'failover-drill-warm-up', numPartitions: 1 }]).finally(() => admin.disconnect());
-  const consumer = kafka.consumer({ groupId: 'failover-drill-warm-up' });
+  await ensureTopics(admin, [{ topic: 'redundant-drills-warm-up', numPartitions: 1 }]).finally(() =>
+    admin.disconnect(),
+  );
+  const consumer = kafka.consumer({ groupId: 'redundant-drills-warm-up' });
   let joined = false;
   consumer.on(consumer.events.GROUP_JOIN, () => (joined = true));
   await consumer.connect();
-  await consumer.subscribe({ topics: ['failover-drill-warm-up'] });
+  await consumer.subscribe({ topics: ['redundant-drills-warm-up'] });
   await consumer.run({ eachMessage: async () => undefined });
   try {
     await waitFor(() => joined, {
@@ -134,23 +151,33 @@ afterAll(async () => {
   }
 }, 300_000);
 
-describe('a rehearsal with the failover drill (a second stack with a standby)', () => {
-  it('kills the primary with -9 during the crowd, promotes the standby, and its record says nothing was lost, doubled or dead-lettered', async () => {
+describe('a rehearsal with the drills on the redundant stack', () => {
+  it('kills the instance doing the work of Connect, Kafka and a consumer, then the primary, with -9 during the crowd; survivors take the work over, and nothing was lost, doubled or dead-lettered', async () => {
     expect(started.filter((c) => !c.healthy).map((c) => c.name)).toEqual([]);
     expect(started.map((c) => c.name)).toEqual(
-      expect.arrayContaining(['postgres', 'postgres-standby', 'postgres-endpoint']),
+      expect.arrayContaining([
+        'postgres',
+        'postgres-standby',
+        'postgres-endpoint',
+        'kafka',
+        'kafka-2',
+        'kafka-3',
+        'connect',
+        'connect-2',
+      ]),
     );
 
-    const show = uniqueName('failover').replace(/_/g, '-');
+    const show = uniqueName('redundant').replace(/_/g, '-');
     const sources = stackSources(layout);
     const from = await topicEnds(sources);
     const { record, tail, text } = await runRehearsal({
       show,
-      drills: 'failover',
+      drills: 'connect,kafka,consumer,failover',
       lockTimeoutS: 600,
       env: {
         ...env,
-        REHEARSAL_BUYERS: '250',
+        REHEARSAL_BUYERS: '300',
+        REHEARSAL_CONSUMER_INSTANCES: '2',
         REHEARSAL_COUNTDOWN_MS: '0',
         REHEARSAL_DRILL_SPACING_MS: '10000',
         REHEARSAL_DRILL_DOWN_MS: '2000',
@@ -173,19 +200,53 @@ describe('a rehearsal with the failover drill (a second stack with a standby)', 
       tail,
     ).toEqual([]);
     expect(record.checks.map((c) => c.name)).toContain('every drilled part came back');
-
-    expect(record.drills.map((d) => d.target)).toEqual(['failover']);
-    const [drill] = record.drills;
-    expect(drill?.killedAt ?? 0).toBeGreaterThanOrEqual(record.startedAt);
-    expect(drill?.restartedAt ?? 0).toBeGreaterThan(drill?.killedAt ?? Infinity);
-    expect(drill?.backAt, 'the failover finished').not.toBeNull();
-    expect(drill?.caughtUpAt ?? null, 'the consumers caught up after it').not.toBeNull();
-    expect(drillProblems(outcome, drill?.killedAt ?? 0, Infinity)).toEqual([]);
-    expect(outcome.outbox.filter((row) => row.created_ms >= (drill?.killedAt ?? Infinity)).length).toBeGreaterThan(0);
-    expect(drill?.verdict.ok, drill?.verdict.detail).toBe(true);
-    expect((drill?.notes ?? []).join(' ')).toMatch(/standby promoted: primary on port \d+, timeline \d+/);
     expect(record.crowd.errors).toBe(0);
-    expect(text).toContain(`  PASS: All ${record.checks.length} checks passed, 1 drills held\n`);
+
+    expect(record.drills.map((d) => d.target)).toEqual(['connect', 'kafka', 'consumer', 'failover']);
+    for (const [k, drill] of record.drills.entries()) {
+      const next = record.drills[k + 1]?.killedAt ?? Infinity;
+      expect(drill.killedAt).toBeGreaterThanOrEqual(record.startedAt);
+      expect(drill.backAt, `${drill.target} came back`).not.toBeNull();
+      expect(drill.caughtUpAt ?? null, `the consumers caught up after ${drill.target}`).not.toBeNull();
+      expect(drillProblems(outcome, drill.killedAt, next), drill.target).toEqual([]);
+      expect(drill.verdict.ok, drill.verdict.detail).toBe(true);
+    }
+    const [connect, kafka, consumer, failover] = record.drills;
+
+    // Each of the first three killed the instance doing the work, and a survivor took it over.
+    const survivors = {
+      connect: ['connect', 'connect-2'],
+      kafka: ['kafka', 'kafka-2', 'kafka-3'],
+      consumer: ['seat-availability', 'seat-availability-2'],
+    };
+    for (const drill of [connect, kafka, consumer]) {
+      const target = drill?.target as keyof typeof survivors;
+      expect(survivors[target], JSON.stringify(drill)).toContain(drill?.victim);
+      expect((drill?.notes ?? []).join(' ')).toMatch(
+        target === 'connect'
+          ? /killed connect(-2)?: it runs task 0 of seat-outbox/
+          : target === 'kafka'
+            ? /killed kafka(-\d)?: it leads .+-\d+, the busiest partition/
+            : /killed seat-availability(-2)?: it owns .+-\d+, the busiest partition of group seat-availability/,
+      );
+      expect(
+        survivors[target].filter((name) => name !== drill?.victim),
+        JSON.stringify(drill),
+      ).toContain(drill?.takenOverBy);
+      expect(drill?.takenOverAt ?? 0).toBeGreaterThanOrEqual(drill?.killedAt ?? Infinity);
+      // The survivor had the work before the victim was started again.
+      expect(drill?.takenOverAt ?? Infinity).toBeLessThanOrEqual(drill?.restartedAt ?? 0);
+    }
+    // Connect's own log says so too: the survivor started the outbox task after the kill.
+    const survivorLog = join(layout.logDir, `${connect?.takenOverBy ?? 'connect'}.log`);
+    expect(readFileSync(survivorLog, 'utf8')).toMatch(/Starting task seat-outbox-0|Creating task seat-outbox-0/);
+
+    expect(failover?.restartedAt ?? 0).toBeGreaterThan(failover?.killedAt ?? Infinity);
+    expect(outcome.outbox.filter((row) => row.created_ms >= (failover?.killedAt ?? Infinity)).length).toBeGreaterThan(
+      0,
+    );
+    expect((failover?.notes ?? []).join(' ')).toMatch(/standby promoted: primary on port \d+, timeline \d+/);
+    expect(text).toContain(`  PASS: All ${record.checks.length} checks passed, 4 drills held\n`);
     console.info(text);
 
     // The stack is left failed over: the standby is the primary, the old one marked and down, the connector on the new primary.
