@@ -7,6 +7,7 @@ import { emailScenario } from './email.js';
 import { flatLagScenario } from './flat-lag.js';
 import { openLoopScenario } from './open-loop.js';
 import { pollingRelayScenario } from './polling-relay.js';
+import { recoveryScenario } from './recovery.js';
 import { scaleOutScenario } from './scale-out.js';
 import { stadiumRehearsalScenario } from './stadium-rehearsal.js';
 
@@ -20,5 +21,6 @@ export const SCENARIOS: readonly Scenario[] = [
   connectCrashScenario,
   connectFailoverScenario,
   scaleOutScenario,
+  recoveryScenario,
   stadiumRehearsalScenario,
 ];

@@ -13,22 +13,20 @@
  * tables, and must agree with its record. The second stack is left failed over, then stopped and
  * removed.
  */
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectorStatus, isRunning } from '../../connectors/connect-client.js';
 import { liveConnectorConfig } from '../../connectors/connector-lifecycle.js';
 import { createKafka, ensureTopics } from '../../lib/kafka.js';
 import { waitFor } from '../../lib/wait.js';
-import { localConnectApi, projectRoot, stackEndpoints, stackLayout, stackSettings } from '../../stack/config.js';
+import { localConnectApi, stackEndpoints, stackLayout } from '../../stack/config.js';
 import { stackStatus, type ComponentStatus } from '../../stack/launcher.js';
 import { FAILED_OVER_MARKER, postgresHome } from '../../stack/postgres.js';
-import { adminUrl, standbyHome } from '../../stack/postgres-standby.js';
+import { adminUrl } from '../../stack/postgres-standby.js';
 import { isAlive, portOpen, tailFile } from '../../stack/processes.js';
-import { freePort } from '../slot-monitor/support/alertmanager-process.js';
-import { freePortRun } from '../support/kafka-cluster.js';
+import { REDUNDANT_STACK, ownStack } from '../../stack/own-stack.js';
 import { testLogger } from '../support/seat-pipeline.js';
 import { adminQuery, requireStack, uniqueName } from '../support/stack.js';
 import { drillProblems, independentOutcome, stackSources, topicEnds } from './support/independent-outcome.js';
@@ -38,47 +36,10 @@ requireStack();
 
 const reportDir = mkdtempSync(join(tmpdir(), 'stagefront-redundant-drills-'));
 
-const mainLayout = stackLayout();
-const env: Record<string, string> = {
-  STACK_HOME: join(mainLayout.home, 'redundant-drills-test'),
-  STACK_DIST: mainLayout.dist,
-  STACK_POSTGRES_STANDBY: 'yes',
-  STACK_POSTGRES_BINARIES: 'auto',
-  STACK_KAFKA_HEAP_MB: '320',
-  STACK_CONNECT_HEAP_MB: '320',
-  STACK_REGISTRY_HEAP_MB: '384',
-  STACK_CONNECT_WORKERS: '2',
-  STACK_KAFKA_BROKERS: '3',
-};
-// Kafka node n listens on STACK_KAFKA_PORT + 2(n - 1), its controller one above; Connect worker n on
-// STACK_CONNECT_PORT + n - 1: one run of 8 free ports for both, a free port each for the rest.
-const run = await freePortRun(8);
-env.STACK_KAFKA_PORT = String(run);
-env.STACK_KAFKA_CONTROLLER_PORT = String(run + 1);
-env.STACK_CONNECT_PORT = String(run + 6);
-for (const setting of Object.values(stackSettings.settings)) {
-  if (!setting.env.endsWith('_PORT') || env[setting.env] !== undefined) continue;
-  let port = await freePort();
-  while (port >= run && port < run + 8) port = await freePort();
-  env[setting.env] = String(port);
-}
-const layout = stackLayout({ ...process.env, ...env });
-
-function stackCommand(command: 'start' | 'stop'): void {
-  const result = spawnSync('npx', ['tsx', 'stack/cli.ts', command], {
-    cwd: projectRoot,
-    env: { ...process.env, ...env },
-    encoding: 'utf8',
-    timeout: 500_000,
-  });
-  if (result.status !== 0)
-    throw new Error(`stack ${command} exited ${result.status}:\n${result.stdout}\n${result.stderr}`.slice(-4000));
-}
-
-function removeStackFolders(): void {
-  for (const folder of [layout.home, standbyHome(layout), dirname(postgresHome(layout))])
-    rmSync(folder, { recursive: true, force: true });
-}
+const second = await ownStack(join(stackLayout().home, 'redundant-drills-test'), REDUNDANT_STACK);
+const { env, layout } = second;
+const stackCommand = (command: 'start' | 'stop') => second.command(command);
+const removeStackFolders = () => second.remove();
 
 /**
  * A consumer group joined once on the fresh Kafka, so that its group coordinator (and

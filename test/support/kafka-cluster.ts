@@ -5,13 +5,13 @@
  * is never touched.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '../../lib/wait.js';
 import type { Component } from '../../stack/component.js';
 import { type StackLayout, stackEndpoints, stackLayout } from '../../stack/config.js';
 import { connectComponent } from '../../stack/connect.js';
+import { freePortRun } from '../../stack/own-stack.js';
 import { kafkaComponents } from '../../stack/kafka.js';
 import { isAlive, tailFile } from '../../stack/processes.js';
 import { freePort } from '../slot-monitor/support/alertmanager-process.js';
@@ -43,25 +43,6 @@ export interface OwnKafkaCluster {
 }
 
 const READY_TIMEOUT_MS = 180_000;
-
-async function portFree(port: number): Promise<boolean> {
-  const server = createServer();
-  return new Promise((resolve) => {
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
-}
-
-/** A free port whose next `count - 1` ports are free too (node n listens on base + 2(n - 1), its controller one above). */
-export async function freePortRun(count: number): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt += 1) {
-    const base = await freePort();
-    if (base + count > 65_535) continue;
-    const rest = await Promise.all(Array.from({ length: count - 1 }, (_, i) => portFree(base + i + 1)));
-    if (rest.every(Boolean)) return base;
-  }
-  throw new Error(`no run of ${count} free ports found`);
-}
 
 /** Launches a component and waits until it answers; its exit during start-up fails with its last log lines. */
 export async function startComponent(component: Component): Promise<void> {
