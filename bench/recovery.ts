@@ -10,12 +10,12 @@
  * stack only.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import type { DrillRecord, RehearsalRecord } from '../rehearsal/record.js';
 import { projectRoot, stackLayout } from '../stack/config.js';
-import { REDUNDANT_STACK, ownStack } from '../stack/own-stack.js';
+import { REDUNDANT_STACK, SINGLE_STACK, ownStack } from '../stack/own-stack.js';
 import type { BenchContext, Scenario } from './context.js';
 
 type Kind = 'single' | 'redundant';
@@ -64,7 +64,8 @@ async function rehearse(env: NodeJS.ProcessEnv, reportDir: string): Promise<{ co
 
 /** Seconds from the kill: until fresh again, until the work resumed (a survivor took it, or the victim was back). */
 function drillFigures(drill: DrillRecord): { freshS: number | null; resumedS: number | null } {
-  const resumedAt = drill.takenOverAt ?? drill.backAt;
+  // A drill with survivors resumes when one took the work over (never: null); one without, when its part was back.
+  const resumedAt = drill.takenOverBy === undefined ? drill.backAt : drill.takenOverAt;
   return {
     freshS: drill.freshAt == null ? null : (drill.freshAt - drill.killedAt) / 1000,
     resumedS: resumedAt == null ? null : (resumedAt - drill.killedAt) / 1000,
@@ -87,7 +88,7 @@ async function runOn(ctx: BenchContext, kind: Kind, drills: string): Promise<Reh
     if (ctx.scale === 'smoke') return (await rehearse({ ...env, ...ctx.kafkaEnv }, reportDir)).record;
     const stack = await ownStack(
       join(stackLayout().home, `bench-recovery-${kind}`),
-      kind === 'redundant' ? REDUNDANT_STACK : {},
+      kind === 'redundant' ? REDUNDANT_STACK : SINGLE_STACK,
     );
     stack.command('stop'); // what an interrupted run may have left
     stack.remove();
@@ -99,8 +100,18 @@ async function runOn(ctx: BenchContext, kind: Kind, drills: string): Promise<Reh
       stack.remove();
     }
   } finally {
+    keepReports(ctx, kind, reportDir);
     rmSync(reportDir, { recursive: true, force: true });
   }
+}
+
+/** The rehearsal's reports (text, JSON, HTML) kept under .stack/bench/, for finding where a drill's time went. */
+function keepReports(ctx: BenchContext, kind: Kind, reportDir: string): void {
+  if (!existsSync(reportDir) || readdirSync(reportDir).length === 0) return;
+  const kept = join(projectRoot, '.stack', 'bench', `${ctx.runId}-recovery-${kind}`);
+  mkdirSync(dirname(kept), { recursive: true });
+  cpSync(reportDir, kept, { recursive: true });
+  ctx.note(`recovery, ${KIND_LABEL[kind]}: the rehearsal's reports are kept in ${relative(projectRoot, kept)}`);
 }
 
 function problems(record: RehearsalRecord): string[] {
@@ -131,7 +142,11 @@ async function run(ctx: BenchContext): Promise<void> {
       const r = redundant === undefined ? null : drillFigures(redundant)[figure];
       const value = r ?? s;
       if (value === null) {
-        ctx.note(`recovery: ${label}: no ${words} (no seat availability event reached it in the drill's window)`);
+        ctx.note(
+          figure === 'freshS'
+            ? `recovery: ${label}: no time to fresh (no seat availability event reached it in the drill's window)`
+            : `recovery: ${label}: the work never resumed (no survivor took it over, or the part never came back)`,
+        );
         continue;
       }
       const targets = [

@@ -63,8 +63,8 @@ function stackKafka(context: TakeoverContext): Kafka {
 
 async function withAdmin<T>(kafka: Kafka, use: (admin: ReturnType<Kafka['admin']>) => Promise<T>): Promise<T> {
   const admin = kafka.admin();
-  await admin.connect();
   try {
+    await admin.connect();
     return await use(admin);
   } finally {
     await admin.disconnect().catch(() => undefined);
@@ -95,11 +95,15 @@ async function busiest(
   return busiestPartition(before, keep(await endOffsets(admin, topics)));
 }
 
-async function leaderOf(kafka: Kafka, topic: string, partition: number): Promise<number | undefined> {
+async function leadership(
+  kafka: Kafka,
+  topic: string,
+  partition: number,
+): Promise<{ leader: number; isr: number[] } | undefined> {
   return withAdmin(kafka, async (admin) => {
     const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
-    const leader = topics[0]?.partitions.find((p) => p.partitionId === partition)?.leader;
-    return leader === undefined || leader < 0 ? undefined : leader;
+    const found = topics[0]?.partitions.find((p) => p.partitionId === partition);
+    return found === undefined || found.leader < 0 ? undefined : { leader: found.leader, isr: found.isr };
   });
 }
 
@@ -118,6 +122,9 @@ async function groupMembers(kafka: Kafka, groupId: string): Promise<GroupMemberA
   });
 }
 
+/** Thrown when a part has survivors but the cluster does not say (yet) which instance does the work. */
+class VictimUnknown extends Error {}
+
 /** The worker running the outbox connector's task 0; with others, the one running it after the kill. */
 async function connectVictim(context: TakeoverContext): Promise<Victim> {
   const { connectPort, connectWorkers } = context.layout.settings;
@@ -128,7 +135,9 @@ async function connectVictim(context: TakeoverContext): Promise<Victim> {
     if (task?.state !== 'RUNNING' || task.worker_id === undefined) return undefined;
     return connectWorkerComponent(task.worker_id, connectPort, connectWorkers);
   };
-  const name = (await workerOfTask()) ?? 'connect';
+  const name = await workerOfTask();
+  if (name === undefined)
+    throw new VictimUnknown(`task 0 of ${context.connectorName} is not RUNNING on a known worker`);
   return {
     name,
     why: `runs task 0 of ${context.connectorName}`,
@@ -144,16 +153,19 @@ async function kafkaVictim(context: TakeoverContext): Promise<Victim> {
   if (context.layout.settings.kafkaBrokerCount === 1) return { name: 'kafka' };
   const kafka = stackKafka(context);
   const partition = await withAdmin(kafka, (admin) => busiest(admin, context.topics));
-  if (partition === undefined) return { name: 'kafka' };
-  const leader = await leaderOf(kafka, partition.topic, partition.partition);
-  if (leader === undefined) return { name: 'kafka' };
+  if (partition === undefined) throw new VictimUnknown(`no partition of ${context.topics.join(', ')}`);
+  const leader = (await leadership(kafka, partition.topic, partition.partition))?.leader;
+  if (leader === undefined) throw new VictimUnknown(`${partition.topic}-${partition.partition} has no leader`);
   const name = kafkaNodeComponent(leader);
   return {
     name,
     why: `leads ${partition.topic}-${partition.partition}, the busiest partition`,
+    // Another leader, with the victim out of the in-sync replicas: not an older view of the partition.
     takenOverBy: async () => {
-      const now = await leaderOf(kafka, partition.topic, partition.partition).catch(() => undefined);
-      return now === undefined || now === leader ? undefined : kafkaNodeComponent(now);
+      const now = await leadership(kafka, partition.topic, partition.partition).catch(() => undefined);
+      return now === undefined || now.leader === leader || now.isr.includes(leader)
+        ? undefined
+        : kafkaNodeComponent(now.leader);
     },
   };
 }
@@ -165,6 +177,7 @@ async function consumerVictim(context: TakeoverContext, consumer: string): Promi
   const kafka = stackKafka(context);
   const members = await groupMembers(kafka, consumer);
   const owned = assignedPartitions(members);
+  if (owned.length === 0) throw new VictimUnknown(`group ${consumer} is not stable with partitions assigned`);
   const topics = [...new Set(owned.map((p) => p.topic))];
   const partition = await withAdmin(kafka, (admin) => busiest(admin, topics, owned));
   const instanceOf = (clientId: string | undefined) =>
@@ -174,7 +187,10 @@ async function consumerVictim(context: TakeoverContext, consumer: string): Promi
     });
   const owner = partition === undefined ? undefined : ownerOf(members, partition.topic, partition.partition);
   const name = instanceOf(owner?.clientId);
-  if (partition === undefined || owner === undefined || name === undefined) return { name: consumer };
+  if (partition === undefined || owner === undefined || name === undefined)
+    throw new VictimUnknown(
+      `the owner of group ${consumer}'s busiest partition is none of the rehearsal's instances (${owner?.clientId ?? 'no owner'})`,
+    );
   return {
     name,
     why: `owns ${partition.topic}-${partition.partition}, the busiest partition of group ${consumer}`,

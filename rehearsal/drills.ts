@@ -13,7 +13,10 @@ import { errorMessage } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { sleep, waitFor } from '../lib/wait.js';
 import type { Component } from '../stack/component.js';
-import type { StackLayout } from '../stack/config.js';
+import { LOCAL_ROLE_PASSWORDS, stackEndpoints, type StackLayout } from '../stack/config.js';
+import { parseSettings } from '../lib/settings.js';
+import { recoverLostSlot } from '../monitors/slot-recovery/recovery.js';
+import { slotRecoverySettings } from '../monitors/slot-recovery/settings.js';
 import { failOver, slotOnNode, standbySlotProblem } from '../stack/failover.js';
 import { stackComponents, startStack } from '../stack/launcher.js';
 import { FAILED_OVER_MARKER, postgresHome } from '../stack/postgres.js';
@@ -56,6 +59,8 @@ export interface DrillContext {
   connectorName: string;
   downMs: number;
   logger: Logger;
+  /** The consumer database as its owner: the failover drill reconciles the inboxes after the promotion. */
+  consumerAdminUrl: string;
   /** The outbox connector as applied (on the primary's own port): the failover drill moves it to the promoted standby. */
   connector?: ConnectorConfig;
 }
@@ -226,6 +231,47 @@ async function failoverDrill(context: DrillContext, run: DrillRun, log: Logger):
     `standby promoted: primary on port ${report.newPrimaryPort}, timeline ${report.timeline}; connector ${connector.connectorName} moved with its failover slot ` +
       `(${report.slotBeforePromotion.synced ? 'synchronized' : 'not synchronized'} before the promotion), streaming again ${((Date.now() - run.killedAt) / 1000).toFixed(1)} s after the kill`,
   );
+  await confirmNothingLost(context, connector, report.newPrimaryPort, run, log);
+}
+
+/**
+ * The failover runbook's last step (docs/failover.md, "Confirming nothing is lost"): reconcile the
+ * new primary's outbox against every inbox, and re-emit what some inbox lacks. Replication is
+ * asynchronous, so a consumer's last commits before the kill (its inbox rows and effects, on the
+ * same cluster) may be missing from the new timeline while Kafka has its offsets: only a re-emit
+ * brings those events back (the lost-slot recovery's code, with a healthy slot).
+ */
+async function confirmNothingLost(
+  context: DrillContext,
+  connector: ConnectorConfig,
+  newPrimaryPort: number,
+  run: DrillRun,
+  log: Logger,
+): Promise<void> {
+  const env = {
+    CONNECT_URL: stackEndpoints(context.layout).connectUrls.join(','),
+    CONNECT_USERNAME: context.connect.connectUsername,
+    CONNECT_PASSWORD: context.connect.connectPassword,
+    CONNECTOR_NAME: connector.connectorName,
+    SLOT_RECOVERY_SEAT_DB_URL: `postgres://stagefront_debezium:${LOCAL_ROLE_PASSWORDS.debezium}@127.0.0.1:${newPrimaryPort}/${connector.seatDbName}`,
+    RECONCILE_CONSUMER_DB_URL: context.consumerAdminUrl,
+    // Judged once the consumers had a few seconds: older events an inbox lacks are gaps.
+    RECONCILE_GRACE_MS: '5000',
+    SLOT_RECOVERY_SAFETY_MARGIN_MS: '5000',
+    SLOT_RECOVERY_VERIFY_TIMEOUT_MS: String(BACK_TIMEOUT_MS),
+  };
+  const outcome = await recoverLostSlot(parseSettings(slotRecoverySettings, env), { since: 'auto', apply: true }, log);
+  if (outcome.since === undefined) {
+    run.notes.push('reconciled after the failover: every inbox had every event of the new timeline');
+    return;
+  }
+  if (outcome.verification?.gaps === true)
+    throw new Error(
+      `events of the new timeline still missing from an inbox after the re-emit from ${outcome.since.toISOString()}`,
+    );
+  run.notes.push(
+    `reconciled after the failover: an inbox lacked events of the new timeline (a consumer's commits the standby never received); re-emitted from ${outcome.since.toISOString()}, every inbox has them now`,
+  );
 }
 
 /** How long a killed instance with survivors stays down at most, waiting for one of them to take its work over. */
@@ -275,24 +321,56 @@ function takeoverContext(context: DrillContext): TakeoverContext {
   };
 }
 
-/** The instance a drill of `target` kills: the one doing the work where there are several (rehearsal/drill-takeover.ts). */
-async function victimOf(target: DrillTarget, consumerTurn: number, context: DrillContext): Promise<Victim> {
+/** How long a drill keeps asking the cluster which instance does the work (a rebalance may be under way). */
+const IDENTIFY_TIMEOUT_MS = 20_000;
+
+/**
+ * The instance a drill of `target` kills: the one doing the work where there are several
+ * (rehearsal/drill-takeover.ts). When the cluster does not say within IDENTIFY_TIMEOUT_MS, the first
+ * instance is killed and `unknown` says why: the drill then fails, since nobody can tell whether a
+ * survivor took the work over.
+ */
+async function victimOf(
+  target: DrillTarget,
+  consumerTurn: number,
+  context: DrillContext,
+): Promise<Victim & { unknown?: string }> {
   const consumer = context.consumers[consumerTurn % context.consumers.length] ?? 'consumer';
   if (target === 'connect' || target === 'kafka' || target === 'consumer') {
+    let why = 'not asked yet';
+    let chosen: Victim | undefined;
     try {
-      return await chooseVictim(takeoverContext(context), target, consumer);
-    } catch (err) {
-      context.logger.warn({ err, target }, 'drill: could not tell which instance does the work; killing the first');
+      await waitFor(
+        async () => {
+          try {
+            chosen = await chooseVictim(takeoverContext(context), target, consumer);
+            return true;
+          } catch (err) {
+            why = errorMessage(err);
+            return false;
+          }
+        },
+        { timeoutMs: IDENTIFY_TIMEOUT_MS, intervalMs: 1000, description: `which ${target} instance does the work` },
+      );
+    } catch {
+      context.logger.warn({ target, why }, 'drill: could not tell which instance does the work; killing the first');
     }
+    if (chosen !== undefined) return chosen;
+    const first = target === 'consumer' ? consumer : target;
+    return { name: first, unknown: `could not tell which instance does the work (${why}); killed ${first}` };
   }
-  if (target === 'consumer') return { name: consumer };
   if (target === 'sweeper') return { name: context.sweeper };
   if (target === 'failover') return { name: 'postgres (primary)' };
   return { name: COMPONENT_OF[target] ?? target };
 }
 
 /** Kills one part with -9, leaves it down for downMs (and, with survivors, until one took its work over), starts it again and waits until it answers. */
-async function runDrill(target: DrillTarget, consumerTurn: number, context: DrillContext): Promise<DrillRun> {
+async function runDrill(
+  target: DrillTarget,
+  consumerTurn: number,
+  context: DrillContext,
+  atKill: () => void,
+): Promise<DrillRun> {
   const chosen = await victimOf(target, consumerTurn, context);
   const victim = chosen.name;
   const isComponent = target !== 'consumer' && target !== 'sweeper' && target !== 'failover';
@@ -306,11 +384,18 @@ async function runDrill(target: DrillTarget, consumerTurn: number, context: Dril
     caughtUpAt: null,
     notes: chosen.why === undefined ? [] : [`killed ${victim}: it ${chosen.why}`],
   };
+  if (chosen.unknown !== undefined) {
+    run.takenOverBy = null;
+    run.takenOverAt = null;
+    run.notes.push(chosen.unknown);
+  }
   try {
     if (target === 'failover') {
+      atKill();
       await failoverDrill(context, run, log);
     } else if (isComponent) {
       const stackPart = component(context.layout, victim);
+      atKill();
       run.killedAt = Date.now();
       const pid = await killComponent(stackPart);
       log.warn({ pid }, 'drill: killed with -9');
@@ -319,6 +404,7 @@ async function runDrill(target: DrillTarget, consumerTurn: number, context: Dril
       await relaunch(stackPart);
       if (target !== 'registry') await connectorBack(context, run.notes);
     } else {
+      atKill();
       run.killedAt = Date.now();
       await context.programs.get(victim).kill();
       log.warn('drill: killed with -9');
@@ -381,8 +467,8 @@ export async function runDrills(
   for (const [k, target] of targets.entries()) {
     const at = await schedule.strikeAt(k);
     if (at > Date.now()) await sleep(at - Date.now());
-    const lagAtKill = lag() ?? 0;
-    const run = await runDrill(target, consumerTurn, context);
+    let lagAtKill = 0;
+    const run = await runDrill(target, consumerTurn, context, () => (lagAtKill = lag() ?? 0));
     if (run.backAt !== null) await catchUp(run, lagAtKill, lag);
     runs.push(run);
     schedule.drillDone(k);

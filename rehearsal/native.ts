@@ -282,7 +282,9 @@ export async function openNativeEnvironment(config: RehearsalConfig, logger: Log
       instancesOf,
       topics: outboxTopics(connector.topicPrefix),
       sweeper: SWEEPER,
-      connect: connector,
+      consumerAdminUrl,
+      // Every worker: a call goes to the first that answers, so the drill reads Connect while one is down.
+      connect: { ...connector, connectUrl: endpoints.connectUrls.join(',') },
       connectorName: connector.connectorName,
       connector,
       downMs,

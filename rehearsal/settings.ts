@@ -204,6 +204,11 @@ export function parseRehearsalConfig(env: Readonly<Record<string, string | undef
       `REHEARSAL_DRILLS=${config.drills.join(',')} needs REHEARSAL_STACK=native: drills kill the native stack's processes, which an external stack does not have; unset REHEARSAL_DRILLS.`,
     );
   }
+  if (config.consumerInstances > 1) {
+    problems.push(
+      `REHEARSAL_CONSUMER_INSTANCES=${config.consumerInstances} needs REHEARSAL_STACK=native: an external stack runs its own consumers (scale them there, e.g. docker compose up --scale); unset REHEARSAL_CONSUMER_INSTANCES.`,
+    );
+  }
   if (problems.length > 0) throw new ConfigError(rehearsalSettings.program, problems);
   return config;
 }

@@ -467,8 +467,7 @@ export function localStackProgramEnv(layout: StackLayout): Record<string, string
     SEAT_DB_PORT: String(endpoints.postgresPrimaryPort),
     SCHEMA_REGISTRY_URL: endpoints.registryUrl,
     KAFKA_BROKERS: endpoints.kafkaBrokers.join(','),
-    // Every worker: a call goes to the first that answers, so a command works while a worker is down.
-    CONNECT_URL: endpoints.connectUrls.join(','),
+    CONNECT_URL: endpoints.connectUrl,
     ...LOCAL_CONNECT_ENV,
     // With a standby, Debezium's slot is a failover slot, synchronized to the standby.
     ...(layout.settings.postgresStandby ? { CONNECTOR_SLOT_FAILOVER: 'yes' } : {}),

@@ -40,6 +40,13 @@ export const REDUNDANT_STACK: Readonly<Record<string, string>> = {
   STACK_POSTGRES_BINARIES: 'auto',
 };
 
+/** One of everything, whatever the shell exports: the single-instance stack the redundant one is compared with. */
+export const SINGLE_STACK: Readonly<Record<string, string>> = {
+  STACK_CONNECT_WORKERS: '1',
+  STACK_KAFKA_BROKERS: '1',
+  STACK_POSTGRES_STANDBY: 'no',
+};
+
 /** Small heaps: two stacks share the machine. */
 const SMALL_HEAPS: Readonly<Record<string, string>> = {
   STACK_KAFKA_HEAP_MB: '320',

@@ -101,16 +101,30 @@ describe('external mode', () => {
     expect(problems[0]).toMatch(/required when REHEARSAL_STACK=external.*e\.g\. postgres:\/\//);
   });
 
+  /** External mode with every URL it needs. */
+  const EXTERNAL = {
+    REHEARSAL_STACK: 'external',
+    REHEARSAL_SEAT_ADMIN_URL: 'postgres://postgres:x@db:5432/stagefront',
+    REHEARSAL_CONSUMER_ADMIN_URL: 'postgres://postgres:x@db:5432/stagefront_consumers',
+    REHEARSAL_ALERTMANAGER_URL: 'http://alertmanager:9093',
+    REHEARSAL_MAILPIT_URL: 'http://mailpit:8025',
+  };
+
   it('refuses drills, which kill native processes', () => {
     const problems = problemsOf({
-      REHEARSAL_STACK: 'external',
-      REHEARSAL_SEAT_ADMIN_URL: 'postgres://postgres:x@db:5432/stagefront',
-      REHEARSAL_CONSUMER_ADMIN_URL: 'postgres://postgres:x@db:5432/stagefront_consumers',
-      REHEARSAL_ALERTMANAGER_URL: 'http://alertmanager:9093',
-      REHEARSAL_MAILPIT_URL: 'http://mailpit:8025',
+      ...EXTERNAL,
       REHEARSAL_DRILLS: 'connect',
     });
     expect(problems).toEqual([expect.stringMatching(/REHEARSAL_DRILLS=connect needs REHEARSAL_STACK=native/)]);
+  });
+
+  it('refuses consumer instances of its own, which an external stack runs itself', () => {
+    const problems = problemsOf({
+      ...EXTERNAL,
+      REHEARSAL_CONSUMER_INSTANCES: '2',
+    });
+    expect(problems).toEqual([expect.stringMatching(/REHEARSAL_CONSUMER_INSTANCES=2 needs REHEARSAL_STACK=native/)]);
+    expect(problemsOf({ REHEARSAL_CONSUMER_INSTANCES: '2' })).toEqual([]);
   });
 
   it('native mode needs none of them', () => {
