@@ -13,7 +13,7 @@ import { errorMessage } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { sleep, waitFor } from '../lib/wait.js';
 import type { Component } from '../stack/component.js';
-import { LOCAL_ROLE_PASSWORDS, stackEndpoints, type StackLayout } from '../stack/config.js';
+import { LOCAL_ROLE_PASSWORDS, type StackLayout } from '../stack/config.js';
 import { parseSettings } from '../lib/settings.js';
 import { recoverLostSlot } from '../monitors/slot-recovery/recovery.js';
 import { slotRecoverySettings } from '../monitors/slot-recovery/settings.js';
@@ -54,7 +54,7 @@ export interface DrillContext {
   /** The event topics the outbox connector writes. */
   topics: readonly string[];
   sweeper: string;
-  /** Connect's workers and the user that calls them. */
+  /** Connect's workers (every one: a call goes to the first that answers) and the user that calls them. */
   connect: ConnectApi;
   connectorName: string;
   downMs: number;
@@ -249,7 +249,7 @@ async function confirmNothingLost(
   log: Logger,
 ): Promise<void> {
   const env = {
-    CONNECT_URL: stackEndpoints(context.layout).connectUrls.join(','),
+    CONNECT_URL: context.connect.connectUrl,
     CONNECT_USERNAME: context.connect.connectUsername,
     CONNECT_PASSWORD: context.connect.connectPassword,
     CONNECTOR_NAME: connector.connectorName,
