@@ -9,7 +9,7 @@ import type { Logger } from '../lib/logger.js';
 import { createPool, type Pool } from '../lib/postgres.js';
 import { Releasers } from '../lib/shutdown.js';
 import { sleep, waitFor } from '../lib/wait.js';
-import { seatDatabaseNow, type Reconciliation } from '../monitors/reconciliation/reconcile.js';
+import { seatDatabaseNow, settled, type Reconciliation } from '../monitors/reconciliation/reconcile.js';
 import { createShow } from '../seat-service/inventory.js';
 import { openSeatService, type SeatService } from '../seat-service/service.js';
 import type { SectionPlan } from '../seat-service/inventory.js';
@@ -230,7 +230,7 @@ async function sellShow(
   };
 }
 
-/** Reconciles the run's window every second until no consumer misses an event, or the drain timeout. */
+/** Reconciles the run's window every second until it is settled (nothing missing, no email in flight), or the drain timeout. */
 async function waitUntilReconciled(
   seat: Pool,
   consumers: Pool,
@@ -241,7 +241,7 @@ async function waitUntilReconciled(
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const result = await reconcileRun(seat, consumers, from, to);
-    if (!result.gaps || Date.now() >= deadline) return result;
+    if (settled(result) || Date.now() >= deadline) return result;
     await sleep(1000);
   }
 }

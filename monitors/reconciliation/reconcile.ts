@@ -61,6 +61,14 @@ export interface Reconciliation {
   unsent: boolean;
 }
 
+/**
+ * Every published event handled to the end by every consumer: none missing, and no email claimed
+ * and not yet stamped sent (a young claim is a send in flight; judged now, it would count as missing).
+ */
+export function settled(result: Reconciliation): boolean {
+  return !result.gaps && result.consumers.every((c) => c.claimed === 0);
+}
+
 interface OutboxRow {
   id: string;
   type: string;
