@@ -6,6 +6,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
     // Integration tests share one real stack on a 2-core machine: run files one at a time.
     fileParallelism: false,
+    // The programs the tests start run compiled (dist/): built from the sources first.
+    globalSetup: ['test/support/compiled-programs.ts'],
     testTimeout: 120_000,
     hookTimeout: 300_000,
     // The programs the tests start are not the stack's: they do not announce themselves to its

@@ -11,7 +11,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { topicFor } from '../events/catalogue.js';
 import {
   type Admin,
@@ -25,7 +24,7 @@ import { runMigrations } from '../lib/migrations.js';
 import { type Pool, createPool } from '../lib/postgres.js';
 import { sleep, waitFor } from '../lib/wait.js';
 import { CONSUMER_MIGRATIONS } from '../consumers/runtime/migrations.js';
-import { projectRoot } from '../stack/config.js';
+import { compiledEntry, projectRoot } from '../lib/source-tree.js';
 import { type BenchContext, type Scenario, freshDatabase } from './context.js';
 import { atScale } from './scales.js';
 import { startBenchSeatPipeline } from './seat-pipeline.js';
@@ -276,7 +275,7 @@ async function drain(ctx: BenchContext, backlog: readonly BacklogRecord[], round
         PARTITIONS_CONSUMED_CONCURRENTLY: String(round.concurrency),
       };
       children.push(
-        spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'consumers', 'seat-availability', 'main.ts')], {
+        spawn(process.execPath, ['--enable-source-maps', compiledEntry('consumers/seat-availability/main.ts')], {
           cwd: projectRoot,
           env,
           stdio: ['ignore', 'ignore', 'inherit'],

@@ -1,6 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { AggregateType } from '../events/catalogue.js';
 import { EVENTS, topicFor } from '../events/catalogue.js';
 import { createKafka, ensureTopics } from '../lib/kafka.js';
@@ -15,10 +13,11 @@ import {
   type ConnectorStatus,
 } from './connect-client.js';
 import type { connectorSettings } from './settings.js';
+import { besideModule } from '../lib/source-tree.js';
 
 export type ConnectorConfig = Config<typeof connectorSettings.settings>;
 
-export const OUTBOX_CONNECTOR_FILE = join(dirname(fileURLToPath(import.meta.url)), 'seat-outbox.json');
+export const OUTBOX_CONNECTOR_FILE = besideModule(import.meta.url, 'seat-outbox.json');
 
 /** The file's ${UPPER_CASE} placeholders and the settings that fill them. */
 function placeholderValues(config: ConnectorConfig): Record<string, string> {

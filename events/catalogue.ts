@@ -5,8 +5,7 @@
  * types are generated from the schema files (events/payload-types.ts).
  */
 import { readFileSync, readdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 
 export type AggregateType = 'seat' | 'order';
 
@@ -78,11 +77,12 @@ export type {
   SeatReleased,
   SeatSold,
 } from './payload-types.js';
+import { besideModule } from '../lib/source-tree.js';
 
 /** An event type's ce_type, by its name: `EventType<'seatHeld'>` is `'com.stagefront.seat.held'`. */
 export type EventType<N extends EventName = EventName> = (typeof EVENTS)[N]['type'];
 
-const schemaDir = join(dirname(fileURLToPath(import.meta.url)), 'schemas');
+const schemaDir = besideModule(import.meta.url, 'schemas');
 
 export function readEventSchema(name: EventName): string {
   return readFileSync(join(schemaDir, EVENTS[name].schemaFile), 'utf8');

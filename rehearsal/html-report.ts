@@ -17,12 +17,13 @@ import {
   verdictSection,
 } from './html/summary.js';
 import { REPORT_STYLE } from './html/style.js';
+import { besideModule } from '../lib/source-tree.js';
 
 let chartScript: string | undefined;
 
 /** Read once, when the first report is rendered: the browser code is a file of its own. */
 function chartsScript(): string {
-  chartScript ??= readFileSync(new URL('./html/charts.js', import.meta.url), 'utf8');
+  chartScript ??= readFileSync(besideModule(import.meta.url, 'html', 'charts.js'), 'utf8');
   return chartScript;
 }
 

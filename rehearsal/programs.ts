@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { waitFor } from '../lib/wait.js';
-import { projectRoot } from '../stack/config.js';
+import { buildPrograms, compiledEntry, projectRoot } from '../lib/source-tree.js';
 
 export interface RunningProgram {
   name: string;
@@ -14,13 +14,13 @@ export interface RunningProgram {
   kill(): Promise<void>;
 }
 
-/** Runs one of the project's programs as a child process (one process: node --import tsx), output appended to a log file. */
+/** Runs one of the project's programs, compiled (dist/), as a child process, output appended to a log file. */
 function startProgram(name: string, entry: string, env: NodeJS.ProcessEnv, logDir: string): RunningProgram {
   mkdirSync(logDir, { recursive: true });
   const logFile = join(logDir, `rehearsal-${name}.log`);
   // Appended: a program restarted by a drill keeps the log of its first life.
   const log = openSync(logFile, 'a');
-  const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, entry)], {
+  const child = spawn(process.execPath, ['--enable-source-maps', compiledEntry(entry)], {
     cwd: projectRoot,
     env: { ...process.env, ...env },
     stdio: ['ignore', log, log],
@@ -62,8 +62,10 @@ export class ProgramSet {
   readonly #specs = new Map<string, ProgramSpec>();
   readonly #running = new Map<string, RunningProgram>();
 
+  /** Builds the programs first (npm run build): what it starts is the sources as they are now. */
   constructor(logDir: string) {
     this.#logDir = logDir;
+    buildPrograms();
   }
 
   /** Starts it and waits until its /readyz answers; a program that exits first fails with its log file named. */

@@ -21,6 +21,7 @@ import {
   KAFKA_REDRIVE_USER,
 } from '../lib/kafka-access.js';
 import type { LatePolicy } from '../consumers/runtime/types.js';
+import { buildPrograms } from '../lib/source-tree.js';
 import { type ConsumerPlan, consumerFile, mainFile, migrationFile, testFile } from './new-consumer-templates.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -161,7 +162,7 @@ async function formatted(path: string, text: string): Promise<string> {
 
 /** package.json with the consumer's script after the last consumer:… line, its formatting kept. */
 function withScript(packageJson: string, plan: ConsumerPlan): string {
-  const line = `    "consumer:${plan.name}": "node --import tsx consumers/${plan.name}/main.ts",`;
+  const line = `    "consumer:${plan.name}": "node --enable-source-maps dist/consumers/${plan.name}/main.js",`;
   const lines = packageJson.split('\n');
   const last = lines.map((text) => /^\s*"consumer:[^"]+": /.test(text)).lastIndexOf(true);
   if (last < 0) throw new Error('package.json has no consumer:… script to add the new one after');
@@ -214,6 +215,8 @@ async function generate(plan: ConsumerPlan): Promise<string[]> {
   writeFileSync(packagePath, withScript(packageJson, plan));
   writeFileSync(TEAM_CONSUMERS_FILE, await formatted(TEAM_CONSUMERS_FILE, teamConsumers));
   renderKubernetesManifests();
+  // Its npm script runs the compiled program: compiled now, so that it runs straight away.
+  buildPrograms();
   return [
     ...files.map(([path]) => relative(ROOT, path)),
     'package.json',

@@ -1,10 +1,9 @@
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Logger } from '../lib/logger.js';
 import { runMigrations } from '../lib/migrations.js';
 import { ensureDatabase, type Pool } from '../lib/postgres.js';
+import { besideModule } from '../lib/source-tree.js';
 
-const SEAT_MIGRATIONS = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
+const SEAT_MIGRATIONS = besideModule(import.meta.url, 'migrations');
 
 /** Creates the database of `adminUrl` when missing (connecting to the cluster's `postgres` database). */
 export async function createDatabaseIfMissing(adminUrl: string, logger: Logger): Promise<void> {

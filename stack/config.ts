@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import type { ConnectApi } from '../connectors/connect-client.js';
 import {
@@ -16,8 +15,9 @@ import {
   type Config,
   type SettingParser,
 } from '../lib/settings.js';
+import { projectRoot } from '../lib/source-tree.js';
 
-export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export { projectRoot };
 
 /** Component versions: the one place that the native launcher and docker-compose.yml agree on. */
 const versionsSchema = z.object({

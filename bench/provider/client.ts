@@ -9,10 +9,9 @@
  *   await provider.stop();
  */
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { LogLevel } from '../../lib/logger.js';
-import { projectRoot } from '../../stack/config.js';
+import { compiledEntry, projectRoot } from '../../lib/source-tree.js';
 import { providerSettings } from './settings.js';
 import type { ProviderStats } from './tally.js';
 
@@ -45,7 +44,7 @@ export interface ProviderProcess {
   stop(): Promise<void>;
 }
 
-const ENTRY = join(projectRoot, 'bench', 'provider', 'main.ts');
+const ENTRY = compiledEntry('bench/provider/main.ts');
 const STDERR_TAIL_CHARS = 4000;
 const STOP_GRACE_MS = 5000;
 
@@ -77,7 +76,7 @@ function portsOf(line: string): { smtpPort: number; httpPort: number } | undefin
 
 /** Starts `npm run smtp-provider` as a child and waits until it listens; a failed start names its stderr. */
 export async function spawnProvider(options: SpawnProviderOptions = {}): Promise<ProviderProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY], {
+  const child = spawn(process.execPath, ['--enable-source-maps', ENTRY], {
     cwd: projectRoot,
     env: providerEnv(options),
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -78,3 +78,5 @@ export { type RunningConsumer, type StartConsumerOptions, startConsumer } from '
 export { type DecodeLimits, DEFAULT_DECODE_LIMITS } from './decode-limits.js';
 export { CONSUMER_MIGRATIONS, migrateConsumerDatabase } from './migrations.js';
 export type { Logger } from '../../lib/logger.js';
+/** A consumer's migrations folder beside its module, from the sources and from the compiled program alike. */
+export { besideModule } from '../../lib/source-tree.js';

@@ -3,15 +3,14 @@
  * redrives and the three built-in read models) in `consumers/migrations/`, recorded in
  * `public.schema_migrations`, then a consumer's own (`ConsumerDefinition.migrations`) in its schema.
  */
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { PipelineError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import { runMigrations } from '../../lib/migrations.js';
 import type { Pool } from '../../lib/postgres.js';
 import type { ConsumerDefinition } from './types.js';
+import { besideModule } from '../../lib/source-tree.js';
 
-export const CONSUMER_MIGRATIONS = join(dirname(fileURLToPath(import.meta.url)), '..', 'migrations');
+export const CONSUMER_MIGRATIONS = besideModule(import.meta.url, '..', 'migrations');
 
 const OWN_SCHEMA = /^[a-z][a-z0-9_]{0,62}$/;
 

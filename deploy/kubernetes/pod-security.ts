@@ -35,7 +35,7 @@ export function podSecurityContext(uid: number, options: { gid?: number; fsGroup
   };
 }
 
-/** Node, tsx's compile cache and the programs' temporary files write under /tmp: an emptyDir, the root filesystem stays read-only. */
+/** Node and the programs' temporary files write under /tmp: an emptyDir, the root filesystem stays read-only. */
 export const TMP_VOLUME = { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } } as const;
 export const TMP_MOUNT = { name: 'tmp', mountPath: '/tmp' } as const;
 

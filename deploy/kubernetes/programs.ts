@@ -219,7 +219,7 @@ export function programs(): Program[] {
   ];
 }
 
-/** The command of an npm script (`node --import tsx <entry>`), run directly so the program is PID 1 and gets SIGTERM. */
+/** The command of an npm script (`node --enable-source-maps dist/<entry>.js`, the compiled program), run directly so the program is PID 1 and gets SIGTERM. */
 export function scriptCommand(script: string): string[] {
   const { scripts } = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as {
     scripts: Record<string, string>;
@@ -288,7 +288,7 @@ export function deployment(program: Program) {
                 })),
               ],
               ports: [{ name: 'metrics', containerPort: port }],
-              // Starting Node with tsx takes seconds on a busy node: liveness waits until it answered once.
+              // A program takes seconds to start on a busy node: liveness waits until it answered once.
               startupProbe: probe('/healthz', 2, 60),
               livenessProbe: probe('/healthz', 10, 3),
               readinessProbe: probe('/readyz', 5, 2),

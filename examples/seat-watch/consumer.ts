@@ -1,11 +1,11 @@
 /** Seat watch: how many seats each show and section had held, given back and sold. */
-import { fileURLToPath } from 'node:url';
 import {
   type CatalogueEvent,
   type ConsumerDefinition,
   EVENTS,
   type LatePolicy,
   type PoolClient,
+  besideModule,
   catalogueEventTypes,
   consumerSettings,
   defineConsumer,
@@ -84,6 +84,6 @@ export function seatWatchConsumer(config: {
     topics: [topicFor(config.topicPrefix, 'seat')],
     eventTypes: catalogueEventTypes(['seatHeld', 'seatReleased', 'seatHoldExpired', 'seatSold'], WHEN_LATE),
     effects: { kind: 'transactional', apply: (client, events) => countSeatEvents(client, events, config.sections) },
-    migrations: { folder: fileURLToPath(new URL('migrations', import.meta.url)), schema: 'seat_watch' },
+    migrations: { folder: besideModule(import.meta.url, 'migrations'), schema: 'seat_watch' },
   });
 }

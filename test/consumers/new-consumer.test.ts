@@ -117,7 +117,11 @@ describe('npm run new-consumer', () => {
       const packageJson = JSON.parse(await readFile(join(scratch, 'package.json'), 'utf8')) as {
         scripts: Record<string, string>;
       };
-      expect(packageJson.scripts[`consumer:${NAME}`]).toBe(`node --import tsx consumers/${NAME}/main.ts`);
+      expect(packageJson.scripts[`consumer:${NAME}`]).toBe(`node --enable-source-maps dist/consumers/${NAME}/main.js`);
+      // That script runs straight away: the scaffold compiled the new program.
+      const help = await run(scratch, ['--enable-source-maps', `dist/consumers/${NAME}/main.js`, '--help']);
+      expect(help.output).toContain('CONSUMER_DATABASE_URL');
+      expect(help.code).toBe(0);
       const again = await newConsumer(NAME);
       expect(again.output).toContain(`consumer ${NAME} exists already`);
 

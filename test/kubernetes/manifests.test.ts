@@ -8,7 +8,8 @@
  * checked field by field here.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
@@ -537,7 +538,36 @@ describe('the programs image', () => {
       scripts: Record<string, string>;
       dependencies: Record<string, string>;
     };
-    expect(pkg.scripts.postinstall).toMatch(/^patch-package --error-on-fail --error-on-warn$/);
+    expect(pkg.scripts.postinstall).toBe('patch-package --error-on-fail --error-on-warn && node scripts/build.mjs');
     expect(pkg.dependencies['patch-package']).toBeDefined();
+  });
+
+  it('compiles the programs it runs: the build script there at npm ci, the build run once the sources are in', () => {
+    const containerfile = readFileSync(join(projectRoot, 'deploy/kubernetes/Containerfile'), 'utf8');
+    const copyScript = containerfile.search(/^COPY scripts\/build\.mjs \.\/scripts\/$/m);
+    const install = containerfile.search(/^RUN npm ci --omit=dev/m);
+    const sources = containerfile.search(/^COPY \. \.$/m);
+    const build = containerfile.search(/^RUN npm run -s build$/m);
+    expect(copyScript, 'COPY scripts/build.mjs ./scripts/').toBeGreaterThan(-1);
+    expect(install).toBeGreaterThan(copyScript);
+    expect(sources).toBeGreaterThan(install);
+    expect(build, 'RUN npm run -s build').toBeGreaterThan(sources);
+    const pkg = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    expect(pkg.dependencies.esbuild, 'esbuild, a production dependency (npm ci --omit=dev)').toBeDefined();
+    // npm ci's postinstall, as in the image: the script alone, none of the sources yet.
+    const image = mkdtempSync(join(tmpdir(), 'programs-image-'));
+    try {
+      mkdirSync(join(image, 'scripts'));
+      copyFileSync(join(projectRoot, 'scripts', 'build.mjs'), join(image, 'scripts', 'build.mjs'));
+      symlinkSync(join(projectRoot, 'node_modules'), join(image, 'node_modules'), 'dir');
+      const postinstall = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: image, encoding: 'utf8' });
+      expect(postinstall.stderr).toBe('');
+      expect(postinstall.stdout).toContain('nothing to compile');
+      expect(postinstall.status).toBe(0);
+    } finally {
+      rmSync(image, { recursive: true, force: true });
+    }
   });
 });

@@ -456,7 +456,7 @@ describe('every pod the manifests describe is hardened', () => {
         expect(sc?.seccompProfile ?? { type: 'RuntimeDefault' }, `${c.name} seccompProfile`).toEqual({
           type: 'RuntimeDefault',
         });
-        // Node (and tsx's compile cache) writes under /tmp: an emptyDir there, since the root is read-only.
+        // Node writes under /tmp: an emptyDir there, since the root is read-only.
         if (!row.strimzi)
           expect(
             c.mounts?.find((m) => m.mountPath === '/tmp' && row.emptyDirs?.includes(m.name)),
