@@ -22,6 +22,7 @@ import { stackComponents, startStack } from '../stack/launcher.js';
 import { FAILED_OVER_MARKER, postgresHome } from '../stack/postgres.js';
 import { adminUrl } from '../stack/postgres-standby.js';
 import { isAlive } from '../stack/processes.js';
+import type { Supervisor } from '../stack/supervisor.js';
 import type { DrillTarget } from './drill-targets.js';
 import type { ProgramSet } from './programs.js';
 import type { CrowdSchedule } from './schedule.js';
@@ -58,6 +59,8 @@ export interface DrillContext {
   connect: ConnectApi;
   connectorName: string;
   downMs: number;
+  /** Keeps the stack and the programs running; a drill holds its victim down, then releases it to be started at once. */
+  supervisor: Supervisor;
   logger: Logger;
   /** The consumer database as its owner: the failover drill reconciles the inboxes after the promotion. */
   consumerAdminUrl: string;
@@ -103,27 +106,6 @@ async function connectorBack(context: DrillContext, notes: string[]): Promise<vo
     },
     { timeoutMs: BACK_TIMEOUT_MS, intervalMs: 500, description: `connector ${context.connectorName} to be RUNNING` },
   );
-}
-
-/** Starts a killed component again; Postgres may refuse while the old server's orphaned backends still hold its shared memory. */
-async function relaunch(target: Component): Promise<void> {
-  await waitFor(
-    async () => {
-      try {
-        await target.launch();
-        return true;
-      } catch (err) {
-        if (target.name !== 'postgres') throw err;
-        return false;
-      }
-    },
-    { timeoutMs: 60_000, intervalMs: 1000, description: `${target.name} to start again` },
-  );
-  await waitFor(() => target.healthy(), {
-    timeoutMs: BACK_TIMEOUT_MS,
-    intervalMs: 500,
-    description: `${target.name} to answer again (log: ${target.logFile})`,
-  });
 }
 
 async function killComponent(target: Component): Promise<number> {
@@ -210,6 +192,8 @@ async function failoverDrill(context: DrillContext, run: DrillRun, log: Logger):
       `waited ${((Date.now() - waitBegan) / 1000).toFixed(1)} s for the standby's copy of slot ${connector.slotName} to be sync-ready before the kill`,
     );
   const primary = component(layout, 'postgres');
+  // Down for good: the promoted standby is the primary now, and two primaries must never run.
+  context.supervisor.hold(primary.name);
   run.killedAt = Date.now();
   const pid = await killComponent(primary);
   log.warn({ pid }, "drill: the primary's postmaster killed with -9");
@@ -395,22 +379,24 @@ async function runDrill(
       await failoverDrill(context, run, log);
     } else if (isComponent) {
       const stackPart = component(context.layout, victim);
+      context.supervisor.hold(victim);
       atKill();
       run.killedAt = Date.now();
       const pid = await killComponent(stackPart);
       log.warn({ pid }, 'drill: killed with -9');
       await Promise.all([sleep(context.downMs), awaitTakeover(chosen, run)]);
       run.restartedAt = Date.now();
-      await relaunch(stackPart);
+      await context.supervisor.release(victim);
       if (target !== 'registry') await connectorBack(context, run.notes);
     } else {
+      context.supervisor.hold(victim);
       atKill();
       run.killedAt = Date.now();
       await context.programs.get(victim).kill();
       log.warn('drill: killed with -9');
       await Promise.all([sleep(context.downMs), awaitTakeover(chosen, run)]);
       run.restartedAt = Date.now();
-      await context.programs.restart(victim);
+      await context.supervisor.release(victim);
     }
     run.backAt = Date.now();
     log.warn({ downSeconds: (run.backAt - run.killedAt) / 1000 }, 'drill: back');
@@ -484,6 +470,16 @@ export async function runDrills(
  * Whatever runs after the rehearsal (the next test, the next run) finds the stack whole.
  */
 async function bringEverythingBack(context: DrillContext): Promise<void> {
+  // One hand at a time: the supervisor starts nothing while the launcher does.
+  context.supervisor.pause();
+  try {
+    await startEverythingMissing(context);
+  } finally {
+    context.supervisor.resume();
+  }
+}
+
+async function startEverythingMissing(context: DrillContext): Promise<void> {
   if (existsSync(join(postgresHome(context.layout), FAILED_OVER_MARKER))) {
     // The former primary must not start again (two primaries): the rest of the stack still runs.
     context.logger.warn(

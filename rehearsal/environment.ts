@@ -5,6 +5,7 @@
  */
 import type { Logger } from '../lib/logger.js';
 import type { SeatServiceConfig } from '../seat-service/service.js';
+import type { SupervisedRestart } from '../stack/supervisor.js';
 import type { DrillContext } from './drills.js';
 
 export interface RehearsalEnvironment {
@@ -22,6 +23,8 @@ export interface RehearsalEnvironment {
   emailMessageIds(): Promise<string[]>;
   /** What drills need; undefined where drills cannot run (external). */
   drillContext(downMs: number, logger: Logger): DrillContext | undefined;
+  /** What the rehearsal's supervisor started again because it died on its own, not killed by a drill (native only). */
+  unplannedRestarts(): readonly SupervisedRestart[];
   /** Log files of the programs the rehearsal started. */
   logFiles(): string[];
   /** Stops what the rehearsal started, unless keepRunning. */

@@ -57,6 +57,8 @@ export function openExternalEnvironment(config: RehearsalConfig): RehearsalEnvir
     slotName: parseSettings(connectorSettings, { ...process.env, CONNECTOR_SEAT_DB_URL: config.seatAdminUrl }).slotName,
     emailMessageIds: () => mailpitMessageIds(config.mailpitUrl),
     drillContext: () => undefined,
+    // docker compose restarts nothing for the rehearsal (its services have no restart policy).
+    unplannedRestarts: () => [],
     logFiles: () => [],
     close: () => Promise.resolve(),
   };

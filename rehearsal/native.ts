@@ -15,7 +15,8 @@ import { SWEEPER_JOB } from '../seat-service/sweeper.js';
 import { LOCAL_ROLE_PASSWORDS, localStackProgramEnv, stackEndpoints, stackLayout } from '../stack/config.js';
 import { KAFKA_CONNECTOR_COMMAND_USER } from '../lib/kafka-access.js';
 import { localKafkaClientEnv } from '../stack/kafka-security.js';
-import { startStack } from '../stack/launcher.js';
+import { stackComponents, startStack } from '../stack/launcher.js';
+import { Supervisor, supervisedComponent } from '../stack/supervisor.js';
 import { REHEARSAL_ROLES, prepareRehearsalDatabases } from './databases.js';
 import type { RehearsalEnvironment } from './environment.js';
 import { spawnProvider } from '../bench/provider/client.js';
@@ -266,6 +267,11 @@ export async function openNativeEnvironment(config: RehearsalConfig, logger: Log
     await mail.stop();
     throw err;
   }
+  // From here on, whatever dies is started again at once, the stack's components and the programs.
+  const supervisor = new Supervisor(logger);
+  for (const part of stackComponents(layout)) supervisor.watch(supervisedComponent(part));
+  for (const name of programs.names()) supervisor.watch(programs.supervised(name));
+  supervisor.start();
 
   return {
     mode: 'native',
@@ -288,10 +294,13 @@ export async function openNativeEnvironment(config: RehearsalConfig, logger: Log
       connectorName: connector.connectorName,
       connector,
       downMs,
+      supervisor,
       logger: drillLogger,
     }),
+    unplannedRestarts: () => supervisor.restarts().filter((r) => r.cause === 'died'),
     logFiles: () => programs.logFiles(),
     async close(keepRunning) {
+      await supervisor.stop();
       if (keepRunning) return;
       // The watchdog first: stopped after the sweeper it would see the sweeper's runs stop.
       await programs.stopAll([WATCHDOG, SLOT_MONITOR, SWEEPER]);

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { waitFor } from '../lib/wait.js';
+import type { Supervised } from '../stack/supervisor.js';
 import { buildPrograms, compiledEntry, projectRoot } from '../lib/source-tree.js';
 
 export interface RunningProgram {
@@ -95,6 +96,18 @@ export class ProgramSet {
   /** Starts a program again with its first start's settings (after a drill killed it). */
   async restart(name: string): Promise<void> {
     await this.start(this.#spec(name));
+  }
+
+  /** The program under the supervisor: alive while its process runs, started again with its first start's settings. */
+  supervised(name: string): Supervised {
+    return {
+      name,
+      alive: () => {
+        const { child } = this.get(name);
+        return child.exitCode === null && child.signalCode === null;
+      },
+      start: () => this.restart(name),
+    };
   }
 
   get(name: string): RunningProgram {

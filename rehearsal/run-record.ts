@@ -20,6 +20,7 @@ import type { CrowdOutcome } from './crowd.js';
 import type { DrillTarget } from './drill-targets.js';
 import { drillRecords } from './drill-verdict.js';
 import type { DrillRun } from './drills.js';
+import type { SupervisedRestart } from '../stack/supervisor.js';
 import type { RehearsalEnvironment } from './environment.js';
 import { FRESHNESS_CONSUMER } from './freshness.js';
 import { latencyOverTime } from './latency.js';
@@ -131,6 +132,7 @@ async function runChecks(
     await emailCheckOf(env, seatPool, sold.since),
     crowdCheck(crowd.outcome, errorsOutside),
     ...(drillRuns.length > 0 ? [drillsBackCheck(drillRuns)] : []),
+    ...(env.mode === 'native' ? [unplannedRestartsCheck(env.unplannedRestarts())] : []),
   ];
   return { checks, errorsDuring, errorsOutside };
 }
@@ -169,6 +171,26 @@ function drillsBackCheck(runs: DrillRun[]): Check {
       notBack.length === 0
         ? `${runs.length} of ${runs.length} back`
         : `not back: ${notBack.map((r) => `${r.victim} (${r.notes.join('; ')})`).join(', ')}`,
+  };
+}
+
+/** A part that died on its own during the run: the supervisor hid the outage from the crowd, not from the report. */
+export function unplannedRestartsCheck(restarts: readonly SupervisedRestart[]): Check {
+  const shown = restarts.map((r) => {
+    const at = new Date(r.seenDeadAt).toISOString().slice(11, 19);
+    const back =
+      r.servingAt === undefined
+        ? `not back: ${r.error ?? 'still starting'}`
+        : `back +${((r.servingAt - r.seenDeadAt) / 1000).toFixed(1)} s`;
+    return `${r.name} died at ${at}, ${back}`;
+  });
+  return {
+    name: 'nothing died outside the drills',
+    ok: restarts.length === 0,
+    detail:
+      restarts.length === 0
+        ? "the supervisor started nothing again but the drills' victims"
+        : `the supervisor started again: ${shown.join('; ')} (their logs say why)`,
   };
 }
 

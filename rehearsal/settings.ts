@@ -120,9 +120,10 @@ export const rehearsalSettings = defineSettings('rehearsal', {
   },
   drillDownMs: {
     env: 'REHEARSAL_DRILL_DOWN_MS',
-    default: '5000',
+    default: '0',
     parser: zDurationMs({ min: 0, max: 600_000, example: '5000' }),
-    description: 'How long a killed part stays down before the rehearsal starts it again.',
+    description:
+      "How long a killed part stays down before the rehearsal's supervisor starts it again. 0: at once, as the supervisor does for any part that dies; longer rehearses a slower restart (a machine replaced, a page to on-call).",
   },
   drillSpacingMs: {
     env: 'REHEARSAL_DRILL_SPACING_MS',

@@ -7,13 +7,18 @@ import { localStackProgramEnv, localStackShellEnv, stackEndpoints, stackLayout, 
 import { KAFKA_CONNECTOR_COMMAND_USER } from '../lib/kafka-access.js';
 import { localKafkaClientEnv } from './kafka-security.js';
 import { failOver } from './failover.js';
-import { stackStatus, startStack, stopStack } from './launcher.js';
+import { stackComponents, stackStatus, startStack, stopStack } from './launcher.js';
+import { Supervisor, supervisedComponent } from './supervisor.js';
 
-const USAGE = `Usage: npm run stack -- <start|stop|status|env|failover>
+const USAGE = `Usage: npm run stack -- <start|stop|status|supervise|env|failover>
 
   start   start what is missing of the native stack (Postgres, Kafka, Kafka Connect with
           Debezium, Apicurio Registry) and wait until each answers; reuses what runs
   stop    stop every process the stack started
+  supervise
+          start what is missing, then keep the stack running until Ctrl-C: any component
+          that dies is started again at once (one that keeps dying, after a pause that
+          doubles up to 30 s); Ctrl-C stops the watching, the stack keeps running
   status  each component, its port, its health, its memory (each Connect worker of
           STACK_CONNECT_WORKERS on a line of its own: connect, connect-2, …)
   env     the settings the project's programs need against this stack, as shell exports:
@@ -53,6 +58,23 @@ async function main(argv: string[]): Promise<number> {
     case 'stop':
       await stopStack(logger, layout);
       return 0;
+    case 'supervise': {
+      await startStack(logger, layout);
+      const supervisor = new Supervisor(logger);
+      const watched = stackComponents(layout).filter((part) => supervisor.watch(supervisedComponent(part)));
+      supervisor.start();
+      logger.info({ components: watched.map((c) => c.name) }, 'supervising the stack: Ctrl-C stops the watching');
+      // The supervisor's own timer keeps nothing alive: this command lives until the signal.
+      const alive = setInterval(() => undefined, 60_000);
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+      clearInterval(alive);
+      await supervisor.stop();
+      logger.info({ restarts: supervisor.restarts().length }, 'no longer supervising; the stack keeps running');
+      return 0;
+    }
     case 'status': {
       const rows = await stackStatus(layout);
       for (const row of rows) {

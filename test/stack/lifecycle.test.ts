@@ -1,4 +1,5 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -110,6 +111,45 @@ describe('native stack lifecycle (a second stack on other ports)', () => {
       if (component.name === 'registry') expect(component.pid).not.toBe(registry?.pid);
       else expect(component.pid).toBe(pids(first)[component.name]);
     }
+  }, 400_000);
+
+  it('supervise starts a component killed with -9 again at once, alone; Ctrl-C stops the watching and leaves the stack running', async () => {
+    const first = await runningStack();
+    const supervise = spawn(process.execPath, ['--import', 'tsx', 'stack/cli.ts', 'supervise'], {
+      cwd: projectRoot,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    supervise.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    supervise.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = once(supervise, 'exit') as Promise<[number | null, string | null]>;
+    try {
+      await waitFor(() => output.includes('supervising the stack'), {
+        timeoutMs: 120_000,
+        description: `stack supervise to start watching; its output:\n${output}`,
+      });
+      const alertmanager = first.find((c) => c.name === 'alertmanager');
+      process.kill(alertmanager?.pid ?? -1, 'SIGKILL');
+      // Its own readiness endpoint, asked directly: a new process serves on the port.
+      const ready = `http://127.0.0.1:${layout.settings.alertmanagerPort}/-/ready`;
+      await waitFor(async () => (await fetch(ready).catch(() => undefined))?.ok === true, {
+        timeoutMs: 60_000,
+        description: 'Alertmanager to serve again without anyone running stack start',
+      });
+      const after = pids(await stackStatus(layout));
+      expect(after.alertmanager).toBeDefined();
+      expect(after.alertmanager).not.toBe(alertmanager?.pid);
+      expect(isAlive(after.alertmanager)).toBe(true);
+      for (const component of first)
+        if (component.name !== 'alertmanager') expect(after[component.name]).toBe(component.pid);
+    } finally {
+      supervise.kill('SIGINT');
+    }
+    expect((await exited)[0]).toBe(0);
+    expect(output).toContain('no longer supervising; the stack keeps running');
+    const left = await stackStatus(layout);
+    expect(unhealthy(left)).toEqual([]);
   }, 400_000);
 
   it('stop leaves no process of the stack and no port held; start after stop works, each JVM mapping the classes it archived at the stop', async () => {

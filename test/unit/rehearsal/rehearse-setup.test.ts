@@ -41,6 +41,7 @@ describe('rehearseIn', () => {
       slotName: 'no_slot',
       emailMessageIds: () => Promise.resolve([]),
       drillContext: () => undefined,
+      unplannedRestarts: () => [],
       logFiles: () => [],
       close: (keepRunning) => {
         closed.push(keepRunning);
