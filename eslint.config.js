@@ -13,7 +13,7 @@ const ONLY_LIB_TRACING = {
 };
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', '.stack/**', 'coverage/**'] },
+  { ignores: ['node_modules/**', 'dist/**', 'dist.*/**', '.stack/**', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -5,6 +5,7 @@
  * BENCH_SCALE=small runs a quick version, BENCH_SCALE=smoke the least of each (the test suite's).
  */
 import { ConfigError, parseSettings } from '../lib/settings.js';
+import { buildPrograms } from '../lib/source-tree.js';
 import { benchSettings } from './settings.js';
 import { type BenchContext, type Scale, benchContext, machineDescription } from './context.js';
 import { SCENARIOS } from './scenarios.js';
@@ -40,6 +41,8 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const selected = wanted.length === 0 ? SCENARIOS : SCENARIOS.filter((s) => wanted.includes(s.name));
+  // The scenarios start compiled programs (the provider, consumers): built from the sources as they are.
+  buildPrograms();
   let failed = false;
   for (const scenario of selected) {
     current = scenario.name;

@@ -4,13 +4,12 @@
  * fails when either committed file differs from what this writes.
  */
 import { writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { renderAsyncApiYaml } from './asyncapi.js';
 import { renderContractPage } from './contract-page.js';
 import { buildEventContract } from './contract.js';
-
-const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
+import { projectRoot } from '../lib/source-tree.js';
 
 /** The generated files, relative to the project root. */
 export const CONTRACT_FILES = { asyncapi: 'events/asyncapi.yaml', page: 'docs/event-contract.md' } as const;

@@ -12,13 +12,12 @@
  * apart; a union it would wrap is refused here), a logical type its underlying type.
  */
 import { writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import avro from 'avsc';
 import { format, resolveConfig } from 'prettier';
 import { EVENTS, type EventName, readEventSchema } from './catalogue.js';
-
-const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
+import { projectRoot } from '../lib/source-tree.js';
 
 /** The generated file, relative to the project root. */
 export const PAYLOAD_TYPES_FILE = 'events/payload-types.ts';

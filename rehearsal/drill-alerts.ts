@@ -4,7 +4,7 @@
  * enough for the alert's rule to fire (its `for`, one scrape and one rule evaluation of the stack's
  * Prometheus, and the time the alert takes to reach Alertmanager): then the alert must begin
  * between the kill and the end of the drill's alert window, and must have resolved by the end of
- * the run. A shorter drill promises nothing (the default 5 s drill is shorter than every `for`).
+ * the run. A shorter drill promises nothing (a drill at the default, its part started again at once, is shorter than every `for`).
  * Pure: the rehearsal feeds it the drill's times and the alerts Alertmanager held.
  */
 import { CONSUMER_ALERTS, JOB_ALERTS, SLOT_ALERTS } from '../monitors/alerts/catalog.js';

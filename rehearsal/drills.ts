@@ -1,8 +1,9 @@
 /**
  * Fault drills: during the crowd, one part at a time is killed with -9 (no shutdown hook, no
- * flush: a crash) and started again a few seconds later, the way an operator or a supervisor
- * would. The native stack's components are restarted through the launcher's own components; the
- * rehearsal's consumers and sweeper through the programs it started them with.
+ * flush: a crash), held down (REHEARSAL_DRILL_DOWN_MS, and on the redundant stack until a survivor
+ * took the work over), then given back to the rehearsal's supervisor, which starts it at once: a
+ * stack component through the launcher's own step, a consumer or the sweeper with the settings it
+ * was first started with.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -379,24 +380,24 @@ async function runDrill(
       await failoverDrill(context, run, log);
     } else if (isComponent) {
       const stackPart = component(context.layout, victim);
-      context.supervisor.hold(victim);
-      atKill();
-      run.killedAt = Date.now();
-      const pid = await killComponent(stackPart);
-      log.warn({ pid }, 'drill: killed with -9');
-      await Promise.all([sleep(context.downMs), awaitTakeover(chosen, run)]);
-      run.restartedAt = Date.now();
-      await context.supervisor.release(victim);
+      await heldDown(context.supervisor, victim, async () => {
+        atKill();
+        run.killedAt = Date.now();
+        const pid = await killComponent(stackPart);
+        log.warn({ pid }, 'drill: killed with -9');
+        await Promise.all([sleep(context.downMs), awaitTakeover(chosen, run)]);
+        run.restartedAt = Date.now();
+      });
       if (target !== 'registry') await connectorBack(context, run.notes);
     } else {
-      context.supervisor.hold(victim);
-      atKill();
-      run.killedAt = Date.now();
-      await context.programs.get(victim).kill();
-      log.warn('drill: killed with -9');
-      await Promise.all([sleep(context.downMs), awaitTakeover(chosen, run)]);
-      run.restartedAt = Date.now();
-      await context.supervisor.release(victim);
+      await heldDown(context.supervisor, victim, async () => {
+        atKill();
+        run.killedAt = Date.now();
+        await context.programs.get(victim).kill();
+        log.warn('drill: killed with -9');
+        await Promise.all([sleep(context.downMs), awaitTakeover(chosen, run)]);
+        run.restartedAt = Date.now();
+      });
     }
     run.backAt = Date.now();
     log.warn({ downSeconds: (run.backAt - run.killedAt) / 1000 }, 'drill: back');
@@ -405,6 +406,21 @@ async function runDrill(
     log.error({ err }, 'drill: did not come back');
   }
   return run;
+}
+
+/**
+ * The victim out of the supervisor's hands while `down` kills it and keeps it down, then given back,
+ * which starts it; also when `down` failed half way, so that no part leaves supervision for good.
+ */
+async function heldDown(supervisor: Supervisor, victim: string, down: () => Promise<void>): Promise<void> {
+  supervisor.hold(victim);
+  try {
+    await down();
+  } catch (err) {
+    await supervisor.release(victim).catch(() => undefined);
+    throw err;
+  }
+  await supervisor.release(victim);
 }
 
 /** How long a drill waits for the consumers to catch up after its part is back before the next one may strike. */
@@ -471,7 +487,7 @@ export async function runDrills(
  */
 async function bringEverythingBack(context: DrillContext): Promise<void> {
   // One hand at a time: the supervisor starts nothing while the launcher does.
-  context.supervisor.pause();
+  await context.supervisor.pause();
   try {
     await startEverythingMissing(context);
   } finally {

@@ -16,7 +16,7 @@ import { LOCAL_ROLE_PASSWORDS, localStackProgramEnv, stackEndpoints, stackLayout
 import { KAFKA_CONNECTOR_COMMAND_USER } from '../lib/kafka-access.js';
 import { localKafkaClientEnv } from '../stack/kafka-security.js';
 import { stackComponents, startStack } from '../stack/launcher.js';
-import { Supervisor, supervisedComponent } from '../stack/supervisor.js';
+import { Supervisor, claimSupervision, refuseWhileSupervised, supervisedComponent } from '../stack/supervisor.js';
 import { REHEARSAL_ROLES, prepareRehearsalDatabases } from './databases.js';
 import type { RehearsalEnvironment } from './environment.js';
 import { spawnProvider } from '../bench/provider/client.js';
@@ -192,6 +192,8 @@ async function databaseNow(url: string, logger: Logger): Promise<Date> {
 export async function openNativeEnvironment(config: RehearsalConfig, logger: Logger): Promise<RehearsalEnvironment> {
   const layout = stackLayout();
   const endpoints = stackEndpoints(layout);
+  // The rehearsal supervises the stack itself, and its drills kill parts: a second supervisor would fight both.
+  refuseWhileSupervised(layout, 'npm run rehearsal');
   await startStack(logger, layout);
   // The local stack's own passwords, passed explicitly: the programs have no default for any.
   const localEnv = localStackProgramEnv(layout);
@@ -268,8 +270,16 @@ export async function openNativeEnvironment(config: RehearsalConfig, logger: Log
     throw err;
   }
   // From here on, whatever dies is started again at once, the stack's components and the programs.
+  let unclaim: () => void;
+  try {
+    unclaim = claimSupervision(layout);
+  } catch (err) {
+    await programs.stopAll([WATCHDOG]);
+    await mail.stop();
+    throw err;
+  }
   const supervisor = new Supervisor(logger);
-  for (const part of stackComponents(layout)) supervisor.watch(supervisedComponent(part));
+  for (const part of stackComponents(layout)) supervisor.watch(supervisedComponent(part, layout, logger));
   for (const name of programs.names()) supervisor.watch(programs.supervised(name));
   supervisor.start();
 
@@ -301,6 +311,7 @@ export async function openNativeEnvironment(config: RehearsalConfig, logger: Log
     logFiles: () => programs.logFiles(),
     async close(keepRunning) {
       await supervisor.stop();
+      unclaim();
       if (keepRunning) return;
       // The watchdog first: stopped after the sweeper it would see the sweeper's runs stop.
       await programs.stopAll([WATCHDOG, SLOT_MONITOR, SWEEPER]);

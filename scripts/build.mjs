@@ -1,18 +1,25 @@
 // npm run build: the programs as JavaScript in dist/, so that they start without compiling
-// TypeScript at every start (docs/stack.md, "Compiled programs"). npm ci runs it (postinstall);
-// the rehearsal, the bench and test:all run it before they start any program.
+// TypeScript at every start (docs/stack.md, "How fast a crashed component is back"). npm ci runs
+// it (postinstall); the rehearsal, the bench and the test suite run it before they start a program.
 //
 // Plain JavaScript on purpose: the programs image runs it right after npm ci, before the sources
 // it compiles are there (it then has nothing to do and says so). esbuild only transpiles, file by
 // file, the source tree's shape kept; type-checking stays with `npm run typecheck`.
+//
+// A build whose sources have not changed since the last one writes nothing (dist/.sources holds
+// their fingerprint): two test runs building at once, or a build while programs run from dist/,
+// never see each other's half-written files. A real build is written beside, then swapped in.
 import { build } from 'esbuild';
-import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { pid, stdout } from 'node:process';
 import { fileURLToPath } from 'node:url';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const OUT = 'dist';
+const here = fileURLToPath(import.meta.url);
+const root = join(dirname(here), '..');
+const OUT = join(root, 'dist');
+const FINGERPRINT = join(OUT, '.sources');
 /** The folders that hold programs and what they import; tests and scripts run as TypeScript. */
 const SOURCES = [
   'lib',
@@ -37,13 +44,26 @@ function sourceFiles(folder) {
   });
 }
 
+/** Every source's path, size and modification time, and this script's: what a build's output depends on. */
+function fingerprintOf(files) {
+  const hash = createHash('sha256');
+  for (const file of [...files, relative(root, here)].sort()) {
+    const stat = statSync(join(root, file));
+    hash.update(`${file}\0${stat.size}\0${stat.mtimeMs}\n`);
+  }
+  return hash.digest('hex');
+}
+
 const entryPoints = SOURCES.flatMap((folder) => sourceFiles(join(root, folder)));
+const fingerprint = fingerprintOf(entryPoints);
+const built = existsSync(FINGERPRINT) ? readFileSync(FINGERPRINT, 'utf8') : '';
 if (entryPoints.length === 0) {
   stdout.write('build: no sources here yet, nothing to compile\n');
-} else {
-  // Written beside, then swapped in: a program reading dist/ never sees half of it.
-  const staging = join(root, `${OUT}.building-${pid}`);
-  const previous = join(root, `${OUT}.previous-${pid}`);
+} else if (built !== fingerprint) {
+  // Beside dist/, on its file system (a rename), under names that git, the linters and the image
+  // ignore as they ignore dist/ itself.
+  const staging = `${OUT}.building-${pid}`;
+  const previous = `${OUT}.previous-${pid}`;
   try {
     await build({
       absWorkingDir: root,
@@ -56,8 +76,9 @@ if (entryPoints.length === 0) {
       sourcemap: true,
       logLevel: 'warning',
     });
-    if (existsSync(join(root, OUT))) renameSync(join(root, OUT), previous);
-    renameSync(staging, join(root, OUT));
+    writeFileSync(join(staging, '.sources'), fingerprint);
+    if (existsSync(OUT)) renameSync(OUT, previous);
+    renameSync(staging, OUT);
   } finally {
     rmSync(staging, { recursive: true, force: true });
     rmSync(previous, { recursive: true, force: true });

@@ -8,7 +8,7 @@ import { KAFKA_CONNECTOR_COMMAND_USER } from '../lib/kafka-access.js';
 import { localKafkaClientEnv } from './kafka-security.js';
 import { failOver } from './failover.js';
 import { stackComponents, stackStatus, startStack, stopStack } from './launcher.js';
-import { Supervisor, supervisedComponent } from './supervisor.js';
+import { Supervisor, claimSupervision, refuseWhileSupervised, supervisedComponent } from './supervisor.js';
 
 const USAGE = `Usage: npm run stack -- <start|stop|status|supervise|env|failover>
 
@@ -40,6 +40,9 @@ async function main(argv: string[]): Promise<number> {
   }
   const logger = createLogger({ name: 'stack' });
   const layout = stackLayout();
+  // These stop or start components: under a supervisor's watch they would fight it.
+  if (command === 'start' || command === 'stop' || command === 'failover')
+    refuseWhileSupervised(layout, `npm run stack -- ${command}`);
   switch (command) {
     case 'start': {
       const began = Date.now();
@@ -59,9 +62,12 @@ async function main(argv: string[]): Promise<number> {
       await stopStack(logger, layout);
       return 0;
     case 'supervise': {
+      const unclaim = claimSupervision(layout);
       await startStack(logger, layout);
       const supervisor = new Supervisor(logger);
-      const watched = stackComponents(layout).filter((part) => supervisor.watch(supervisedComponent(part)));
+      const watched = stackComponents(layout).filter((part) =>
+        supervisor.watch(supervisedComponent(part, layout, logger)),
+      );
       supervisor.start();
       logger.info({ components: watched.map((c) => c.name) }, 'supervising the stack: Ctrl-C stops the watching');
       // The supervisor's own timer keeps nothing alive: this command lives until the signal.
@@ -72,6 +78,7 @@ async function main(argv: string[]): Promise<number> {
       });
       clearInterval(alive);
       await supervisor.stop();
+      unclaim();
       logger.info({ restarts: supervisor.restarts().length }, 'no longer supervising; the stack keeps running');
       return 0;
     }

@@ -61,7 +61,8 @@ export async function startStack(logger: Logger, layout: StackLayout = stackLayo
   await Promise.all(components.map(startOne));
 }
 
-async function ensureRunning(component: Component, layout: StackLayout, logger: Logger): Promise<void> {
+/** Brings one component up (the start's own step): reused when healthy, launched when missing, then configured. */
+export async function ensureRunning(component: Component, layout: StackLayout, logger: Logger): Promise<void> {
   const log = logger.child({ component: component.name, port: component.port });
   if (await component.healthy()) {
     if (component.pid() === undefined || component.outdated?.() !== true) {

@@ -5,10 +5,15 @@
  * the rehearsal runs it for the stack and its programs, and its drills take their victim out of
  * supervision (`hold`) while it has to stay down, then give it back (`release`), which starts it.
  */
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Logger } from '../lib/logger.js';
 import { errorMessage } from '../lib/errors.js';
-import { waitFor } from '../lib/wait.js';
+import { sleep } from '../lib/wait.js';
 import type { Component } from './component.js';
+import type { StackLayout } from './config.js';
+import { ensureRunning } from './launcher.js';
+import { isAlive, readPid } from './processes.js';
 import { RESTART_POLICY, type RestartHistory, type RestartPolicy, restartAfterDeath } from './restart-policy.js';
 
 /** A process the supervisor keeps running. */
@@ -37,6 +42,8 @@ interface Watched {
   part: Supervised;
   history: RestartHistory;
   held: boolean;
+  /** Released by a drill and not serving yet: its further starts are the drill's, not deaths of its own. */
+  released: boolean;
   starting: Promise<void> | undefined;
 }
 
@@ -48,6 +55,7 @@ export class Supervisor {
   readonly #intervalMs: number;
   #timer: NodeJS.Timeout | undefined;
   #paused = false;
+  #stopped = false;
 
   constructor(logger: Logger, options: { policy?: RestartPolicy; intervalMs?: number } = {}) {
     this.#logger = logger.child({ supervisor: true });
@@ -68,6 +76,7 @@ export class Supervisor {
       part,
       history: { crashLoop: 0, startedAt: Date.now() },
       held: false,
+      released: false,
       starting: undefined,
     });
     return true;
@@ -78,23 +87,28 @@ export class Supervisor {
     this.#timer ??= setInterval(() => this.#poll(), this.#intervalMs).unref();
   }
 
-  /** Stops watching; waits for the starts under way. */
+  /** Stops watching: a start waiting out its pause is dropped, one under way is waited for. */
   async stop(): Promise<void> {
+    this.#stopped = true;
     clearInterval(this.#timer);
     this.#timer = undefined;
-    await Promise.allSettled([...this.#watched.values()].map((w) => w.starting));
+    await this.#settled();
   }
 
-  /** Whatever happens meanwhile, nothing is started until `resume` (someone else is bringing parts back). */
-  pause(): void {
+  /**
+   * Nothing is started until `resume` (someone else is bringing parts back); resolves once the
+   * starts under way are over, so that the two never start one part twice.
+   */
+  async pause(): Promise<void> {
     this.#paused = true;
+    await this.#settled();
   }
 
   resume(): void {
     this.#paused = false;
   }
 
-  /** Out of supervision until `release`: a drill keeps its victim down. */
+  /** Out of supervision until `release`: a drill keeps its victim down. A start waiting out its pause is dropped. */
   hold(name: string): void {
     this.#get(name).held = true;
   }
@@ -102,15 +116,17 @@ export class Supervisor {
   /**
    * Back under supervision, and started at once when down (a drill's victim is not a crash loop).
    * Resolves when it serves; rejects, naming the part, when it did not come up (the supervisor then
-   * keeps trying, backing off).
+   * keeps trying, backing off, and counts those starts as the drill's).
    */
   async release(name: string): Promise<void> {
     const watched = this.#get(name);
-    await watched.starting;
+    await watched.starting?.catch(() => undefined);
     watched.held = false;
-    if (watched.part.alive()) return;
-    watched.history = { crashLoop: 0, startedAt: 0 };
-    await this.#restart(watched, Date.now(), 0, 'released');
+    if (this.#aliveOrUnknown(watched)) return;
+    const now = Date.now();
+    watched.history = restartAfterDeath({ crashLoop: 0, startedAt: now }, now, this.#policy).history;
+    watched.released = true;
+    await this.#restart(watched, now, 0, 'released');
   }
 
   restarts(): readonly SupervisedRestart[] {
@@ -123,11 +139,25 @@ export class Supervisor {
     return watched;
   }
 
+  async #settled(): Promise<void> {
+    await Promise.allSettled([...this.#watched.values()].map((w) => w.starting));
+  }
+
+  /** Alive, or not known this time (a pid file read while its process wrote or removed it): not dead. */
+  #aliveOrUnknown(watched: Watched): boolean {
+    try {
+      return watched.part.alive();
+    } catch (err) {
+      this.#logger.warn({ part: watched.part.name, err }, 'could not tell whether it runs; asking again');
+      return true;
+    }
+  }
+
   #poll(): void {
-    if (this.#paused) return;
+    if (this.#paused || this.#stopped) return;
     const now = Date.now();
     for (const watched of this.#watched.values()) {
-      if (watched.held || watched.starting !== undefined || watched.part.alive()) continue;
+      if (watched.held || watched.starting !== undefined || this.#aliveOrUnknown(watched)) continue;
       const decision = restartAfterDeath(watched.history, now, this.#policy);
       watched.history = decision.history;
       this.#logger.warn(
@@ -136,26 +166,34 @@ export class Supervisor {
           ? 'died: starting it again now'
           : 'died again soon after its start: starting it again after a pause',
       );
-      this.#restart(watched, now, decision.delayMs, 'died').catch(() => undefined);
+      const cause = watched.released ? 'released' : 'died';
+      this.#restart(watched, now, decision.delayMs, cause).catch(() => undefined);
     }
   }
 
   #restart(watched: Watched, seenDeadAt: number, delayMs: number, cause: SupervisedRestart['cause']): Promise<void> {
-    const restart: SupervisedRestart = { name: watched.part.name, cause, seenDeadAt, delayMs };
-    this.#restarts.push(restart);
     const starting = (async () => {
-      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
       try {
-        await watched.part.start();
-        restart.servingAt = Date.now();
-        this.#logger.info(
-          { part: watched.part.name, seconds: (restart.servingAt - seenDeadAt) / 1000 },
-          'serving again',
-        );
-      } catch (err) {
-        restart.error = errorMessage(err);
-        this.#logger.error({ part: watched.part.name, err }, 'did not come back; trying again');
-        throw new Error(`${watched.part.name} did not come back: ${restart.error}`, { cause: err });
+        if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+        // Decided before the pause: whoever held, paused or stopped the supervisor meanwhile, or a
+        // part that came back by other hands, decides now.
+        const byDrill = cause === 'released' && delayMs === 0;
+        if (this.#stopped || (!byDrill && (this.#paused || watched.held)) || this.#aliveOrUnknown(watched)) return;
+        const restart: SupervisedRestart = { name: watched.part.name, cause, seenDeadAt, delayMs };
+        this.#restarts.push(restart);
+        try {
+          await watched.part.start();
+          restart.servingAt = Date.now();
+          watched.released = false;
+          this.#logger.info(
+            { part: watched.part.name, seconds: (restart.servingAt - seenDeadAt) / 1000 },
+            'serving again',
+          );
+        } catch (err) {
+          restart.error = errorMessage(err);
+          this.#logger.error({ part: watched.part.name, err }, 'did not come back; trying again');
+          throw new Error(`${watched.part.name} did not come back: ${restart.error}`, { cause: err });
+        }
       } finally {
         watched.history.startedAt = Date.now();
         watched.starting = undefined;
@@ -168,32 +206,55 @@ export class Supervisor {
 
 /**
  * A stack component under supervision: alive while our process runs (its pid file and command
- * line), started again by its own launch (retried while Postgres refuses: the killed server's
- * orphaned backends may still hold its shared memory), then waited for until it answers its
- * protocol.
+ * line), started again by the launcher's own step for one component (launched, waited for until it
+ * answers its protocol, configured). Postgres is retried for a minute: the killed server's orphaned
+ * backends may still hold its shared memory.
  */
-export function supervisedComponent(component: Component, backTimeoutMs = 180_000): Supervised {
+export function supervisedComponent(component: Component, layout: StackLayout, logger: Logger): Supervised {
   return {
     name: component.name,
     alive: () => component.pid() !== undefined,
     async start() {
-      await waitFor(
-        async () => {
-          try {
-            await component.launch();
-            return true;
-          } catch (err) {
-            if (component.name !== 'postgres') throw err;
-            return false;
-          }
-        },
-        { timeoutMs: 60_000, intervalMs: 1000, description: `${component.name} to start again` },
-      );
-      await waitFor(() => component.healthy(), {
-        timeoutMs: backTimeoutMs,
-        intervalMs: 250,
-        description: `${component.name} to answer again (log: ${component.logFile})`,
-      });
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        try {
+          await ensureRunning(component, layout, logger);
+          return;
+        } catch (err) {
+          if (component.name !== 'postgres' || Date.now() >= deadline) throw err;
+          await sleep(1000);
+        }
+      }
     },
+  };
+}
+
+function supervisorPidFile(layout: StackLayout): string {
+  return join(layout.runDir, 'supervisor.pid');
+}
+
+/** The pid of another process supervising this stack (`stack supervise`, a rehearsal), if one runs. */
+function otherSupervisor(layout: StackLayout): number | undefined {
+  const pid = readPid(supervisorPidFile(layout));
+  return isAlive(pid) && pid !== process.pid ? pid : undefined;
+}
+
+/** The refusal of a command that would fight the supervisor of this stack (it would start again what the command stops). */
+export function refuseWhileSupervised(layout: StackLayout, command: string): void {
+  const pid = otherSupervisor(layout);
+  if (pid !== undefined)
+    throw new Error(
+      `${command}: a supervisor keeps this stack running (pid ${pid}: npm run stack -- supervise, or a rehearsal) and would start again what this stops; stop it first (Ctrl-C in its terminal, or kill ${pid}), then run ${command} again`,
+    );
+}
+
+/** Makes this process the stack's one supervisor; refused while another runs. Returns the release. */
+export function claimSupervision(layout: StackLayout): () => void {
+  refuseWhileSupervised(layout, 'supervising the stack');
+  mkdirSync(layout.runDir, { recursive: true });
+  const file = supervisorPidFile(layout);
+  writeFileSync(file, String(process.pid));
+  return () => {
+    if (readPid(file) === process.pid) rmSync(file, { force: true });
   };
 }

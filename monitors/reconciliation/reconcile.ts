@@ -62,11 +62,13 @@ export interface Reconciliation {
 }
 
 /**
- * Every published event handled to the end by every consumer: none missing, and no email claimed
- * and not yet stamped sent (a young claim is a send in flight; judged now, it would count as missing).
+ * Nothing left in flight: no published event missing from an inbox, and no email claimed within the
+ * claim grace and not yet stamped sent (a send under way; judged now, it would count as missing).
+ * A claim past the grace is no longer in flight: it is a finding (unsent), and waiting on does not
+ * change it before the consumer gives it up, long after any drain wait.
  */
 export function settled(result: Reconciliation): boolean {
-  return !result.gaps && result.consumers.every((c) => c.claimed === 0);
+  return !result.gaps && result.consumers.every((c) => c.claimed === c.unsent);
 }
 
 interface OutboxRow {

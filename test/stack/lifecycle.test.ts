@@ -129,8 +129,15 @@ describe('native stack lifecycle (a second stack on other ports)', () => {
         timeoutMs: 120_000,
         description: `stack supervise to start watching; its output:\n${output}`,
       });
-      const alertmanager = first.find((c) => c.name === 'alertmanager');
-      process.kill(alertmanager?.pid ?? -1, 'SIGKILL');
+      // Commands that would fight it are refused, naming it and the way out; the stack is untouched.
+      const stop = spawnSync('npx', ['tsx', 'stack/cli.ts', 'stop'], { cwd: projectRoot, env, encoding: 'utf8' });
+      expect(stop.status).toBe(1);
+      expect(stop.stderr).toContain(`a supervisor keeps this stack running (pid ${supervise.pid}`);
+      expect(pids(await stackStatus(layout))).toEqual(pids(first));
+
+      const alertmanagerPid = first.find((c) => c.name === 'alertmanager')?.pid;
+      expect(alertmanagerPid, 'the running Alertmanager').toBeGreaterThan(1);
+      process.kill(alertmanagerPid!, 'SIGKILL');
       // Its own readiness endpoint, asked directly: a new process serves on the port.
       const ready = `http://127.0.0.1:${layout.settings.alertmanagerPort}/-/ready`;
       await waitFor(async () => (await fetch(ready).catch(() => undefined))?.ok === true, {
@@ -139,7 +146,7 @@ describe('native stack lifecycle (a second stack on other ports)', () => {
       });
       const after = pids(await stackStatus(layout));
       expect(after.alertmanager).toBeDefined();
-      expect(after.alertmanager).not.toBe(alertmanager?.pid);
+      expect(after.alertmanager).not.toBe(alertmanagerPid);
       expect(isAlive(after.alertmanager)).toBe(true);
       for (const component of first)
         if (component.name !== 'alertmanager') expect(after[component.name]).toBe(component.pid);

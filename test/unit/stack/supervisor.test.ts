@@ -95,6 +95,28 @@ describe('Supervisor', () => {
     await until(() => part.running);
     await supervisor.stop();
     expect(part.starts.length).toBe(2);
+    // Its next start is still the drill's, after a pause: not a death of its own.
+    expect(supervisor.restarts().map((r) => [r.cause, r.delayMs])).toEqual([
+      ['released', 0],
+      ['released', 60],
+    ]);
+  });
+
+  it('drops a start waiting out its pause when the part is held meanwhile, or the supervisor stops', async () => {
+    const supervisor = new Supervisor(logger, fast);
+    const { part, supervised } = fakePart('seat-db');
+    supervisor.watch(supervised);
+    supervisor.start();
+    part.die();
+    await until(() => part.running);
+    part.die(); // again at once: its start waits 60 ms
+    await until(() => supervisor.restarts().length === 1 && part.starts.length === 1);
+    await sleep(20);
+    supervisor.hold('seat-db');
+    await sleep(100);
+    expect(part.running).toBe(false);
+    expect(part.starts).toHaveLength(1);
+    await supervisor.stop();
   });
 
   it('does not supervise a part that is down when it is watched, nor start anything while paused', async () => {
@@ -105,7 +127,7 @@ describe('Supervisor', () => {
     const { part, supervised } = fakePart('sweeper');
     supervisor.watch(supervised);
     supervisor.start();
-    supervisor.pause();
+    await supervisor.pause();
     part.die();
     await sleep(100);
     expect(part.starts).toHaveLength(0);
