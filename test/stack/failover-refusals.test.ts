@@ -7,7 +7,7 @@
  * (test/failover/primary-failover.test.ts); they are not run here, where other tests share the
  * primary.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -55,7 +55,7 @@ const ROWS: Row[] = [
     args: ['fail-over'],
     env: async () => ({}),
     exit: 2,
-    says: /unknown command "fail-over"[\s\S]*Usage: npm run stack -- <start\|stop\|status\|env\|failover>/,
+    says: /unknown command "fail-over"[\s\S]*Usage: npm run stack -- <start\|stop\|status\|supervise\|env\|failover>/,
   },
 ];
 
@@ -70,4 +70,22 @@ describe('npm run stack -- failover: the refusals', () => {
       expect(existsSync(join(postgresHome(stackLayout()), FAILED_OVER_MARKER))).toBe(false);
     });
   }
+
+  it('while a supervisor keeps the stack running: exit 1, its pid and how to stop it; nothing touched', async () => {
+    // This test process stands in for `npm run stack -- supervise`: alive, and not the command's own pid.
+    const layout = stackLayout();
+    const pidFile = join(layout.runDir, 'supervisor.pid');
+    writeFileSync(pidFile, String(process.pid));
+    try {
+      const run = await runChildProgram('stack/cli.ts', { LOG_LEVEL: 'warn' }, ['failover', '--stop-primary']);
+      expect(run.code, run.output).toBe(1);
+      expect(run.output).toContain(`a supervisor keeps this stack running (pid ${process.pid}`);
+      expect(run.output).toContain(`stop it first (Ctrl-C in its terminal, or kill ${process.pid})`);
+    } finally {
+      rmSync(pidFile, { force: true });
+    }
+    const { rows } = await adminQuery(stack.postgresAdminUrl, 'select pg_is_in_recovery() as recovering');
+    expect(rows).toEqual([{ recovering: false }]);
+    expect(existsSync(join(postgresHome(layout), FAILED_OVER_MARKER))).toBe(false);
+  });
 });
