@@ -9,7 +9,6 @@
 // A build whose sources have not changed since the last one writes nothing (dist/.sources holds
 // their fingerprint): two test runs building at once, or a build while programs run from dist/,
 // never see each other's half-written files. A real build is written beside, then swapped in.
-import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -65,6 +64,8 @@ if (entryPoints.length === 0) {
   const staging = `${OUT}.building-${pid}`;
   const previous = `${OUT}.previous-${pid}`;
   try {
+    // Loaded only for a real build: an up-to-date check (every npm run stack) stays quick.
+    const { build } = await import('esbuild');
     await build({
       absWorkingDir: root,
       entryPoints,

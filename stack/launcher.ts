@@ -45,20 +45,42 @@ export function ensureStackHome(layout: StackLayout): void {
  */
 export async function startStack(logger: Logger, layout: StackLayout = stackLayout()): Promise<void> {
   ensureStackHome(layout);
-  ensurePrerequisites(logger, { installMissing: layout.settings.installMissing });
-  await ensureArtifacts(layout, logger);
-  await ensurePostgresBinaries(layout, logger);
   const components = stackComponents(layout);
+  // Every component asked at once: on a stack that runs as configured, nothing else is needed (no
+  // Java, Maven or Postgres binaries looked for, no download checked), so a start costs well under a second.
+  const reusable = new Set(
+    (await Promise.all(components.map(async (c) => ((await reusableAsIs(c)) ? c.name : undefined)))).filter(
+      (name) => name !== undefined,
+    ),
+  );
+  if (reusable.size < components.length) {
+    ensurePrerequisites(logger, { installMissing: layout.settings.installMissing });
+    await ensureArtifacts(layout, logger);
+    await ensurePostgresBinaries(layout, logger);
+  }
   const started = new Map<string, Promise<void>>();
   const startOne = (component: Component): Promise<void> => {
     const existing = started.get(component.name);
     if (existing) return existing;
     const deps = components.filter((c) => component.dependsOn.includes(c.name));
-    const run = Promise.all(deps.map(startOne)).then(() => ensureRunning(component, layout, logger));
+    const run = Promise.all(deps.map(startOne)).then(() =>
+      reusable.has(component.name) ? reuse(component, logger) : ensureRunning(component, layout, logger),
+    );
     started.set(component.name, run);
     return run;
   };
   await Promise.all(components.map(startOne));
+}
+
+/** Healthy, and either not a process of this stack or one started with the configuration it would get now. */
+async function reusableAsIs(component: Component): Promise<boolean> {
+  return (await component.healthy()) && (component.pid() === undefined || component.outdated?.() !== true);
+}
+
+/** A component that runs as configured: kept, and configured again (idempotent) when it is a process of ours. */
+async function reuse(component: Component, logger: Logger): Promise<void> {
+  logger.child({ component: component.name, port: component.port }).info('already running and healthy');
+  if (component.pid() !== undefined) await component.configure?.();
 }
 
 /** Brings one component up (the start's own step): reused when healthy, launched when missing, then configured. */
@@ -66,8 +88,7 @@ export async function ensureRunning(component: Component, layout: StackLayout, l
   const log = logger.child({ component: component.name, port: component.port });
   if (await component.healthy()) {
     if (component.pid() === undefined || component.outdated?.() !== true) {
-      log.info('already running and healthy');
-      if (component.pid() !== undefined) await component.configure?.();
+      await reuse(component, logger);
       return;
     }
     log.warn('running with an older configuration of this project; restarting it');

@@ -1,6 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -89,6 +90,22 @@ describe('native stack lifecycle (a second stack on other ports)', () => {
     expect(unhealthy(first)).toEqual([]);
     expect(withoutProcess(first)).toEqual([]);
     stackCommand('start');
+    expect(pids(await stackStatus(layout))).toEqual(pids(first));
+    // On a stack that runs as configured, start looks for nothing it would need to launch one: with
+    // node alone on the PATH (no Java, Maven, Postgres, Prometheus), it still reuses every process.
+    const nodeOnly = mkdtempSync(join(tmpdir(), 'stack-node-only-'));
+    try {
+      symlinkSync(process.execPath, join(nodeOnly, 'node'));
+      const bare = spawnSync(process.execPath, ['--import', 'tsx', 'stack/cli.ts', 'start'], {
+        cwd: projectRoot,
+        env: { ...env, PATH: nodeOnly, STACK_INSTALL_MISSING: 'no' },
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
+      expect(bare.status, `${bare.stdout}\n${bare.stderr}`.slice(-3000)).toBe(0);
+    } finally {
+      rmSync(nodeOnly, { recursive: true, force: true });
+    }
     expect(pids(await stackStatus(layout))).toEqual(pids(first));
 
     const registryUrl = stackEndpoints(layout).registryUrl;
