@@ -46,26 +46,23 @@ export function ensureStackHome(layout: StackLayout): void {
 export async function startStack(logger: Logger, layout: StackLayout = stackLayout()): Promise<void> {
   ensureStackHome(layout);
   const components = stackComponents(layout);
-  // Every component asked at once: on a stack that runs as configured, nothing else is needed (no
-  // Java, Maven or Postgres binaries looked for, no download checked), so a start costs well under a second.
-  const reusable = new Set(
-    (await Promise.all(components.map(async (c) => ((await reusableAsIs(c)) ? c.name : undefined)))).filter(
-      (name) => name !== undefined,
-    ),
-  );
-  if (reusable.size < components.length) {
-    ensurePrerequisites(logger, { installMissing: layout.settings.installMissing });
-    await ensureArtifacts(layout, logger);
-    await ensurePostgresBinaries(layout, logger);
+  // Every component asked at once: when the whole stack runs as configured, nothing else is needed
+  // (no Java, Maven or Postgres binaries looked for, no download checked), so a start costs well
+  // under a second. Otherwise each component's own step, in dependency order, asks again.
+  const reusable = await Promise.all(components.map(reusableAsIs));
+  if (reusable.every(Boolean)) {
+    await Promise.all(components.map((component) => reuse(component, logger)));
+    return;
   }
+  ensurePrerequisites(logger, { installMissing: layout.settings.installMissing });
+  await ensureArtifacts(layout, logger);
+  await ensurePostgresBinaries(layout, logger);
   const started = new Map<string, Promise<void>>();
   const startOne = (component: Component): Promise<void> => {
     const existing = started.get(component.name);
     if (existing) return existing;
     const deps = components.filter((c) => component.dependsOn.includes(c.name));
-    const run = Promise.all(deps.map(startOne)).then(() =>
-      reusable.has(component.name) ? reuse(component, logger) : ensureRunning(component, layout, logger),
-    );
+    const run = Promise.all(deps.map(startOne)).then(() => ensureRunning(component, layout, logger));
     started.set(component.name, run);
     return run;
   };

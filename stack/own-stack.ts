@@ -90,7 +90,7 @@ export async function ownStack(home: string, settings: Readonly<Record<string, s
     env,
     layout,
     command(command) {
-      const result = spawnSync('npx', ['tsx', 'stack/cli.ts', command], {
+      const result = spawnSync('npm', ['run', '-s', 'stack', '--', command], {
         cwd: projectRoot,
         env: { ...process.env, ...env },
         encoding: 'utf8',
