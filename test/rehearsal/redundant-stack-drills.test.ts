@@ -60,7 +60,8 @@ async function warmUpConsumerGroups(): Promise<void> {
   await ensureTopics(admin, [{ topic: 'redundant-drills-warm-up', numPartitions: 1 }]).finally(() =>
     admin.disconnect(),
   );
-  const consumer = kafka.consumer({ groupId: 'redundant-drills-warm-up' });
+  // A short fetch wait: disconnect waits for the fetch in flight (kafkajs's default wait is 5 s).
+  const consumer = kafka.consumer({ groupId: 'redundant-drills-warm-up', maxWaitTimeInMs: 100 });
   let joined = false;
   consumer.on(consumer.events.GROUP_JOIN, () => (joined = true));
   await consumer.connect();
