@@ -71,7 +71,12 @@ export async function startStack(logger: Logger, layout: StackLayout = stackLayo
 
 /** Healthy, and either not a process of this stack or one started with the configuration it would get now. */
 async function reusableAsIs(component: Component): Promise<boolean> {
-  return (await component.healthy()) && (component.pid() === undefined || component.outdated?.() !== true);
+  return (await component.healthy()) && runsAsConfigured(component);
+}
+
+/** Not a process of this stack, or one started with the configuration it would get now. */
+function runsAsConfigured(component: Component): boolean {
+  return component.pid() === undefined || component.outdated?.() !== true;
 }
 
 /** A component that runs as configured: kept, and configured again (idempotent) when it is a process of ours. */
@@ -84,7 +89,7 @@ async function reuse(component: Component, logger: Logger): Promise<void> {
 export async function ensureRunning(component: Component, layout: StackLayout, logger: Logger): Promise<void> {
   const log = logger.child({ component: component.name, port: component.port });
   if (await component.healthy()) {
-    if (component.pid() === undefined || component.outdated?.() !== true) {
+    if (runsAsConfigured(component)) {
       await reuse(component, logger);
       return;
     }
