@@ -273,8 +273,9 @@ async function run(ctx: BenchContext): Promise<void> {
       string,
       Awaited<ReturnType<typeof openLoop>> & { flat: Awaited<ReturnType<typeof flatRate>> }
     >();
-    // BENCH_EMAIL_BASELINE=no: tuning runs without today's settings (no baseline, no ratio).
-    const withBaseline = process.env.BENCH_EMAIL_BASELINE !== 'no';
+    // BENCH_EMAIL_BASELINE=no: tuning runs without today's settings (no baseline, no ratio). The
+    // smoke scale, whose figures mean nothing, runs no baseline either: it is the same code with 4.
+    const withBaseline = process.env.BENCH_EMAIL_BASELINE !== 'no' && ctx.scale !== 'smoke';
     for (const setting of withBaseline ? [today, now] : [now]) {
       if (setting === undefined) continue;
       results.set(setting.label, {
@@ -294,7 +295,7 @@ async function run(ctx: BenchContext): Promise<void> {
       p: { p50: NaN, p99: NaN, max: NaN, count: 0 },
       settled: false,
       stages: 'not measured',
-      flat: { highest: NaN, tried: ['not measured (BENCH_EMAIL_BASELINE=no)'] },
+      flat: { highest: NaN, tried: ['not measured (BENCH_EMAIL_BASELINE=no, or the smoke scale)'] },
     };
     ctx.record({
       measure: `1,000 events/s (250 emails/s), confirmation email: outbox commit → accepted by a ${ACCEPT_DELAY_MS} ms provider`,
@@ -320,9 +321,10 @@ async function run(ctx: BenchContext): Promise<void> {
       throttleRun(ctx, harness, provider, {
         rate: 250,
         throttleRate: 100,
-        leadMs: 5_000,
+        leadMs: atScale(ctx.scale, { smoke: 2_000, small: 5_000, full: 5_000 }),
         throttleMs: throttleSeconds * 1000,
-        tailMs: 30_000,
+        // Load goes on after the throttle, so the backlog drains under it (not in an idle pipeline).
+        tailMs: atScale(ctx.scale, { smoke: 3_000, small: 30_000, full: 30_000 }),
       }),
     );
     const backlogOrders = Number(
