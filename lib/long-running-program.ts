@@ -92,6 +92,7 @@ async function runUntilDone<T extends SettingsTable>(
     graceful: async () => {
       if ((await release()) !== 0) process.exitCode = 1;
     },
+    pending: () => releasers.current,
   });
   let started: StartedProgram;
   try {

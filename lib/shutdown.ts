@@ -15,6 +15,7 @@ export class Releasers {
   readonly #logger: Logger;
   readonly #stack: { name: string; release: Release }[] = [];
   #releasing: Promise<unknown[]> | undefined;
+  #current: string | undefined;
 
   constructor(logger: Logger) {
     this.#logger = logger;
@@ -26,6 +27,11 @@ export class Releasers {
 
   get size(): number {
     return this.#stack.length;
+  }
+
+  /** The cleanup running now, if one is: what a shutdown that does not finish is waiting for. */
+  get current(): string | undefined {
+    return this.#current;
   }
 
   /**
@@ -41,6 +47,7 @@ export class Releasers {
   async #releaseInOrder(): Promise<unknown[]> {
     const errors: unknown[] = [];
     for (let entry = this.#stack.pop(); entry !== undefined; entry = this.#stack.pop()) {
+      this.#current = entry.name;
       try {
         await entry.release();
         this.#logger.debug({ releaser: entry.name }, 'released');
@@ -50,6 +57,8 @@ export class Releasers {
           { err, releaser: entry.name },
           `cleanup of ${entry.name} failed; continuing with the others`,
         );
+      } finally {
+        this.#current = undefined;
       }
     }
     return errors;
@@ -58,6 +67,14 @@ export class Releasers {
 
 export const FORCED_EXIT_CODE = 130;
 
+/**
+ * How long a graceful shutdown may take before the program exits anyway (code 1), naming what it
+ * was still waiting for: under Kubernetes's default grace of 30 s, so the program says why before
+ * the kubelet kills it, and a native stop or a test's cleanup never waits without end (a Kafka
+ * client leaving its group through a coordinator that is gone can retry for longer than that).
+ */
+export const GRACEFUL_DEADLINE_MS = 25_000;
+
 export interface ShutdownSignalOptions {
   logger: Logger;
   /** Stops taking work, drains, releases. Runs once, on the first signal. */
@@ -65,14 +82,20 @@ export interface ShutdownSignalOptions {
   signals?: readonly NodeJS.Signals[];
   /** Injectable for tests; process.exit by default. */
   exit?: (code: number) => void;
+  /** GRACEFUL_DEADLINE_MS unless given (tests). */
+  deadlineMs?: number;
+  /** What the shutdown is waiting for now (the cleanup running), for the deadline's message. */
+  pending?: () => string | undefined;
 }
 
 /**
- * First SIGINT/SIGTERM runs `graceful` (a failure sets process.exitCode = 1); a
- * second one exits at once with code 130. Returns a function that unsubscribes.
+ * First SIGINT/SIGTERM runs `graceful` (a failure sets process.exitCode = 1); a graceful
+ * shutdown still running after `deadlineMs` exits with code 1, naming what it waited for; a
+ * second signal exits at once with code 130. Returns a function that unsubscribes.
  */
 export function onShutdownSignals(options: ShutdownSignalOptions): () => void {
   const { logger, graceful, signals = ['SIGINT', 'SIGTERM'], exit = (code: number) => process.exit(code) } = options;
+  const deadlineMs = options.deadlineMs ?? GRACEFUL_DEADLINE_MS;
   let received = 0;
   const onSignal = (signal: NodeJS.Signals): void => {
     received += 1;
@@ -82,6 +105,16 @@ export function onShutdownSignals(options: ShutdownSignalOptions): () => void {
       return;
     }
     logger.info({ signal }, `${signal} received: shutting down gracefully (send it again to force)`);
+    const deadline = setTimeout(() => {
+      const pending = options.pending?.();
+      logger.error(
+        { deadlineMs, pending },
+        `graceful shutdown did not finish within ${deadlineMs / 1000} s${pending === undefined ? '' : ` (still waiting for: ${pending})`}; exiting now`,
+      );
+      exit(1);
+    }, deadlineMs);
+    // The deadline never keeps a process alive whose shutdown is done.
+    deadline.unref();
     Promise.resolve()
       .then(graceful)
       .then(
@@ -90,7 +123,8 @@ export function onShutdownSignals(options: ShutdownSignalOptions): () => void {
           process.exitCode = 1;
           logger.error({ err }, 'graceful shutdown failed');
         },
-      );
+      )
+      .finally(() => clearTimeout(deadline));
   };
   for (const signal of signals) process.on(signal, onSignal);
   return () => {

@@ -1,5 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { FORCED_EXIT_CODE, Releasers, onShutdownSignals } from '../../../lib/shutdown.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FORCED_EXIT_CODE, GRACEFUL_DEADLINE_MS, Releasers, onShutdownSignals } from '../../../lib/shutdown.js';
+import { projectRoot } from '../../../stack/config.js';
+import { waitFor } from '../../../lib/wait.js';
 import { captureLogs } from './log-capture.js';
 
 describe('Releasers', () => {
@@ -71,6 +75,23 @@ describe('Releasers', () => {
   });
 });
 
+describe('Releasers.current', () => {
+  it('names the cleanup running, and nothing once all are done', async () => {
+    const releasers = new Releasers(captureLogs('silent').logger);
+    const seen: (string | undefined)[] = [];
+    releasers.add('pool', () => {
+      seen.push(releasers.current);
+    });
+    releasers.add('kafka consumer', async () => {
+      seen.push(releasers.current);
+    });
+    expect(releasers.current).toBeUndefined();
+    await releasers.releaseAll();
+    expect(seen).toEqual(['kafka consumer', 'pool']);
+    expect(releasers.current).toBeUndefined();
+  });
+});
+
 describe('onShutdownSignals', () => {
   // SIGUSR2 stands in for SIGINT/SIGTERM so the test runner's own handlers are not triggered.
   const signal = 'SIGUSR2';
@@ -100,6 +121,39 @@ describe('onShutdownSignals', () => {
     expect(FORCED_EXIT_CODE).toBe(130);
   });
 
+  it('exits with 1 when the graceful shutdown outlasts its deadline, naming what it still waits for', async () => {
+    const exits: number[] = [];
+    const logs = captureLogs('warn');
+    unsubscribe = onShutdownSignals({
+      logger: logs.logger,
+      graceful: () => new Promise<void>(() => undefined), // a leave that never answers
+      signals: [signal],
+      exit: (code) => exits.push(code),
+      deadlineMs: 20,
+      pending: () => 'kafka consumer',
+    });
+    process.emit(signal, signal);
+    await waitFor(() => exits.length > 0, { timeoutMs: 2_000, description: 'the deadline' });
+    expect(exits).toEqual([1]);
+    expect(logs.lines.map((line) => line.msg)).toEqual([
+      'graceful shutdown did not finish within 0.02 s (still waiting for: kafka consumer); exiting now',
+    ]);
+  });
+
+  it('does not exit when the graceful shutdown finishes before its deadline', async () => {
+    const exits: number[] = [];
+    unsubscribe = onShutdownSignals({
+      logger: captureLogs('silent').logger,
+      graceful: async () => undefined,
+      signals: [signal],
+      exit: (code) => exits.push(code),
+      deadlineMs: 20,
+    });
+    process.emit(signal, signal);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(exits).toEqual([]);
+  });
+
   it('unsubscribes', () => {
     const before = process.listenerCount(signal);
     unsubscribe = onShutdownSignals({
@@ -110,5 +164,15 @@ describe('onShutdownSignals', () => {
     expect(process.listenerCount(signal)).toBe(before + 1);
     unsubscribe();
     expect(process.listenerCount(signal)).toBe(before);
+  });
+});
+
+describe('the graceful deadline in the docs', () => {
+  it('is the one the programs use', () => {
+    const seconds = `${GRACEFUL_DEADLINE_MS / 1000} s`;
+    for (const doc of ['consumers.md', 'design-decisions.md']) {
+      const text = readFileSync(join(projectRoot, 'docs', doc), 'utf8').replace(/\s+/g, ' ');
+      expect(text, doc).toMatch(new RegExp(`(still running after|given up after) ${seconds}`));
+    }
   });
 });
