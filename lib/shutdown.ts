@@ -68,10 +68,12 @@ export class Releasers {
 export const FORCED_EXIT_CODE = 130;
 
 /**
- * How long a graceful shutdown may take before the program exits anyway (code 1), naming what it
- * was still waiting for: under Kubernetes's default grace of 30 s, so the program says why before
- * the kubelet kills it, and a native stop or a test's cleanup never waits without end (a Kafka
- * client leaving its group through a coordinator that is gone can retry for longer than that).
+ * How long a graceful shutdown begun by a signal may take before the program exits anyway (code
+ * 1), naming what it was still waiting for: under Kubernetes's default grace of 30 s, so the
+ * program says why before the kubelet kills it, and a stop by signal (a native stop, a test's
+ * cleanup) never waits without end (a Kafka client leaving its group through a coordinator that is
+ * gone can retry for longer than that). The cleanup after a failed start, or after a program ends
+ * on its own, is not bounded by it.
  */
 export const GRACEFUL_DEADLINE_MS = 25_000;
 
@@ -113,8 +115,8 @@ export function onShutdownSignals(options: ShutdownSignalOptions): () => void {
       );
       exit(1);
     }, deadlineMs);
-    // The deadline never keeps a process alive whose shutdown is done.
-    deadline.unref();
+    // Not unref'd: a shutdown stuck on something Node does not track (a promise nothing will
+    // settle) would otherwise end the process silently with 0; the timer is cleared once it is done.
     Promise.resolve()
       .then(graceful)
       .then(

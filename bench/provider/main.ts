@@ -62,7 +62,7 @@ startProgram({
     const release = async () => {
       if ((await releasers.releaseAll()).length > 0) process.exitCode = 1;
     };
-    onShutdownSignals({ logger, graceful: release });
+    onShutdownSignals({ logger, graceful: release, pending: () => releasers.current });
     try {
       await runProvider(config, logger, releasers);
     } catch (err) {

@@ -108,7 +108,13 @@ const GROUP_REFUSED = /authoriz|Failed to find group coordinator/i;
  * Joining the group and being assigned partitions is not reading: that needs Describe only.
  */
 async function readAttempt(kafka: Kafka, groupId: string, topic: string): Promise<string> {
-  const reader = kafka.consumer({ groupId, allowAutoTopicCreation: false, retry: { retries: 2 } });
+  // A short fetch wait: disconnect waits for the fetch in flight (kafkajs's default wait is 5 s).
+  const reader = kafka.consumer({
+    groupId,
+    allowAutoTopicCreation: false,
+    retry: { retries: 2 },
+    maxWaitTimeInMs: 100,
+  });
   let outcome: string | undefined;
   reader.on(reader.events.CRASH, ({ payload }) => (outcome ??= errorText(payload.error)));
   try {

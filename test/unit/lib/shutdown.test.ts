@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FORCED_EXIT_CODE, GRACEFUL_DEADLINE_MS, Releasers, onShutdownSignals } from '../../../lib/shutdown.js';
 import { projectRoot } from '../../../stack/config.js';
@@ -170,9 +170,23 @@ describe('onShutdownSignals', () => {
 describe('the graceful deadline in the docs', () => {
   it('is the one the programs use', () => {
     const seconds = `${GRACEFUL_DEADLINE_MS / 1000} s`;
-    for (const doc of ['consumers.md', 'design-decisions.md']) {
+    for (const doc of ['consumers.md', 'design-decisions.md', 'writing-a-consumer.md', 'scheduled-jobs.md']) {
       const text = readFileSync(join(projectRoot, 'docs', doc), 'utf8').replace(/\s+/g, ' ');
-      expect(text, doc).toMatch(new RegExp(`(still running after|given up after) ${seconds}`));
+      expect(text, doc).toMatch(new RegExp(`(still running after|given up after|still going after) ${seconds}`));
     }
+  });
+
+  it("is shorter than every Kubernetes program's grace before SIGKILL, so the program says why first", () => {
+    const dir = join(projectRoot, 'deploy', 'kubernetes', 'manifests');
+    const graces = readdirSync(dir)
+      .filter((name) => name.endsWith('.yaml'))
+      .flatMap((name) =>
+        [...readFileSync(join(dir, name), 'utf8').matchAll(/terminationGracePeriodSeconds: (\d+)/g)].map((m) => ({
+          name,
+          ms: Number(m[1]) * 1000,
+        })),
+      );
+    expect(graces.length).toBeGreaterThan(0);
+    for (const grace of graces) expect(GRACEFUL_DEADLINE_MS, grace.name).toBeLessThan(grace.ms);
   });
 });
